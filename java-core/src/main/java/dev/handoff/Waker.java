@@ -1,0 +1,52 @@
+package dev.handoff;
+
+/**
+ * The continuation of a waiting {@link Acquisition}: what the semaphore runs when the wait is over.
+ *
+ * <p>One abstract method, so a lambda is a {@code Waker}:
+ * <pre>{@code
+ * Acquisition a = semaphore.acquire(4, () -> executor.execute(this::sendBatch));
+ * }</pre>
+ *
+ * <p><b>Settling.</b> Every acquisition settles through its waker exactly once: on a grant the
+ * semaphore first calls {@link #claim()} and, if that returns {@code true}, later calls
+ * {@link #wake()}; on {@link Semaphore#close() close} it calls only {@link #wake()}. A cancelled
+ * acquisition ({@link Acquisition#cancel()} returned {@code true}, or {@code claim()} returned
+ * {@code false}) is never woken.
+ *
+ * <p><b>Threads and locks.</b> {@code wake()} runs on the thread whose {@code acquire},
+ * {@code release}, {@code close} or {@code cancel} call resolved the acquisition, after every
+ * internal lock has been released, so it may call back into the semaphore (for example
+ * {@code release}). Nested wake-ups started from inside a {@code wake()} are run by the outermost
+ * call, one after another, so a chain of wakers that release to each other does not grow the
+ * stack. A {@code wake()} that throws does not stop the other wakers nor the call that runs it:
+ * the exception is passed to the thread's {@link Thread.UncaughtExceptionHandler}.
+ */
+@FunctionalInterface
+public interface Waker {
+
+    /**
+     * The grant (or the close) is final: run the waiter. Check {@link Acquisition#isGranted()} or
+     * {@link Acquisition#isClosed()} to tell which. Called at most once, never while an internal
+     * lock is held.
+     */
+    void wake();
+
+    /**
+     * Asks whether the grant may go to this waiter. Called <em>under the semaphore's internal
+     * lock</em>, at the moment the semaphore decides to grant; it must therefore be a short,
+     * non-blocking step (typically one compare-and-set) that never calls back into the semaphore.
+     *
+     * <p>Returning {@code false} says that the waiting party is gone (its coroutine or future was
+     * cancelled): the acquisition then counts as cancelled, the permits it was partially handed
+     * go on to the next waiters in the same release, and {@link #wake()} is not called. This is
+     * what makes "exactly one of grant and cancel wins" exact when the waiting party can be
+     * cancelled from outside. A {@code claim()} that throws counts as {@code false}; the exception
+     * is passed to the thread's uncaught-exception handler once the lock is released.
+     *
+     * @return {@code true} (the default) to take the grant, {@code false} to decline it
+     */
+    default boolean claim() {
+        return true;
+    }
+}

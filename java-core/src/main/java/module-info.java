@@ -1,0 +1,7 @@
+/**
+ * handoff: a weighted, strictly FIFO, starvation-free semaphore, with a Mutex and a fair RwLock
+ * built on the same core. Exports only {@code dev.handoff}.
+ */
+module dev.handoff {
+    exports dev.handoff;
+}

@@ -1,0 +1,715 @@
+package dev.handoff;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The one algorithm of this library: a weighted, strictly FIFO semaphore with direct handoff.
+ * {@link Semaphore}, {@link Mutex} and {@link RwLock} are thin faces over it; they validate
+ * arguments and name the call in messages, this class assumes valid arguments.
+ *
+ * <pre>
+ * Implementation notes
+ * ====================
+ *
+ * Overview
+ * --------
+ * Free permits live in one atomic state word. A waiting acquisition is an intrusive node
+ * (Acquisition) in a doubly linked FIFO queue guarded by a ReentrantLock. The fast paths —
+ * tryAcquire, and release while nobody waits — are one CAS on the state word and never lock.
+ * Everything that touches the queue runs under the lock. Permits released while someone waits
+ * never become free: release hands them straight to the head of the queue (direct handoff),
+ * partially if the head needs more than there is (partial assignment), then to the next heads
+ * that fit, in order, and stops at the first that does not fit. Only the surplus left when the
+ * queue empties becomes free. This is seed 000's algorithm (blitz-io, after Tokio's
+ * batch_semaphore), with one change: release does not lock when nobody waits.
+ *
+ * State word (long)
+ * -----------------
+ *     63                                   2    1        0
+ *    +--------------------------------------+--------+--------+
+ *    |  free permits (<= MAX_PERMITS = 2^60) | CLOSED | QUEUED |
+ *    +--------------------------------------+--------+--------+
+ *   QUEUED  set iff the queue is non-empty. Changed only under the lock.
+ *   CLOSED  set once by close(), under the lock; never cleared.
+ *   free    changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
+ *
+ * Invariants (hold whenever the lock is free)
+ *   I1  QUEUED == (head != null).
+ *   I2  QUEUED implies free == 0.  (Permits never float while someone waits.)
+ *   I3  only the head may have assigned > 0, and then assigned < permits.
+ *   I4  capacity == free + held-by-callers + head.assigned.
+ *
+ * Why release may skip the lock (the "permits slip through" race of seed 000)
+ * ---------------------------------------------------------------------------
+ * Seed 000's release always locks, because of this interleaving in a naive design:
+ *   acquirer: CAS fails (not enough free)        releaser: adds n to free, sees no waiter
+ *   acquirer: locks, enqueues, sleeps            -> n permits float in free; the waiter starves.
+ * Here the acquirer's slow path locks first and then, in ONE CAS, takes every free permit as a
+ * partial assignment AND sets QUEUED (free := 0). Consider a concurrent lock-free release:
+ *   - if its CAS lands before the acquirer's CAS, the acquirer's CAS fails (the word changed),
+ *     it re-reads the word and drains the released permits too (or is granted outright);
+ *   - if it lands after, it sees QUEUED (the CAS compares the whole word, flag included), so it
+ *     does not add to free but takes the lock and hands its permits to the queue.
+ * Either way no permit is added to free while a waiter is queued (I2). tryAcquire fails whenever
+ * QUEUED is set, so nobody barges past the queue, and since free == 0 under QUEUED, it could not
+ * take anything anyway. The flag is cleared only under the lock, in the same write that returns
+ * the surplus to free, at the moment the queue becomes empty.
+ *
+ * Waiter states (Acquisition.state, written under the lock)
+ * ---------------------------------------------------------
+ *                    claim() true, all permits handed           (woken: wake())
+ *              +------------------------------------------> GRANTED
+ *              |
+ *   WAITING ---+---- close() -----------------------------> CLOSED     (woken: wake())
+ *   (queued)   |
+ *              +---- cancel(), or claim() false/throws ----> CANCELLED  (never woken)
+ * An acquisition granted or closed inside acquire() goes from new straight to GRANTED, CLOSED
+ * or CANCELLED without being queued. Every transition happens once, under the lock; so exactly
+ * one of grant, close and cancel wins, and cancel() of a non-waiting node changes nothing.
+ *
+ * Order of steps, and why
+ * -----------------------
+ * - acquire slow path: lock, then CAS (lock-before-CAS), so that no releaser can be between
+ *   "saw no waiter" and "added to free" while we decide to queue (see above).
+ * - A grant: unlink the head, then claim() under the lock, then mark GRANTED. claim() is where a
+ *   coroutine or future that is already gone declines; its partial permits then flow on to the
+ *   next head in the same loop, so nothing is held by a party that cannot use it.
+ * - Wakers run after unlock: nodes to wake are unlinked and chained through their `next` field
+ *   under the lock, and the chain is run after the lock is released. wake() is user code: it
+ *   may block, throw or call back into the semaphore.
+ * - Trampoline: a waker that calls release() may grant the next waiter, whose waker releases
+ *   again, and so on (10,000 coroutines in a withPermit chain on Dispatchers.Unconfined). To
+ *   keep the stack flat, each thread has one WakeRun: the outermost call that starts waking
+ *   drains it; nested calls only append their chain and return. FIFO order of wakes is kept.
+ * - Throwing wakers: caught, passed to the thread's uncaught-exception handler; the loop goes on.
+ * - cancel: under the lock, unlink, mark CANCELLED, and hand the node's partial permits on
+ *   exactly as a release would (they may complete the next heads).
+ * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
+ *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
+ * - Over-release: release(n) with n > held fails before changing anything. While QUEUED is
+ *   clear, held = capacity - free (checked inside the CAS loop); under QUEUED, held =
+ *   capacity - head.assigned (free is 0 by I2), checked under the lock.
+ *
+ * Memory ordering
+ * ---------------
+ * The state word is accessed with volatile CAS/reads, so a release that adds to free
+ * happens-before a tryAcquire that takes those permits. A handoff writes the node's volatile
+ * state under the lock; the woken party reads that state (isGranted, the blocking face's park
+ * loop) or is resumed by the releasing thread itself after the write (wake() runs after the
+ * state write in program order), so a release happens-before the completion of every
+ * acquisition it grants.
+ *
+ * References
+ * ----------
+ * - seed 000 / 004: blitz-io and Volt counting semaphore (lock-before-CAS, direct handoff).
+ * - Tokio, tokio/src/sync/batch_semaphore.rs (partial assignment, closed flag in the word).
+ * - golang.org/x/sync/semaphore.Weighted (the weighted FIFO contract, seed 001).
+ * - D. Lea, java.util.concurrent.locks.AbstractQueuedSynchronizer (park/unpark protocol).
+ * - Herlihy and Shavit, The Art of Multiprocessor Programming, ch. 8.
+ * </pre>
+ */
+final class BatchSemaphore {
+
+    /** The largest capacity; the state word keeps two flag bits below the count. */
+    static final long MAX_PERMITS = 1L << 60;
+
+    private static final long QUEUED = 1L;
+    private static final long CLOSED = 2L;
+    private static final int SHIFT = 2;
+
+    /**
+     * How many times a blocked thread polls its node before parking. On a multi-core machine a
+     * handoff often arrives within a few microseconds; polling saves the park/unpark round trip
+     * that makes fair j.u.c. semaphores slow. No spinning on a single core.
+     */
+    static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 7 : 0;
+
+    /** Capacity N. Immutable. */
+    final long capacity;
+
+    /** The state word, see the notes. CAS-ed lock-free while QUEUED is clear. */
+    private volatile long state;
+
+    /** Guards the queue, the QUEUED/CLOSED bits and every node's links, state and assigned. */
+    private final ReentrantLock lock = new ReentrantLock();
+
+    /** FIFO queue of waiting nodes. Guarded by {@link #lock}. */
+    private Acquisition head;
+    private Acquisition tail;
+
+    /** Number of queued nodes. Written under {@link #lock}; volatile for snapshots. */
+    private volatile int queueLength;
+
+    BatchSemaphore(long capacity) {
+        this.capacity = capacity;
+        this.state = capacity << SHIFT;
+    }
+
+    // ------------------------------------------------------------------ observers
+
+    long availablePermits() {
+        return state >>> SHIFT;
+    }
+
+    int queueLength() {
+        return queueLength;
+    }
+
+    boolean isClosed() {
+        return (state & CLOSED) != 0;
+    }
+
+    /** Permits held by callers (capacity - free - handed to a waiting head). A snapshot. */
+    long heldPermits() {
+        long s = state;
+        if ((s & QUEUED) == 0) {
+            return capacity - (s >>> SHIFT);
+        }
+        lock.lock();
+        try {
+            s = state;
+            return capacity - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ fast paths
+
+    /** Grants iff nobody waits, not closed and {@code free >= n}. {@code 0 <= n} assumed. */
+    boolean tryAcquire(long n) {
+        long s = state;
+        long delta = n << SHIFT;
+        for (;;) {
+            if ((s & (QUEUED | CLOSED)) != 0 || (s >>> SHIFT) < n) {
+                return false;
+            }
+            long witness = (long) STATE.compareAndExchange(this, s, s - delta);
+            if (witness == s) {
+                return true;
+            }
+            s = witness;
+        }
+    }
+
+    /**
+     * Returns {@code n} permits ({@code n > 0}). Lock-free while nobody waits.
+     *
+     * @return {@code -1} on success; otherwise the number of permits held by callers, which is
+     *     less than {@code n}, and nothing has changed
+     */
+    long release(long n) {
+        long s = state;
+        for (;;) {
+            if ((s & QUEUED) != 0) {
+                return releaseToQueue(n);
+            }
+            long held = capacity - (s >>> SHIFT);
+            if (n > held) {
+                return held;
+            }
+            long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
+            if (witness == s) {
+                return -1;
+            }
+            s = witness;
+        }
+    }
+
+    // ------------------------------------------------------------------ slow paths
+
+    private long releaseToQueue(long n) {
+        Acquisition woken;
+        lock.lock();
+        try {
+            long s = state;
+            if ((s & QUEUED) == 0) {
+                // The queue emptied since we looked; only lock-free CASes change the word now.
+                for (;;) {
+                    long held = capacity - (s >>> SHIFT);
+                    if (n > held) {
+                        return held;
+                    }
+                    long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
+                    if (witness == s) {
+                        return -1;
+                    }
+                    s = witness;
+                }
+            }
+            long held = capacity - head.assigned; // free == 0 (I2)
+            if (n > held) {
+                return held;
+            }
+            woken = handOut(n);
+        } finally {
+            lock.unlock();
+        }
+        wakeAll(woken);
+        return -1;
+    }
+
+    /**
+     * Under the lock: hands {@code rem} permits to the queue in FIFO order; the surplus becomes
+     * free if the queue empties. Returns the chain of nodes to wake (linked by {@code next}).
+     */
+    private Acquisition handOut(long rem) {
+        Acquisition first = null;
+        Acquisition last = null;
+        Acquisition h;
+        while ((h = head) != null) {
+            long need = h.permits - h.assigned;
+            if (rem < need) {
+                h.assigned += rem; // partial assignment; stop at the first that does not fit
+                rem = 0;
+                break;
+            }
+            unlink(h);
+            int outcome = claimUnderLock(h);
+            if (outcome == GRANT) {
+                rem -= need;
+                h.assigned = h.permits;
+                h.state = Acquisition.GRANTED;
+            } else {
+                rem += h.assigned; // it declined: its partial permits go on to the next heads
+                h.assigned = 0;
+                h.state = Acquisition.CANCELLED;
+            }
+            if (outcome != DECLINED) { // granted, or its claim threw and must be reported
+                if (last == null) {
+                    first = h;
+                } else {
+                    last.next = h;
+                }
+                last = h;
+            }
+        }
+        if (head == null) {
+            returnToFreeAndClearQueued(rem);
+        }
+        return first;
+    }
+
+    private static final int GRANT = 0;
+    private static final int DECLINED = 1;
+    private static final int CLAIM_THREW = 2;
+
+    /** Under the lock: asks the node's waker; a throwing claim declines and is reported later. */
+    private static int claimUnderLock(Acquisition a) {
+        try {
+            return a.claim() ? GRANT : DECLINED;
+        } catch (Throwable t) {
+            WakeRun.current().deferReport(t);
+            return CLAIM_THREW;
+        }
+    }
+
+    /** Under the lock, with QUEUED set and the queue now empty: free := rem, clear QUEUED. */
+    private void returnToFreeAndClearQueued(long rem) {
+        // Nobody CASes the word while QUEUED is set (I2, fast paths back off), so a plain
+        // volatile write is exact; CLOSED is only written under this lock.
+        state = (rem << SHIFT) | (state & CLOSED);
+    }
+
+    /**
+     * The callback primitive: grants at once if tryAcquire would (claiming first), otherwise
+     * queues {@code a} at the tail, draining the free permits into it. Settles through the
+     * node's waker as the contract says. Returns {@code a}.
+     */
+    <A extends Acquisition> A enqueue(A a) {
+        long n = a.permits;
+        Acquisition woken = null;
+        lock.lock();
+        try {
+            long s = state;
+            for (;;) {
+                if ((s & CLOSED) != 0) {
+                    a.state = Acquisition.CLOSED;
+                    woken = a;
+                    break;
+                }
+                if (n == 0) {
+                    woken = grantAtOnce(a);
+                    break;
+                }
+                if ((s & QUEUED) != 0) {
+                    linkLast(a); // free == 0 (I2): nothing to drain
+                    break;
+                }
+                long free = s >>> SHIFT;
+                if (free >= n) {
+                    long witness = (long) STATE.compareAndExchange(this, s, s - (n << SHIFT));
+                    if (witness != s) {
+                        s = witness;
+                        continue;
+                    }
+                    woken = grantAtOnce(a);
+                    if (a.state == Acquisition.CANCELLED) {
+                        giveBackUnqueued(n); // declined: the queue is empty, so back to free
+                    }
+                    break;
+                }
+                // Not enough: take all free permits as a partial assignment and set QUEUED in
+                // one CAS (the heart of the lock-free release; see the notes).
+                long witness = (long) STATE.compareAndExchange(this, s, (s & CLOSED) | QUEUED);
+                if (witness != s) {
+                    s = witness;
+                    continue;
+                }
+                a.assigned = free;
+                linkLast(a);
+                break;
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeAll(woken);
+        return a;
+    }
+
+    /** Under the lock, the permits already taken: claim and mark; returns the node to run. */
+    private static Acquisition grantAtOnce(Acquisition a) {
+        int outcome = claimUnderLock(a);
+        if (outcome == GRANT) {
+            a.assigned = a.permits;
+            a.state = Acquisition.GRANTED;
+            return a;
+        }
+        a.state = Acquisition.CANCELLED;
+        return outcome == CLAIM_THREW ? a : null;
+    }
+
+    /** Under the lock, with the queue empty: adds {@code n} back to free (lock-free CASes race). */
+    private void giveBackUnqueued(long n) {
+        if (n == 0) {
+            return;
+        }
+        long s = state;
+        for (;;) {
+            long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
+            if (witness == s) {
+                return;
+            }
+            s = witness;
+        }
+    }
+
+    /** Withdraws a waiting node; see {@link Acquisition#cancel()}. */
+    boolean cancel(Acquisition a) {
+        Acquisition woken = null;
+        lock.lock();
+        try {
+            if (a.state != Acquisition.WAITING) {
+                return false;
+            }
+            long give = a.assigned;
+            unlink(a);
+            a.assigned = 0;
+            a.state = Acquisition.CANCELLED;
+            if (head == null) {
+                returnToFreeAndClearQueued(give);
+            } else if (give > 0) {
+                woken = handOut(give); // only the head had permits; the next heads may now fit
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeAll(woken);
+        return true;
+    }
+
+    /** Fails every waiter, returns their partial permits, refuses later acquires. Idempotent. */
+    void close() {
+        Acquisition woken;
+        lock.lock();
+        try {
+            long s = state;
+            if ((s & CLOSED) != 0) {
+                return;
+            }
+            long returned = 0;
+            for (Acquisition a = head; a != null; a = a.next) {
+                a.prev = null; // `next` stays: the detached queue is the wake chain, in FIFO order
+                returned += a.assigned;
+                a.assigned = 0;
+                a.state = Acquisition.CLOSED;
+            }
+            woken = head;
+            head = null;
+            tail = null;
+            queueLength = 0;
+            for (;;) { // lock-free CASes may race while QUEUED is clear
+                long next = (((s >>> SHIFT) + returned) << SHIFT) | CLOSED;
+                long witness = (long) STATE.compareAndExchange(this, s, next);
+                if (witness == s) {
+                    break;
+                }
+                s = witness;
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeAll(woken);
+    }
+
+    // ------------------------------------------------------------------ queue links (locked)
+
+    private void linkLast(Acquisition a) {
+        Acquisition t = tail;
+        a.prev = t;
+        if (t == null) {
+            head = a;
+        } else {
+            t.next = a;
+        }
+        tail = a;
+        queueLength++;
+    }
+
+    private void unlink(Acquisition a) {
+        Acquisition p = a.prev;
+        Acquisition n = a.next;
+        if (p == null) {
+            head = n;
+        } else {
+            p.next = n;
+        }
+        if (n == null) {
+            tail = p;
+        } else {
+            n.prev = p;
+        }
+        a.prev = null;
+        a.next = null;
+        queueLength--;
+    }
+
+    // ------------------------------------------------------------------ faces
+
+    /** The callback face, arguments valid. */
+    Acquisition acquire(long n, Waker waker) {
+        return enqueue(new Acquisition(this, n, waker));
+    }
+
+    /**
+     * The future face, arguments valid. {@code call} names the call in a closed failure;
+     * {@code onGrant} (nullable) runs at the grant, before the future completes — under the lock
+     * if the grant is a handoff, so it must be a short step such as setting a flag.
+     */
+    CompletableFuture<Void> acquireAsync(long n, String call, Runnable onGrant) {
+        if (tryAcquire(n)) {
+            if (onGrant != null) {
+                onGrant.run();
+            }
+            return CompletableFuture.completedFuture(null);
+        }
+        FutureAcquisition f = new FutureAcquisition(this, n, call, onGrant);
+        enqueue(f.node);
+        return f;
+    }
+
+    /**
+     * The blocking face, arguments valid. Returns normally once granted; throws
+     * InterruptedException (nothing held) or SemaphoreClosedException.
+     */
+    void acquireBlocking(long n, String call) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(call + ": interrupted before waiting");
+        }
+        if (!tryAcquire(n)) {
+            await(enqueue(new ParkingAcquisition(this, n)), false, 0L, call);
+        }
+    }
+
+    /** The timed blocking face, arguments valid; {@code nanos <= 0} does not wait. */
+    boolean tryAcquire(long n, long nanos, String call) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(call + ": interrupted before waiting");
+        }
+        if (tryAcquire(n)) {
+            return true;
+        }
+        if (nanos <= 0) {
+            if (isClosed()) {
+                throw closedException(call);
+            }
+            return false;
+        }
+        return await(enqueue(new ParkingAcquisition(this, n)), true, nanos, call);
+    }
+
+    /** Parks until the node settles; spins a little first. Cancels on interrupt or timeout. */
+    private boolean await(ParkingAcquisition a, boolean timed, long nanos, String call)
+            throws InterruptedException {
+        long deadline = timed ? System.nanoTime() + nanos : 0L;
+        boolean interrupted = false;
+        int spins = SPINS;
+        while (a.state == Acquisition.WAITING) {
+            if (spins > 0) {
+                spins--;
+                Thread.onSpinWait();
+                continue;
+            }
+            if (timed) {
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0L) {
+                    if (cancel(a)) {
+                        return false;
+                    }
+                    break; // the grant or close won the race
+                }
+                LockSupport.parkNanos(this, remaining);
+            } else {
+                LockSupport.park(this);
+            }
+            if (Thread.interrupted()) {
+                if (cancel(a)) {
+                    throw new InterruptedException(call + ": interrupted while waiting");
+                }
+                interrupted = true; // the grant or close won: keep the interrupt for the caller
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (a.state == Acquisition.CLOSED) {
+            throw closedException(call);
+        }
+        return true;
+    }
+
+    static SemaphoreClosedException closedException(String call) {
+        return new SemaphoreClosedException(call + ": the semaphore is closed");
+    }
+
+    /** A node for a parked thread: the waker is the node itself. */
+    static final class ParkingAcquisition extends Acquisition {
+        private final Thread thread = Thread.currentThread();
+
+        ParkingAcquisition(BatchSemaphore owner, long permits) {
+            super(owner, permits, null);
+        }
+
+        @Override
+        boolean claim() {
+            return true;
+        }
+
+        @Override
+        void wake() {
+            if (thread != Thread.currentThread()) { // settled inside enqueue: nobody is parked
+                LockSupport.unpark(thread);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ waking (no lock held)
+
+    /** Runs a chain of nodes to wake, or hands it to this thread's outer run (trampoline). */
+    static void wakeAll(Acquisition chain) {
+        if (chain == null) {
+            return;
+        }
+        WakeRun run = WakeRun.current();
+        run.append(chain);
+        if (run.running) {
+            return; // an outer wakeAll on this thread will run it
+        }
+        run.running = true;
+        try {
+            run.drain();
+        } finally {
+            run.running = false;
+        }
+    }
+
+    /** Per-thread queue of pending wake-ups; see "Trampoline" in the notes. Thread-confined. */
+    static final class WakeRun {
+        private static final ThreadLocal<WakeRun> CURRENT = ThreadLocal.withInitial(WakeRun::new);
+
+        boolean running;
+        private Acquisition first;
+        private Acquisition last;
+        private ArrayList<Throwable> deferred;
+
+        static WakeRun current() {
+            return CURRENT.get();
+        }
+
+        void append(Acquisition chain) {
+            if (last == null) {
+                first = chain;
+            } else {
+                last.next = chain;
+            }
+            Acquisition t = chain;
+            while (t.next != null) {
+                t = t.next;
+            }
+            last = t;
+        }
+
+        void deferReport(Throwable t) {
+            if (deferred == null) {
+                deferred = new ArrayList<>(2);
+            }
+            deferred.add(t);
+        }
+
+        void drain() {
+            for (;;) {
+                if (deferred != null) {
+                    ArrayList<Throwable> errors = deferred;
+                    deferred = null;
+                    for (Throwable t : errors) {
+                        report(t);
+                    }
+                }
+                Acquisition a = first;
+                if (a == null) {
+                    return;
+                }
+                first = a.next;
+                if (first == null) {
+                    last = null;
+                }
+                a.next = null;
+                int s = a.state;
+                if (s == Acquisition.GRANTED || s == Acquisition.CLOSED) {
+                    try {
+                        a.wake();
+                    } catch (Throwable t) {
+                        report(t);
+                    }
+                }
+            }
+        }
+
+        private static void report(Throwable t) {
+            Thread me = Thread.currentThread();
+            try {
+                me.getUncaughtExceptionHandler().uncaughtException(me, t);
+            } catch (Throwable ignored) {
+                // The handler itself failed; nothing sensible is left to do with the error.
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ VarHandle mechanics
+
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(BatchSemaphore.class, "state", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package dev.handoff;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+
+/**
+ * The future returned by the asynchronous faces ({@code acquireAsync}, {@code lockAsync}, ...):
+ * a {@link CompletableFuture} that is also the waker of its queue node.
+ *
+ * <p>A cancelled future never holds permits. Whoever settles first wins, decided by one CAS on
+ * {@link #settled}: the semaphore's {@link #claim()} (under the core's lock, at the grant) moves
+ * it {@code OPEN -> CLAIMED}; the user's {@code cancel}, {@code complete} or
+ * {@code completeExceptionally} (also {@code orTimeout} and {@code completeOnTimeout}, which call
+ * them) move it {@code OPEN -> WITHDRAWN} and then cancel the node, which returns any partial
+ * permits. A user completion that loses the race returns {@code false} and the future completes
+ * normally with the grant. A close wakes without claiming: the future then fails with
+ * {@link SemaphoreClosedException}, unless the user completed it first.
+ */
+final class FutureAcquisition extends CompletableFuture<Void> implements Waker {
+
+    private static final int OPEN = 0;
+    private static final int CLAIMED = 1;
+    private static final int WITHDRAWN = 2;
+
+    /** The queue node; its waker is this future. */
+    final Acquisition node;
+
+    /** Names the call in the closed failure, for example {@code "acquireAsync(3)"}. */
+    private final String call;
+
+    /** Run under the core's lock right after a successful claim (a face's bookkeeping), or null. */
+    private final Runnable onGrant;
+
+    /** OPEN, CLAIMED or WITHDRAWN; moves once, by CAS. */
+    private volatile int settled;
+
+    FutureAcquisition(BatchSemaphore owner, long permits, String call, Runnable onGrant) {
+        this.node = new Acquisition(owner, permits, this);
+        this.call = call;
+        this.onGrant = onGrant;
+    }
+
+    @Override
+    public boolean claim() {
+        if (!SETTLED.compareAndSet(this, OPEN, CLAIMED)) {
+            return false;
+        }
+        if (onGrant != null) {
+            onGrant.run();
+        }
+        return true;
+    }
+
+    @Override
+    public void wake() {
+        if (settled == CLAIMED) {
+            super.complete(null);
+        } else {
+            super.completeExceptionally(BatchSemaphore.closedException(call));
+        }
+    }
+
+    /** Takes the future away from the semaphore; false if the grant was claimed first. */
+    private boolean withdraw() {
+        if (!SETTLED.compareAndSet(this, OPEN, WITHDRAWN)) {
+            return settled == WITHDRAWN;
+        }
+        node.cancel(); // returns partial permits; false only if a close got there first
+        return true;
+    }
+
+    /**
+     * Cancels the wait. Returns {@code true} only if the wait was withdrawn and no permits are
+     * held; if the grant won the race, returns {@code false} and the future completes normally.
+     */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        return withdraw() && super.cancel(mayInterruptIfRunning);
+    }
+
+    /** Withdraws the wait (no permits will be held by it), then completes with {@code value}. */
+    @Override
+    public boolean complete(Void value) {
+        return withdraw() && super.complete(value);
+    }
+
+    /** Withdraws the wait (no permits will be held by it), then fails with {@code ex}. */
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+        return withdraw() && super.completeExceptionally(ex);
+    }
+
+    /** Not supported: it would bypass the withdrawal that keeps permits exact. */
+    @Override
+    public CompletableFuture<Void> completeAsync(Supplier<? extends Void> supplier, Executor executor) {
+        throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
+    }
+
+    /** Not supported: it would bypass the withdrawal that keeps permits exact. */
+    @Override
+    public CompletableFuture<Void> completeAsync(Supplier<? extends Void> supplier) {
+        throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
+    }
+
+    /** Not supported: forcing a value could hide or invent a grant. */
+    @Override
+    public void obtrudeValue(Void value) {
+        throw new UnsupportedOperationException(call + ": obtrudeValue is not supported on an acquisition's future");
+    }
+
+    /** Not supported: forcing a failure could hide a grant whose permits must be released. */
+    @Override
+    public void obtrudeException(Throwable ex) {
+        throw new UnsupportedOperationException(call + ": obtrudeException is not supported on an acquisition's future");
+    }
+
+    private static final VarHandle SETTLED;
+
+    static {
+        try {
+            SETTLED = MethodHandles.lookup().findVarHandle(FutureAcquisition.class, "settled", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

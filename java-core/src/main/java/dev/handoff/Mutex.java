@@ -1,0 +1,135 @@
+package dev.handoff;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A strictly FIFO mutual-exclusion lock: a {@link Semaphore} of one permit, with the same queue,
+ * the same cancellation guarantees and the same faces (callback, future, blocking, and
+ * {@code suspend} in the Kotlin module). Not reentrant, and not owned by a thread: any thread may
+ * unlock it, which is what asynchronous code needs (the lock is often taken on one thread and
+ * released on another).
+ *
+ * <pre>{@code
+ * Mutex mutex = new Mutex();
+ *
+ * mutex.lockBlocking();
+ * try {
+ *     account.debit(amount);
+ * } finally {
+ *     mutex.unlock();
+ * }
+ * }</pre>
+ *
+ * <p>Fairness: waiters are served strictly in arrival order; {@link #tryLock()} fails while anyone
+ * waits (no barging). Memory consistency: actions before {@link #unlock()} happen-before actions
+ * after the lock is next acquired.
+ */
+public final class Mutex {
+
+    private final BatchSemaphore core = new BatchSemaphore(1);
+
+    /** Creates an unlocked mutex. */
+    public Mutex() {
+    }
+
+    /**
+     * Locks at once if the mutex is unlocked and nobody waits; never waits, never queues.
+     *
+     * @return {@code true} if locked by this call, which must be followed by {@link #unlock()}
+     */
+    public boolean tryLock() {
+        return core.tryAcquire(1);
+    }
+
+    /**
+     * Locks, parking for at most {@code timeout}; see {@link Semaphore#tryAcquire(long, Duration)}.
+     *
+     * @param timeout the longest wait; zero or negative does not wait
+     * @return {@code true} if locked
+     * @throws InterruptedException if interrupted before the lock was granted (nothing is held)
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public boolean tryLock(Duration timeout) throws InterruptedException {
+        if (timeout == null) {
+            throw new NullPointerException("tryLock(null): the timeout is null");
+        }
+        return core.tryAcquire(1, Semaphore.saturatedNanos(timeout), "tryLock(" + timeout + ")");
+    }
+
+    /**
+     * The callback primitive: locks now or when the queue reaches this call, then runs the waker.
+     * Settles through the waker exactly once ({@link Waker#claim()} then {@link Waker#wake()}),
+     * possibly before this method returns; see {@link Semaphore#acquire(long, Waker)}.
+     *
+     * @param waker what to run once the lock is held
+     * @return the handle of the wait, to {@linkplain Acquisition#cancel() cancel} it
+     * @throws NullPointerException if {@code waker} is null
+     */
+    public Acquisition lock(Waker waker) {
+        if (waker == null) {
+            throw new NullPointerException("lock(null): the waker is null");
+        }
+        return core.acquire(1, waker);
+    }
+
+    /**
+     * Locks, returning a future completed when the lock is held. A cancelled future never holds
+     * the lock, even if the cancel races the grant; see {@link Semaphore#acquireAsync(long)}.
+     *
+     * @return a future completed once this caller holds the lock
+     */
+    public CompletableFuture<Void> lockAsync() {
+        return core.acquireAsync(1, "lockAsync()", null);
+    }
+
+    /**
+     * Locks, parking the calling thread (safe on virtual threads: no monitor is held). On interrupt
+     * the wait is withdrawn and {@link InterruptedException} is thrown, unless the grant won the
+     * race: then it returns normally with the interrupt flag set.
+     *
+     * @throws InterruptedException if interrupted before the lock was granted (nothing is held)
+     */
+    public void lockBlocking() throws InterruptedException {
+        core.acquireBlocking(1, "lockBlocking()");
+    }
+
+    /**
+     * Unlocks, handing the lock directly to the longest waiter if there is one.
+     *
+     * @throws IllegalStateException if the mutex is not locked (nothing changes)
+     */
+    public void unlock() {
+        if (core.release(1) >= 0) {
+            throw new IllegalStateException("unlock(): the mutex is not locked");
+        }
+    }
+
+    /**
+     * Returns whether someone holds the lock. A snapshot, for monitoring and assertions.
+     *
+     * @return {@code true} if locked
+     */
+    public boolean isLocked() {
+        return core.availablePermits() == 0;
+    }
+
+    /**
+     * Returns the number of callers waiting for the lock. A snapshot.
+     *
+     * @return the queue length
+     */
+    public int queueLength() {
+        return core.queueLength();
+    }
+
+    /**
+     * Returns a description for logs.
+     *
+     * @return for example {@code "Mutex[locked, queued=2]"}
+     */
+    @Override
+    public String toString() {
+        return "Mutex[" + (isLocked() ? "locked" : "unlocked") + ", queued=" + core.queueLength() + "]";
+    }
+}

@@ -1,0 +1,316 @@
+package dev.handoff;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A fair read-write lock on the FIFO semaphore core: many readers or one writer, served strictly
+ * in arrival order, so writers are never starved by a stream of readers.
+ *
+ * <p>It is a semaphore of {@code maxReaders} permits: a read lock takes one, a write lock takes all
+ * of them. Because the queue is FIFO and the head is served first (partially, if need be), a
+ * waiting writer blocks the readers that arrive after it, even while read permits are free; it
+ * collects the permits of the readers ahead of it as they leave. {@link #downgrade()} turns a
+ * write lock into a read lock without letting another writer in between.
+ *
+ * <pre>{@code
+ * RwLock lock = new RwLock();
+ *
+ * String get(String key) throws InterruptedException {
+ *     lock.readLockBlocking();
+ *     try { return map.get(key); } finally { lock.readUnlock(); }
+ * }
+ *
+ * void put(String key, String value) throws InterruptedException {
+ *     lock.writeLockBlocking();
+ *     try { map.put(key, value); } finally { lock.writeUnlock(); }
+ * }
+ * }</pre>
+ *
+ * <p>Not reentrant and not owned by a thread (asynchronous code may unlock from another thread).
+ * Misuse such as {@link #readUnlock()} while write-locked, or {@link #writeUnlock()} while not
+ * write-locked, throws {@link IllegalStateException} and changes nothing; the check is exact
+ * unless the misuse races with the grant it contradicts.
+ *
+ * <p>Memory consistency: actions before {@link #writeUnlock()} happen-before actions after any
+ * later read or write lock is granted; actions before {@link #readUnlock()} happen-before actions
+ * after a later write lock is granted.
+ */
+public final class RwLock {
+
+    /** The number of concurrent readers allowed by {@link #RwLock()}: 2<sup>30</sup>. */
+    public static final int DEFAULT_MAX_READERS = 1 << 30;
+
+    private final BatchSemaphore core;
+    private final int maxReaders;
+
+    /** Whether a writer holds the lock: set at the grant, cleared by writeUnlock/downgrade. */
+    private volatile boolean writeLocked;
+
+    /** Runs at a writer's grant (under the core's lock for a handoff): a volatile write. */
+    private final Runnable markWriteLocked = () -> writeLocked = true;
+
+    /** Creates a lock that admits up to {@link #DEFAULT_MAX_READERS} readers at once. */
+    public RwLock() {
+        this(DEFAULT_MAX_READERS);
+    }
+
+    /**
+     * Creates a lock that admits up to {@code maxReaders} readers at once; a further reader waits
+     * (in FIFO order) until one leaves.
+     *
+     * @param maxReaders the read permits, at least 1
+     * @throws IllegalArgumentException if {@code maxReaders < 1}
+     */
+    public RwLock(int maxReaders) {
+        if (maxReaders < 1) {
+            throw new IllegalArgumentException("new RwLock(" + maxReaders + "): maxReaders must be at least 1");
+        }
+        this.maxReaders = maxReaders;
+        this.core = new BatchSemaphore(maxReaders);
+    }
+
+    /**
+     * Returns the most readers that may hold the lock at once.
+     *
+     * @return {@code maxReaders}
+     */
+    public int maxReaders() {
+        return maxReaders;
+    }
+
+    // ------------------------------------------------------------------ read
+
+    /**
+     * Takes a read lock at once if nobody waits and no writer holds the lock and fewer than
+     * {@code maxReaders} readers hold it; never waits.
+     *
+     * @return {@code true} if read-locked, to be followed by {@link #readUnlock()}
+     */
+    public boolean tryReadLock() {
+        return core.tryAcquire(1);
+    }
+
+    /**
+     * Takes a read lock, parking for at most {@code timeout}.
+     *
+     * @param timeout the longest wait; zero or negative does not wait
+     * @return {@code true} if read-locked
+     * @throws InterruptedException if interrupted before the grant (nothing is held)
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public boolean tryReadLock(Duration timeout) throws InterruptedException {
+        return core.tryAcquire(1, nanos("tryReadLock", timeout), "tryReadLock(" + timeout + ")");
+    }
+
+    /**
+     * The callback primitive for readers: see {@link Semaphore#acquire(long, Waker)}.
+     *
+     * @param waker what to run once the read lock is held
+     * @return the handle of the wait
+     * @throws NullPointerException if {@code waker} is null
+     */
+    public Acquisition readLock(Waker waker) {
+        if (waker == null) {
+            throw new NullPointerException("readLock(null): the waker is null");
+        }
+        return core.acquire(1, waker);
+    }
+
+    /**
+     * Takes a read lock, returning a future completed once it is held. A cancelled future never
+     * holds the lock; see {@link Semaphore#acquireAsync(long)}.
+     *
+     * @return a future completed once this caller holds a read lock
+     */
+    public CompletableFuture<Void> readLockAsync() {
+        return core.acquireAsync(1, "readLockAsync()", null);
+    }
+
+    /**
+     * Takes a read lock, parking the calling thread (safe on virtual threads).
+     *
+     * @throws InterruptedException if interrupted before the grant (nothing is held); if the grant
+     *     won the race, returns normally with the interrupt flag set
+     */
+    public void readLockBlocking() throws InterruptedException {
+        core.acquireBlocking(1, "readLockBlocking()");
+    }
+
+    /**
+     * Releases a read lock; a waiting writer at the head collects it.
+     *
+     * @throws IllegalStateException if the lock is write-locked or not read-locked (nothing changes)
+     */
+    public void readUnlock() {
+        if (writeLocked) {
+            throw new IllegalStateException("readUnlock(): the lock is write-locked, not read-locked");
+        }
+        if (core.release(1) >= 0) {
+            throw new IllegalStateException("readUnlock(): the lock is not read-locked");
+        }
+    }
+
+    // ------------------------------------------------------------------ write
+
+    /**
+     * Takes the write lock at once if nobody holds the lock and nobody waits; never waits.
+     *
+     * @return {@code true} if write-locked, to be followed by {@link #writeUnlock()}
+     */
+    public boolean tryWriteLock() {
+        if (core.tryAcquire(maxReaders)) {
+            writeLocked = true;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Takes the write lock, parking for at most {@code timeout}.
+     *
+     * @param timeout the longest wait; zero or negative does not wait
+     * @return {@code true} if write-locked
+     * @throws InterruptedException if interrupted before the grant (nothing is held)
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public boolean tryWriteLock(Duration timeout) throws InterruptedException {
+        if (core.tryAcquire(maxReaders, nanos("tryWriteLock", timeout), "tryWriteLock(" + timeout + ")")) {
+            writeLocked = true;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * The callback primitive for writers: see {@link Semaphore#acquire(long, Waker)}. The lock
+     * counts as write-locked from the grant on, before the waker runs.
+     *
+     * @param waker what to run once the write lock is held
+     * @return the handle of the wait
+     * @throws NullPointerException if {@code waker} is null
+     */
+    public Acquisition writeLock(Waker waker) {
+        if (waker == null) {
+            throw new NullPointerException("writeLock(null): the waker is null");
+        }
+        return core.acquire(maxReaders, new Waker() {
+            @Override
+            public boolean claim() {
+                if (!waker.claim()) {
+                    return false;
+                }
+                writeLocked = true;
+                return true;
+            }
+
+            @Override
+            public void wake() {
+                waker.wake();
+            }
+        });
+    }
+
+    /**
+     * Takes the write lock, returning a future completed once it is held. A cancelled future
+     * never holds the lock; see {@link Semaphore#acquireAsync(long)}.
+     *
+     * @return a future completed once this caller holds the write lock
+     */
+    public CompletableFuture<Void> writeLockAsync() {
+        return core.acquireAsync(maxReaders, "writeLockAsync()", markWriteLocked);
+    }
+
+    /**
+     * Takes the write lock, parking the calling thread (safe on virtual threads).
+     *
+     * @throws InterruptedException if interrupted before the grant (nothing is held); if the grant
+     *     won the race, returns normally with the interrupt flag set
+     */
+    public void writeLockBlocking() throws InterruptedException {
+        core.acquireBlocking(maxReaders, "writeLockBlocking()");
+        writeLocked = true;
+    }
+
+    /**
+     * Releases the write lock: the waiters at the head of the queue (a writer, or the readers up
+     * to the next writer) get it, in order.
+     *
+     * @throws IllegalStateException if the lock is not write-locked (nothing changes)
+     */
+    public void writeUnlock() {
+        if (!writeLocked) {
+            throw new IllegalStateException("writeUnlock(): the lock is not write-locked");
+        }
+        writeLocked = false;
+        core.release(maxReaders);
+    }
+
+    /**
+     * Turns the held write lock into a read lock, atomically: no writer can take the lock in
+     * between. The read permits given up go to the queue in order, so waiting readers at the head
+     * are let in; a waiting writer at the head is handed them but still waits for this read lock.
+     * Afterwards release with {@link #readUnlock()}.
+     *
+     * @throws IllegalStateException if the lock is not write-locked (nothing changes)
+     */
+    public void downgrade() {
+        if (!writeLocked) {
+            throw new IllegalStateException("downgrade(): the lock is not write-locked");
+        }
+        writeLocked = false;
+        if (maxReaders > 1) {
+            core.release(maxReaders - 1L);
+        }
+    }
+
+    // ------------------------------------------------------------------ observers
+
+    /**
+     * Returns whether a writer holds the lock. A snapshot.
+     *
+     * @return {@code true} if write-locked
+     */
+    public boolean isWriteLocked() {
+        return writeLocked;
+    }
+
+    /**
+     * Returns the number of readers holding the lock. A snapshot; {@code 0} while write-locked.
+     *
+     * @return the readers holding the lock
+     */
+    public int readLockCount() {
+        if (writeLocked) {
+            return 0;
+        }
+        return (int) core.heldPermits();
+    }
+
+    /**
+     * Returns the number of waiting readers and writers. A snapshot.
+     *
+     * @return the queue length
+     */
+    public int queueLength() {
+        return core.queueLength();
+    }
+
+    /**
+     * Returns a description for logs.
+     *
+     * @return for example {@code "RwLock[maxReaders=8, write-locked, queued=3]"}
+     */
+    @Override
+    public String toString() {
+        return "RwLock[maxReaders=" + maxReaders + ", " + (writeLocked ? "write-locked" : "readers=" + readLockCount())
+                + ", queued=" + core.queueLength() + "]";
+    }
+
+    private static long nanos(String call, Duration timeout) {
+        if (timeout == null) {
+            throw new NullPointerException(call + "(null): the timeout is null");
+        }
+        return Semaphore.saturatedNanos(timeout);
+    }
+}

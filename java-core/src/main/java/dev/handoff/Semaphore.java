@@ -1,0 +1,351 @@
+package dev.handoff;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A weighted, strictly FIFO, starvation-free semaphore: bound concurrency by cost (bytes in
+ * flight, rows per batch, tokens per request), not by count.
+ *
+ * <p>A semaphore has a fixed capacity of {@code N} permits. Callers take {@code n} permits at a
+ * time and give them back with {@link #release(long)}. Every way of waiting is offered on the
+ * same queue: a callback ({@link #acquire(long, Waker)}), a {@link CompletableFuture}
+ * ({@link #acquireAsync(long)}), a blocking call that is safe on virtual threads
+ * ({@link #acquireBlocking(long)}, {@link #tryAcquire(long, Duration)}), and, in the Kotlin module
+ * {@code dev.handoff.coroutines}, a {@code suspend} acquire.
+ *
+ * <pre>{@code
+ * Semaphore inFlight = new Semaphore(64L << 20);          // at most 64 MiB in flight
+ *
+ * void upload(byte[] body) throws InterruptedException {
+ *     inFlight.acquireBlocking(body.length);
+ *     try {
+ *         client.send(body);
+ *     } finally {
+ *         inFlight.release(body.length);
+ *     }
+ * }
+ * }</pre>
+ *
+ * <h2>Fairness</h2>
+ * Strictly FIFO by the moment a call joins the queue. Head-of-line blocking is intended: a heavy
+ * acquisition at the head blocks lighter ones behind it even if they would fit, so heavy
+ * acquisitions are never starved by a stream of light ones. There is no barging: while anyone
+ * waits, {@link #tryAcquire(long)} fails even if enough permits are free. Released permits go
+ * directly to the head of the queue (partially, if it needs more), then to the next heads that
+ * fit, in order; only the surplus becomes free. Permits handed to a waiting head are not free,
+ * so {@link #availablePermits()} is {@code 0} whenever anyone waits.
+ *
+ * <h2>Cancellation</h2>
+ * Every wait can be withdrawn ({@link Acquisition#cancel()}, {@code future.cancel}, interrupt,
+ * timeout, coroutine cancellation). A withdrawn wait holds nothing: the permits it was partially
+ * handed go on to the waiters behind it. A race between a grant and a cancellation has exactly one
+ * winner; no interleaving loses or creates a permit.
+ *
+ * <h2>Closing</h2>
+ * {@link #close()} fails every waiting and every later acquisition with
+ * {@link SemaphoreClosedException}; {@code release} keeps working, so holders can still return
+ * what they hold.
+ *
+ * <h2>Memory consistency effects</h2>
+ * Actions in a thread before a {@code release} happen-before actions following the completion of
+ * every acquisition that release grants, and of a {@code tryAcquire} that takes those permits.
+ *
+ * <h2>Cost</h2>
+ * {@code tryAcquire}, and {@code release} while nobody waits, are one compare-and-set, no lock and
+ * no allocation. A wait allocates one queue node (the {@link Acquisition}).
+ */
+public final class Semaphore {
+
+    /** The largest capacity a semaphore can have: 2<sup>60</sup>. */
+    public static final long MAX_PERMITS = BatchSemaphore.MAX_PERMITS;
+
+    private final BatchSemaphore core;
+
+    /**
+     * Creates a semaphore with {@code permits} permits, all free.
+     *
+     * @param permits the capacity {@code N}, from {@code 0} to {@link #MAX_PERMITS}
+     * @throws IllegalArgumentException if {@code permits < 0} or {@code permits > MAX_PERMITS}
+     */
+    public Semaphore(long permits) {
+        if (permits < 0 || permits > MAX_PERMITS) {
+            throw new IllegalArgumentException("new Semaphore(" + permits
+                    + "): the capacity must be between 0 and MAX_PERMITS (" + MAX_PERMITS + ")");
+        }
+        this.core = new BatchSemaphore(permits);
+    }
+
+    /** The core, for the other faces in this package. */
+    BatchSemaphore core() {
+        return core;
+    }
+
+    /**
+     * Returns the capacity {@code N} given at construction.
+     *
+     * @return the capacity
+     */
+    public long capacity() {
+        return core.capacity;
+    }
+
+    /**
+     * Returns the number of free permits: held by no caller and not handed to a waiting
+     * acquisition. It is {@code 0} whenever anyone waits. {@link #close()} does not change it.
+     * A snapshot, for monitoring.
+     *
+     * @return the free permits
+     */
+    public long availablePermits() {
+        return core.availablePermits();
+    }
+
+    /**
+     * Returns the number of waiting acquisitions. A snapshot, for monitoring.
+     *
+     * @return the queue length
+     */
+    public int queueLength() {
+        return core.queueLength();
+    }
+
+    /**
+     * Returns whether {@link #close()} was called.
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
+        return core.isClosed();
+    }
+
+    /**
+     * Takes {@code n} permits if that can be done at once, without waiting and without queueing.
+     * Succeeds iff nobody waits, the semaphore is not closed and at least {@code n} permits are
+     * free: while anyone waits it fails even if enough permits are free (no barging). One
+     * compare-and-set, no lock, no allocation.
+     *
+     * <p>Checks, in this order: {@code n < 0} throws; closed returns {@code false};
+     * {@code n == 0} returns {@code true}; {@code n > capacity()} returns {@code false}.
+     *
+     * <pre>{@code
+     * if (!limiter.tryAcquire(cost)) return Response.tooManyRequests();
+     * try { return handle(request); } finally { limiter.release(cost); }
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @return {@code true} if the permits were taken and must be released
+     * @throws IllegalArgumentException if {@code n < 0}
+     */
+    public boolean tryAcquire(long n) {
+        if (n <= 0) {
+            return tryAcquireZero(n);
+        }
+        return core.tryAcquire(n);
+    }
+
+    private boolean tryAcquireZero(long n) {
+        if (n < 0) {
+            throw negative("tryAcquire", n);
+        }
+        return !core.isClosed();
+    }
+
+    /**
+     * The callback primitive: takes {@code n} permits, now or when the queue reaches this call.
+     * Grants at once if {@link #tryAcquire(long) tryAcquire(n)} would; otherwise joins the tail of
+     * the queue.
+     *
+     * <p><b>Every acquisition settles through its waker, exactly once</b>: on a grant
+     * {@link Waker#claim()} then {@link Waker#wake()}, on close {@code wake()} alone — whether that
+     * happens before this method returns (then on the calling thread, after every internal lock is
+     * released) or later (on the thread that releases, cancels or closes). So the caller never needs
+     * a special case for "granted at once"; a caller who wants the allocation-free fast path calls
+     * {@code tryAcquire(n)} first. Withdraw the wait with {@link Acquisition#cancel()}.
+     *
+     * <pre>{@code
+     * Acquisition a = budget.acquire(request.bytes(), () -> eventLoop.execute(() -> {
+     *     if (a.isGranted()) send(request); else request.fail("shutting down");
+     * }));
+     * }</pre>
+     *
+     * <p>Checks, in this order: {@code n < 0} throws; a null waker throws;
+     * {@code n > capacity()} throws at once, since it could never be granted (the waker is not
+     * called); closed returns a {@linkplain Acquisition#isClosed() closed} acquisition (its waker
+     * has run); {@code n == 0} is granted at once.
+     *
+     * @param n the number of permits
+     * @param waker what to run when the wait is over
+     * @return the handle of this acquisition
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code waker} is null
+     */
+    public Acquisition acquire(long n, Waker waker) {
+        if (n < 0) {
+            throw negative("acquire", n);
+        }
+        if (waker == null) {
+            throw new NullPointerException("acquire(" + n + ", null): the waker is null");
+        }
+        checkFits("acquire", n);
+        return core.acquire(n, waker);
+    }
+
+    /**
+     * Takes {@code n} permits, returning a future that completes when they are granted, or fails
+     * with {@link SemaphoreClosedException} if the semaphore is or gets closed first. Same FIFO
+     * queue and checks as {@link #acquire(long, Waker)}; argument errors are thrown by this call,
+     * not put in the future. The future completes on the thread that grants (often the one calling
+     * {@code release}); use the {@code *Async} methods of the future to move work elsewhere.
+     *
+     * <p><b>A cancelled future never holds permits.</b> {@code future.cancel(..)} withdraws the
+     * wait and returns {@code true}; if the grant won the race, it returns {@code false} and the
+     * future completes normally, holding the permits. Completing the future yourself
+     * ({@code complete}, {@code completeExceptionally}, and so {@code orTimeout} and
+     * {@code completeOnTimeout}) also withdraws the wait first, with the same rule; such a future
+     * holds no permits even if completed normally. {@code obtrude*} and {@code completeAsync} are
+     * not supported on this future.
+     *
+     * <pre>{@code
+     * budget.acquireAsync(item.size())
+     *       .orTimeout(30, TimeUnit.SECONDS)
+     *       .thenCompose(granted -> download(item))
+     *       .whenComplete((body, error) -> { if (error == null) budget.release(item.size()); });
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @return a future completed when the permits are granted
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     */
+    public CompletableFuture<Void> acquireAsync(long n) {
+        if (n < 0) {
+            throw negative("acquireAsync", n);
+        }
+        checkFits("acquireAsync", n);
+        return core.acquireAsync(n, "acquireAsync(" + n + ")", null);
+    }
+
+    /**
+     * Takes {@code n} permits, parking the calling thread until they are granted. Safe on virtual
+     * threads: the wait parks with {@link java.util.concurrent.locks.LockSupport} and never holds a
+     * monitor, so the carrier thread is not pinned.
+     *
+     * <p>On interrupt (also one pending on entry) the wait is withdrawn, nothing is held, and
+     * {@link InterruptedException} is thrown; if the grant won the race, this method returns
+     * normally with the thread's interrupt flag set.
+     *
+     * @param n the number of permits
+     * @throws InterruptedException if interrupted before the grant
+     * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     */
+    public void acquireBlocking(long n) throws InterruptedException {
+        if (n < 0) {
+            throw negative("acquireBlocking", n);
+        }
+        checkFits("acquireBlocking", n);
+        core.acquireBlocking(n, "acquireBlocking(" + n + ")");
+    }
+
+    /**
+     * Takes {@code n} permits, parking the calling thread for at most {@code timeout}. As
+     * {@link #acquireBlocking(long)}, but gives up after the timeout: then the wait is withdrawn,
+     * nothing is held and the result is {@code false}. If the grant wins the race with the
+     * timeout, the result is {@code true}. A zero or negative timeout does not wait (but, unlike
+     * {@link #tryAcquire(long)}, throws if closed).
+     *
+     * <pre>{@code
+     * if (!pool.tryAcquire(1, Duration.ofMillis(250))) throw new TimeoutException("no connection");
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param timeout the longest wait
+     * @return {@code true} if the permits were taken and must be released
+     * @throws InterruptedException if interrupted before the grant
+     * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public boolean tryAcquire(long n, Duration timeout) throws InterruptedException {
+        if (n < 0) {
+            throw negative("tryAcquire", n);
+        }
+        if (timeout == null) {
+            throw new NullPointerException("tryAcquire(" + n + ", null): the timeout is null");
+        }
+        checkFits("tryAcquire", n);
+        return core.tryAcquire(n, saturatedNanos(timeout), "tryAcquire(" + n + ", " + timeout + ")");
+    }
+
+    /**
+     * Returns {@code n} permits. They go directly to the head of the queue (partially, if it needs
+     * more), then to the next heads that fit, in order; only the surplus becomes free. Wakers of the
+     * acquisitions it completes run on this thread, after the internal lock is released, before
+     * this method returns. Works on a closed semaphore too. One compare-and-set and no lock while
+     * nobody waits.
+     *
+     * @param n the number of permits; {@code 0} does nothing
+     * @throws IllegalArgumentException if {@code n < 0}
+     * @throws IllegalStateException if {@code n} is more than the permits currently held by
+     *     callers (capacity minus free minus those handed to a waiting head); nothing changes then
+     */
+    public void release(long n) {
+        if (n <= 0) {
+            if (n < 0) {
+                throw negative("release", n);
+            }
+            return;
+        }
+        long held = core.release(n);
+        if (held >= 0) {
+            throw overRelease(n, held);
+        }
+    }
+
+    private IllegalStateException overRelease(long n, long held) {
+        return new IllegalStateException("release(" + n + "): exceeds the " + held
+                + " permits held (capacity " + core.capacity + "), so nothing was released");
+    }
+
+    /**
+     * Closes the semaphore. Idempotent. Every waiting acquisition fails (futures, suspended
+     * coroutines and blocked threads with {@link SemaphoreClosedException}; a callback
+     * {@link Acquisition} reports {@link Acquisition#isClosed()} and its waker runs); the permits
+     * they were partially handed become free again; later acquisitions fail the same way and
+     * {@link #tryAcquire(long)} returns {@code false}. {@link #release(long)} keeps working.
+     */
+    public void close() {
+        core.close();
+    }
+
+    /**
+     * Returns a description for logs.
+     *
+     * @return for example {@code "Semaphore[capacity=16, available=0, queued=2, closed=false]"}
+     */
+    @Override
+    public String toString() {
+        return "Semaphore[capacity=" + core.capacity + ", available=" + core.availablePermits()
+                + ", queued=" + core.queueLength() + ", closed=" + core.isClosed() + "]";
+    }
+
+    private void checkFits(String call, long n) {
+        if (n > core.capacity) {
+            throw new IllegalArgumentException(call + "(" + n + "): exceeds the capacity "
+                    + core.capacity + ", so it could never be granted");
+        }
+    }
+
+    private static IllegalArgumentException negative(String call, long n) {
+        return new IllegalArgumentException(call + "(" + n + "): the number of permits must not be negative");
+    }
+
+    /** {@link Duration#toNanos()} that saturates instead of throwing on huge durations. */
+    static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException tooLarge) {
+            return d.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+    }
+}

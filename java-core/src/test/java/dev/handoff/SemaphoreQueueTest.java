@@ -1,0 +1,319 @@
+package dev.handoff;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** The queue: FIFO, head-of-line blocking, no barging, direct handoff, partial assignment, wakers. */
+class SemaphoreQueueTest {
+
+    @Test
+    void waitersAreGrantedInArrivalOrder() {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        List<String> log = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            s.acquire(1, new RecordingWaker("w" + i, log));
+        }
+        for (int i = 0; i < 5; i++) {
+            s.release(1);
+        }
+        assertEquals(List.of("w0", "w1", "w2", "w3", "w4"), log);
+        s.release(1);
+        assertEquals(1, s.availablePermits());
+    }
+
+    @Test
+    void aHeavyHeadBlocksLighterWaitersBehindIt() {
+        Semaphore s = new Semaphore(10);
+        assertTrue(s.tryAcquire(8));
+        RecordingWaker heavy = new RecordingWaker();
+        RecordingWaker light = new RecordingWaker();
+        Acquisition h = s.acquire(10, heavy);
+        Acquisition l = s.acquire(1, light);
+        s.release(5); // 2 + 5 = 7 of 10 handed to the head; the light one would fit but must wait
+        assertFalse(h.isGranted());
+        assertFalse(l.isGranted());
+        assertEquals(0, s.availablePermits());
+        s.release(3);
+        assertTrue(h.isGranted());
+        assertFalse(l.isGranted());
+        s.release(10);
+        assertTrue(l.isGranted());
+        s.release(1);
+        assertEquals(10, s.availablePermits());
+    }
+
+    @Test
+    void noBargingWhileAnyoneWaits() {
+        Semaphore s = new Semaphore(4);
+        assertTrue(s.tryAcquire(3));
+        Acquisition head = s.acquire(2, () -> { }); // takes the 1 free, waits for 1 more
+        assertEquals(0, s.availablePermits());
+        assertFalse(s.tryAcquire(1), "tryAcquire must not take the permit meant for the head");
+        s.release(3);
+        assertTrue(head.isGranted());
+        assertEquals(2, s.availablePermits());
+        s.release(2);
+    }
+
+    @Test
+    void oneReleaseGrantsSeveralHeadsAndStopsAtTheFirstThatDoesNotFit() {
+        Semaphore s = new Semaphore(10);
+        assertTrue(s.tryAcquire(10));
+        List<String> log = new ArrayList<>();
+        Acquisition a = s.acquire(2, new RecordingWaker("a", log));
+        Acquisition b = s.acquire(3, new RecordingWaker("b", log));
+        Acquisition c = s.acquire(4, new RecordingWaker("c", log));
+        Acquisition d = s.acquire(1, new RecordingWaker("d", log));
+        s.release(7); // a (2) and b (3) fit; c gets 2 of 4 and blocks d
+        assertEquals(List.of("a", "b"), log);
+        assertTrue(a.isGranted() && b.isGranted());
+        assertFalse(c.isGranted());
+        assertFalse(d.isGranted());
+        assertEquals(0, s.availablePermits(), "partial assignment is not free");
+        assertEquals(2, s.queueLength());
+        s.release(3); // c needs 2 more; d takes 1 of the surplus
+        assertEquals(List.of("a", "b", "c", "d"), log);
+        assertEquals(0, s.queueLength());
+        s.release(2);
+        s.release(3);
+        s.release(4);
+        s.release(1);
+        assertEquals(10, s.availablePermits());
+    }
+
+    @Test
+    void cancellingAPartiallyServedHeadGrantsTheWaitersBehindIt() {
+        Semaphore s = new Semaphore(6);
+        assertTrue(s.tryAcquire(6));
+        RecordingWaker headWaker = new RecordingWaker();
+        Acquisition head = s.acquire(5, headWaker);
+        RecordingWaker next = new RecordingWaker();
+        Acquisition second = s.acquire(2, next);
+        Acquisition third = s.acquire(2, () -> { });
+        s.release(3); // head has 3 of 5
+        assertEquals(0, s.availablePermits());
+        assertTrue(head.cancel());
+        assertFalse(head.cancel(), "idempotent");
+        assertEquals(0, headWaker.wakes.get() + headWaker.claims.get(), "a cancelled waker is never called");
+        assertTrue(second.isGranted(), "2 of the head's 3 go to the next waiter");
+        assertFalse(third.isGranted(), "1 left over is handed to the third as a partial assignment");
+        assertEquals(0, s.availablePermits());
+        s.release(1);
+        assertTrue(third.isGranted());
+        s.release(2); // ours: 6 - 3 - 1
+        s.release(2); // second's
+        s.release(2); // third's
+        assertEquals(6, s.availablePermits());
+    }
+
+    @Test
+    void cancellingTheOnlyWaiterMakesItsPartialPermitsFree() {
+        Semaphore s = new Semaphore(4);
+        assertTrue(s.tryAcquire(1));
+        Acquisition a = s.acquire(4, () -> { }); // takes 3, needs 1 more
+        assertEquals(0, s.availablePermits());
+        assertTrue(a.cancel());
+        assertEquals(3, s.availablePermits());
+        assertTrue(s.tryAcquire(3), "no barging bar once the queue is empty");
+        s.release(4);
+        assertEquals(4, s.availablePermits());
+    }
+
+    @Test
+    void cancellingAMiddleWaiterKeepsTheOrderOfTheOthers() {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        List<String> log = new ArrayList<>();
+        s.acquire(1, new RecordingWaker("a", log));
+        Acquisition b = s.acquire(1, new RecordingWaker("b", log));
+        s.acquire(1, new RecordingWaker("c", log));
+        assertTrue(b.cancel());
+        assertEquals(2, s.queueLength());
+        s.release(1);
+        s.release(1);
+        assertEquals(List.of("a", "c"), log);
+        s.release(1);
+    }
+
+    @Test
+    void aDecliningClaimPassesItsPartialPermitsOnInTheSameRelease() {
+        Semaphore s = new Semaphore(4);
+        assertTrue(s.tryAcquire(4));
+        RecordingWaker gone = new RecordingWaker();
+        Acquisition first = s.acquire(3, gone);
+        RecordingWaker next = new RecordingWaker();
+        Acquisition second = s.acquire(3, next);
+        s.release(2); // first has 2 of 3
+        gone.declineClaim = true;
+        s.release(2); // first would be granted, declines; its 2 + the 1 left go to second
+        assertFalse(first.isGranted());
+        assertFalse(first.cancel(), "a declined acquisition is no longer waiting");
+        assertEquals(0, gone.wakes.get());
+        assertTrue(second.isGranted());
+        assertEquals(1, next.claims.get());
+        assertEquals(1, s.availablePermits());
+        s.release(3);
+        assertEquals(4, s.availablePermits());
+    }
+
+    @Test
+    void wakersRunAfterTheLockIsReleased() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        AtomicBoolean otherThreadGotThrough = new AtomicBoolean();
+        s.acquire(1, () -> {
+            // Another thread needs the internal lock (acquire slow path). If wake() ran under it,
+            // this join would time out.
+            Thread t = new Thread(() -> {
+                Acquisition a = s.acquire(1, () -> { });
+                otherThreadGotThrough.set(!a.isGranted() && a.cancel());
+            });
+            t.start();
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(20));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        s.release(1);
+        assertTrue(otherThreadGotThrough.get());
+        s.release(1);
+        assertEquals(1, s.availablePermits());
+    }
+
+    @Test
+    void aWakerThatReleasesReentrantlyGrantsTheNextWaiter() {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        List<String> log = new ArrayList<>();
+        s.acquire(2, () -> {
+            log.add("first woken");
+            s.release(2); // hands both to the next waiter from inside a waker
+            log.add("first released");
+        });
+        s.acquire(2, () -> log.add("second woken"));
+        s.release(2);
+        // the nested wake runs from the outermost call, after the first waker returns
+        assertEquals(List.of("first woken", "first released", "second woken"), log);
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    @Test
+    void aChainOfTenThousandReleasingWakersDoesNotOverflowTheStack() {
+        int n = 10_000;
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        AtomicInteger woken = new AtomicInteger();
+        for (int i = 0; i < n; i++) {
+            s.acquire(1, () -> {
+                woken.incrementAndGet();
+                s.release(1);
+            });
+        }
+        assertEquals(n, s.queueLength());
+        s.release(1); // each waker releases to the next: 10,000 nested releases without a trampoline
+        assertEquals(n, woken.get());
+        assertEquals(1, s.availablePermits());
+        assertEquals(0, s.queueLength());
+    }
+
+    @Test
+    void aThrowingWakerIsReportedAndStopsNothing() throws Exception {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        RuntimeException boom = new RuntimeException("boom");
+        RecordingWaker after = new RecordingWaker();
+        s.acquire(1, () -> {
+            throw boom;
+        });
+        s.acquire(1, after);
+        AtomicReference<Throwable> reported = new AtomicReference<>();
+        AtomicReference<Thread> reportedOn = new AtomicReference<>();
+        Thread releaser = new Thread(() -> s.release(2));
+        releaser.setUncaughtExceptionHandler((t, e) -> {
+            reportedOn.set(t);
+            reported.set(e);
+        });
+        releaser.start();
+        releaser.join(TimeUnit.SECONDS.toMillis(20));
+        assertSame(boom, reported.get());
+        assertSame(releaser, reportedOn.get());
+        assertEquals(1, after.wakes.get(), "the next waker still ran");
+        assertEquals(0, s.availablePermits(), "both waiters hold their permit");
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    @Test
+    void aThrowingClaimCountsAsDeclinedAndIsReported() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        IllegalStateException boom = new IllegalStateException("claim failed");
+        Acquisition bad = s.acquire(1, new Waker() {
+            @Override
+            public boolean claim() {
+                throw boom;
+            }
+
+            @Override
+            public void wake() {
+                throw new AssertionError("never woken");
+            }
+        });
+        RecordingWaker next = new RecordingWaker();
+        Acquisition good = s.acquire(1, next);
+        AtomicReference<Throwable> reported = new AtomicReference<>();
+        Thread releaser = new Thread(() -> s.release(1));
+        releaser.setUncaughtExceptionHandler((t, e) -> reported.set(e));
+        releaser.start();
+        releaser.join(TimeUnit.SECONDS.toMillis(20));
+        assertSame(boom, reported.get());
+        assertFalse(bad.isGranted());
+        assertTrue(good.isGranted());
+        s.release(1);
+        assertEquals(1, s.availablePermits());
+    }
+
+    @Test
+    void wakeRunsOnTheThreadThatResolvedTheAcquisition() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        RecordingWaker w = new RecordingWaker();
+        s.acquire(1, w);
+        Thread releaser = new Thread(() -> s.release(1), "releaser");
+        releaser.start();
+        releaser.join();
+        assertSame(releaser, w.wokenOn);
+        s.release(1);
+    }
+
+    @Test
+    void asyncWaitersShareTheSameFifoQueue() throws Exception {
+        Semaphore s = new Semaphore(3);
+        assertTrue(s.tryAcquire(3));
+        List<String> log = new ArrayList<>();
+        CompletableFuture<Void> f1 = s.acquireAsync(3);
+        f1.thenRun(() -> log.add("future"));
+        s.acquire(1, new RecordingWaker("callback", log));
+        s.release(3);
+        assertEquals(List.of("future"), log);
+        s.release(3);
+        assertEquals(List.of("future", "callback"), log);
+        f1.get(1, TimeUnit.SECONDS);
+        s.release(1);
+        assertEquals(3, s.availablePermits());
+    }
+}

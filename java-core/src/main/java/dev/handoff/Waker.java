@@ -19,7 +19,9 @@ package dev.handoff;
  * internal lock has been released, so it may call back into the semaphore (for example
  * {@code release}). Nested wake-ups started from inside a {@code wake()} are run by the outermost
  * call, one after another, so a chain of wakers that release to each other does not grow the
- * stack. A {@code wake()} that throws does not stop the other wakers nor the call that runs it:
+ * stack; a consequence is that a {@code wake()} should hand long or blocking work to an executor
+ * rather than block on something that a wake-up queued behind it would provide. A {@code wake()}
+ * that throws does not stop the other wakers nor the call that runs it:
  * the exception is passed to the thread's {@link Thread.UncaughtExceptionHandler}.
  */
 @FunctionalInterface

@@ -98,7 +98,8 @@ public class Acquisition {
     /**
      * Withdraws the acquisition if it is still waiting: it leaves the queue, the permits it was
      * partially handed go back (they may complete the waiters behind it, whose wakers then run on
-     * this thread before {@code cancel} returns), and its waker will never be called.
+     * this thread, normally before {@code cancel} returns; see {@link Waker}), and its waker will
+     * never be called.
      *
      * <p>Races with a concurrent grant or close are exact: exactly one of them wins. If the grant
      * or close won, this method returns {@code false} and changes nothing; in particular a granted

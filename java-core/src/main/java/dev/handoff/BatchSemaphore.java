@@ -55,7 +55,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *     it re-reads the word and drains the released permits too (or is granted outright);
  *   - if it lands after, it sees QUEUED (the CAS compares the whole word, flag included), so it
  *     does not add to free but takes the lock and hands its permits to the queue.
- * Either way no permit is added to free while a waiter is queued (I2). tryAcquire fails whenever
+ * Either way no permit is added to free while a waiter is queued (I2). The same flag covers the
+ * one other moment when permits are out of free but held by nobody: an acquisition granted at
+ * once inside acquire() takes its permits and sets QUEUED in one CAS, asks claim(), and then
+ * clears QUEUED (granted) or restores the word (declined). Meanwhile a release locks and waits,
+ * so its over-release check (held = capacity - free) is never fooled by permits in transit.
+ * tryAcquire fails whenever
  * QUEUED is set, so nobody barges past the queue, and since free == 0 under QUEUED, it could not
  * take anything anyway. The flag is cleared only under the lock, in the same write that returns
  * the surplus to free, at the moment the queue becomes empty.
@@ -83,9 +88,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *   under the lock, and the chain is run after the lock is released. wake() is user code: it
  *   may block, throw or call back into the semaphore.
  * - Trampoline: a waker that calls release() may grant the next waiter, whose waker releases
- *   again, and so on (10,000 coroutines in a withPermit chain on Dispatchers.Unconfined). To
- *   keep the stack flat, each thread has one WakeRun: the outermost call that starts waking
- *   drains it; nested calls only append their chain and return. FIFO order of wakes is kept.
+ *   again, and so on (10,000 coroutines in a withPermit chain on Dispatchers.Unconfined). Nested
+ *   wake-ups run at once, like ordinary calls, up to MAX_NESTED_WAKES levels; deeper ones are
+ *   queued on the thread's WakeRun and run by the outermost call once its own chain is done, so
+ *   the stack stays bounded. Unparking a blocked thread runs no user code, so it is never
+ *   queued: a waker that releases and then waits for the thread it granted cannot deadlock.
  * - Throwing wakers: caught, passed to the thread's uncaught-exception handler; the loop goes on.
  * - cancel: under the lock, unlink, mark CANCELLED, and hand the node's partial permits on
  *   exactly as a release would (they may complete the next heads).
@@ -170,7 +177,7 @@ final class BatchSemaphore {
         if ((s & QUEUED) == 0) {
             return capacity - (s >>> SHIFT);
         }
-        lock.lock();
+        lock();
         try {
             s = state;
             return capacity - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
@@ -225,7 +232,7 @@ final class BatchSemaphore {
 
     private long releaseToQueue(long n) {
         Acquisition woken;
-        lock.lock();
+        lock();
         try {
             long s = state;
             if ((s & QUEUED) == 0) {
@@ -311,8 +318,9 @@ final class BatchSemaphore {
 
     /** Under the lock, with QUEUED set and the queue now empty: free := rem, clear QUEUED. */
     private void returnToFreeAndClearQueued(long rem) {
-        // Nobody CASes the word while QUEUED is set (I2, fast paths back off), so a plain
-        // volatile write is exact; CLOSED is only written under this lock.
+        // Every lock-free CAS expects a word with QUEUED clear, so none can succeed while it is
+        // set: a plain volatile write is exact. CLOSED is only written under this lock. (An ABA
+        // of the word, free X -> QUEUED -> free X, is harmless: the word is a pure value.)
         state = (rem << SHIFT) | (state & CLOSED);
     }
 
@@ -324,7 +332,7 @@ final class BatchSemaphore {
     <A extends Acquisition> A enqueue(A a) {
         long n = a.permits;
         Acquisition woken = null;
-        lock.lock();
+        lock();
         try {
             long s = state;
             for (;;) {
@@ -343,15 +351,19 @@ final class BatchSemaphore {
                 }
                 long free = s >>> SHIFT;
                 if (free >= n) {
-                    long witness = (long) STATE.compareAndExchange(this, s, s - (n << SHIFT));
+                    // Take the permits and set QUEUED for the claim window: while claim() runs,
+                    // the permits are out of free but held by nobody yet, so a lock-free release
+                    // could not check over-release exactly; QUEUED sends it to the lock.
+                    long granted = s - (n << SHIFT);
+                    long witness = (long) STATE.compareAndExchange(this, s, granted | QUEUED);
                     if (witness != s) {
                         s = witness;
                         continue;
                     }
                     woken = grantAtOnce(a);
-                    if (a.state == Acquisition.CANCELLED) {
-                        giveBackUnqueued(n); // declined: the queue is empty, so back to free
-                    }
+                    // No CAS can succeed while QUEUED is set: plain writes are exact. A declined
+                    // claim restores the word as it was.
+                    state = a.state == Acquisition.GRANTED ? granted : s;
                     break;
                 }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
@@ -384,25 +396,10 @@ final class BatchSemaphore {
         return outcome == CLAIM_THREW ? a : null;
     }
 
-    /** Under the lock, with the queue empty: adds {@code n} back to free (lock-free CASes race). */
-    private void giveBackUnqueued(long n) {
-        if (n == 0) {
-            return;
-        }
-        long s = state;
-        for (;;) {
-            long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
-            if (witness == s) {
-                return;
-            }
-            s = witness;
-        }
-    }
-
     /** Withdraws a waiting node; see {@link Acquisition#cancel()}. */
     boolean cancel(Acquisition a) {
         Acquisition woken = null;
-        lock.lock();
+        lock();
         try {
             if (a.state != Acquisition.WAITING) {
                 return false;
@@ -426,7 +423,7 @@ final class BatchSemaphore {
     /** Fails every waiter, returns their partial permits, refuses later acquires. Idempotent. */
     void close() {
         Acquisition woken;
-        lock.lock();
+        lock();
         try {
             long s = state;
             if ((s & CLOSED) != 0) {
@@ -455,6 +452,17 @@ final class BatchSemaphore {
             lock.unlock();
         }
         wakeAll(woken);
+    }
+
+    /**
+     * Takes the lock, refusing re-entry: only a {@link Waker#claim()} (which runs under the lock)
+     * could re-enter, and the contract forbids it to call back into the semaphore.
+     */
+    private void lock() {
+        if (lock.isHeldByCurrentThread()) {
+            throw new IllegalStateException("Waker.claim() must not call back into the semaphore");
+        }
+        lock.lock();
     }
 
     // ------------------------------------------------------------------ queue links (locked)
@@ -503,9 +511,7 @@ final class BatchSemaphore {
      */
     CompletableFuture<Void> acquireAsync(long n, String call, Runnable onGrant) {
         if (tryAcquire(n)) {
-            if (onGrant != null) {
-                onGrant.run();
-            }
+            runIfPresent(onGrant);
             return CompletableFuture.completedFuture(null);
         }
         FutureAcquisition f = new FutureAcquisition(this, n, call, onGrant);
@@ -515,23 +521,27 @@ final class BatchSemaphore {
 
     /**
      * The blocking face, arguments valid. Returns normally once granted; throws
-     * InterruptedException (nothing held) or SemaphoreClosedException.
+     * InterruptedException (nothing held) or SemaphoreClosedException. {@code onGrant}
+     * (nullable) runs at the grant, as for {@link #acquireAsync}.
      */
-    void acquireBlocking(long n, String call) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException(call + ": interrupted before waiting");
-        }
-        if (!tryAcquire(n)) {
-            await(enqueue(new ParkingAcquisition(this, n)), false, 0L, call);
-        }
-    }
-
-    /** The timed blocking face, arguments valid; {@code nanos <= 0} does not wait. */
-    boolean tryAcquire(long n, long nanos, String call) throws InterruptedException {
+    void acquireBlocking(long n, String call, Runnable onGrant) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException(call + ": interrupted before waiting");
         }
         if (tryAcquire(n)) {
+            runIfPresent(onGrant);
+        } else {
+            await(enqueue(new ParkingAcquisition(this, n, onGrant)), false, 0L, call);
+        }
+    }
+
+    /** The timed blocking face, arguments valid; {@code nanos <= 0} does not wait. */
+    boolean tryAcquire(long n, long nanos, String call, Runnable onGrant) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(call + ": interrupted before waiting");
+        }
+        if (tryAcquire(n)) {
+            runIfPresent(onGrant);
             return true;
         }
         if (nanos <= 0) {
@@ -540,7 +550,13 @@ final class BatchSemaphore {
             }
             return false;
         }
-        return await(enqueue(new ParkingAcquisition(this, n)), true, nanos, call);
+        return await(enqueue(new ParkingAcquisition(this, n, onGrant)), true, nanos, call);
+    }
+
+    private static void runIfPresent(Runnable onGrant) {
+        if (onGrant != null) {
+            onGrant.run();
+        }
     }
 
     /** Parks until the node settles; spins a little first. Cancels on interrupt or timeout. */
@@ -588,16 +604,24 @@ final class BatchSemaphore {
         return new SemaphoreClosedException(call + ": the semaphore is closed");
     }
 
-    /** A node for a parked thread: the waker is the node itself. */
+    /**
+     * A node for a parked thread: the waker is the node itself. Its wake() runs no user code, so
+     * it is never deferred (see wakeAll). A grant that wins against a timeout or interrupt may
+     * leave a stray unpark on the thread, as in java.util.concurrent's locks; park callers must
+     * loop on their condition anyway.
+     */
     static final class ParkingAcquisition extends Acquisition {
         private final Thread thread = Thread.currentThread();
+        private final Runnable onGrant;
 
-        ParkingAcquisition(BatchSemaphore owner, long permits) {
+        ParkingAcquisition(BatchSemaphore owner, long permits, Runnable onGrant) {
             super(owner, permits, null);
+            this.onGrant = onGrant;
         }
 
         @Override
         boolean claim() {
+            runIfPresent(onGrant);
             return true;
         }
 
@@ -611,48 +635,74 @@ final class BatchSemaphore {
 
     // ------------------------------------------------------------------ waking (no lock held)
 
-    /** Runs a chain of nodes to wake, or hands it to this thread's outer run (trampoline). */
+    /**
+     * How deeply wake-ups may nest on one thread (a wake() that releases, whose grant's wake()
+     * releases, ...) before further ones are queued for the outermost call to run.
+     */
+    static final int MAX_NESTED_WAKES = 16;
+
+    /**
+     * Runs a chain of nodes to wake (linked by {@code next}), in order. Nested calls run their
+     * chain at once, like any method call, up to {@link #MAX_NESTED_WAKES} levels; deeper ones
+     * queue it on this thread's {@link WakeRun}, which the outermost call drains (trampoline), so
+     * the stack stays bounded however long a chain of releasing wakers is. Parked threads are
+     * unparked at once even then: that runs no user code and cannot nest.
+     */
     static void wakeAll(Acquisition chain) {
         if (chain == null) {
             return;
         }
         WakeRun run = WakeRun.current();
-        run.append(chain);
-        if (run.running) {
-            return; // an outer wakeAll on this thread will run it
+        if (run.depth >= MAX_NESTED_WAKES) {
+            run.deferChain(chain);
+            return;
         }
-        run.running = true;
+        run.depth++;
         try {
-            run.drain();
+            run.reportDeferredErrors();
+            WakeRun.fireChain(chain);
+            if (run.depth == 1) {
+                run.drainDeferred();
+            }
         } finally {
-            run.running = false;
+            run.depth--;
         }
     }
 
-    /** Per-thread queue of pending wake-ups; see "Trampoline" in the notes. Thread-confined. */
+    /** Per-thread state of waking; see "Trampoline" in the notes. Thread-confined. */
     static final class WakeRun {
         private static final ThreadLocal<WakeRun> CURRENT = ThreadLocal.withInitial(WakeRun::new);
 
-        boolean running;
+        /** How many wakeAll calls are on this thread's stack. */
+        int depth;
+        /** Chains queued by calls nested too deeply, linked by {@code next}, FIFO. */
         private Acquisition first;
         private Acquisition last;
+        /** Exceptions thrown by claim() under the lock, to report once it is released. */
         private ArrayList<Throwable> deferred;
 
         static WakeRun current() {
             return CURRENT.get();
         }
 
-        void append(Acquisition chain) {
-            if (last == null) {
-                first = chain;
-            } else {
-                last.next = chain;
+        /** Queues the nodes that run user code; unparks parked threads at once. */
+        void deferChain(Acquisition chain) {
+            Acquisition a = chain;
+            while (a != null) {
+                Acquisition next = a.next;
+                a.next = null;
+                if (a instanceof ParkingAcquisition) {
+                    fire(a);
+                } else {
+                    if (last == null) {
+                        first = a;
+                    } else {
+                        last.next = a;
+                    }
+                    last = a;
+                }
+                a = next;
             }
-            Acquisition t = chain;
-            while (t.next != null) {
-                t = t.next;
-            }
-            last = t;
         }
 
         void deferReport(Throwable t) {
@@ -662,31 +712,48 @@ final class BatchSemaphore {
             deferred.add(t);
         }
 
-        void drain() {
-            for (;;) {
-                if (deferred != null) {
-                    ArrayList<Throwable> errors = deferred;
-                    deferred = null;
-                    for (Throwable t : errors) {
-                        report(t);
-                    }
+        void reportDeferredErrors() {
+            while (deferred != null) {
+                ArrayList<Throwable> errors = deferred;
+                deferred = null;
+                for (Throwable t : errors) {
+                    report(t);
                 }
-                Acquisition a = first;
-                if (a == null) {
-                    return;
-                }
+            }
+        }
+
+        /** Run by the outermost wakeAll: the queued nodes, and whatever they queue in turn. */
+        void drainDeferred() {
+            Acquisition a;
+            while ((a = first) != null) {
                 first = a.next;
                 if (first == null) {
                     last = null;
                 }
                 a.next = null;
-                int s = a.state;
-                if (s == Acquisition.GRANTED || s == Acquisition.CLOSED) {
-                    try {
-                        a.wake();
-                    } catch (Throwable t) {
-                        report(t);
-                    }
+                fire(a);
+                reportDeferredErrors();
+            }
+        }
+
+        static void fireChain(Acquisition chain) {
+            Acquisition a = chain;
+            while (a != null) {
+                Acquisition next = a.next;
+                a.next = null;
+                fire(a);
+                a = next;
+            }
+        }
+
+        /** Wakes a granted or closed node; a node in the chain only to report its claim's error is skipped. */
+        private static void fire(Acquisition a) {
+            int s = a.state;
+            if (s == Acquisition.GRANTED || s == Acquisition.CLOSED) {
+                try {
+                    a.wake();
+                } catch (Throwable t) {
+                    report(t);
                 }
             }
         }

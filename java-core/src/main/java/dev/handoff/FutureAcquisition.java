@@ -12,11 +12,12 @@ import java.util.function.Supplier;
  *
  * <p>A cancelled future never holds permits. Whoever settles first wins, decided by one CAS on
  * {@link #settled}: the semaphore's {@link #claim()} (under the core's lock, at the grant) moves
- * it {@code OPEN -> CLAIMED}; the user's {@code cancel}, {@code complete} or
- * {@code completeExceptionally} (also {@code orTimeout} and {@code completeOnTimeout}, which call
- * them) move it {@code OPEN -> WITHDRAWN} and then cancel the node, which returns any partial
- * permits. A user completion that loses the race returns {@code false} and the future completes
- * normally with the grant. A close wakes without claiming: the future then fails with
+ * it {@code OPEN -> CLAIMED}; the user's {@code cancel} or {@code completeExceptionally} (also
+ * {@code orTimeout}, which calls it) move it {@code OPEN -> WITHDRAWN} and then cancel the node,
+ * which returns any partial permits. A user completion that loses the race returns {@code false}
+ * and the future completes normally with the grant. {@code complete} (so also
+ * {@code completeOnTimeout}), {@code obtrude*} and {@code completeAsync} are refused: a normal
+ * completion always means a grant. A close wakes without claiming: the future then fails with
  * {@link SemaphoreClosedException}, unless the user completed it first.
  */
 final class FutureAcquisition extends CompletableFuture<Void> implements Waker {
@@ -81,10 +82,16 @@ final class FutureAcquisition extends CompletableFuture<Void> implements Waker {
         return withdraw() && super.cancel(mayInterruptIfRunning);
     }
 
-    /** Withdraws the wait (no permits will be held by it), then completes with {@code value}. */
+    /**
+     * Not supported: a normal completion must mean "granted, release the permits later", and a
+     * completion by hand would hold none. Use {@code cancel} or {@code orTimeout} to give up.
+     * ({@code completeOnTimeout} calls this from the JDK's timer thread, where the exception is
+     * dropped, so it has no effect on this future.)
+     */
     @Override
     public boolean complete(Void value) {
-        return withdraw() && super.complete(value);
+        throw new UnsupportedOperationException(call + ": complete is not supported on an acquisition's future;"
+                + " use cancel or orTimeout to give up the wait");
     }
 
     /** Withdraws the wait (no permits will be held by it), then fails with {@code ex}. */

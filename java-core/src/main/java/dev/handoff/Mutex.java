@@ -54,7 +54,7 @@ public final class Mutex {
         if (timeout == null) {
             throw new NullPointerException("tryLock(null): the timeout is null");
         }
-        return core.tryAcquire(1, Semaphore.saturatedNanos(timeout), "tryLock(" + timeout + ")");
+        return core.tryAcquire(1, Semaphore.saturatedNanos(timeout), "tryLock(" + timeout + ")", null);
     }
 
     /**
@@ -91,7 +91,7 @@ public final class Mutex {
      * @throws InterruptedException if interrupted before the lock was granted (nothing is held)
      */
     public void lockBlocking() throws InterruptedException {
-        core.acquireBlocking(1, "lockBlocking()");
+        core.acquireBlocking(1, "lockBlocking()", null);
     }
 
     /**

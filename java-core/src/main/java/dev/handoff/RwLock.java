@@ -1,5 +1,7 @@
 package dev.handoff;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
@@ -29,8 +31,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Not reentrant and not owned by a thread (asynchronous code may unlock from another thread).
  * Misuse such as {@link #readUnlock()} while write-locked, or {@link #writeUnlock()} while not
- * write-locked, throws {@link IllegalStateException} and changes nothing; the check is exact
- * unless the misuse races with the grant it contradicts.
+ * write-locked, throws {@link IllegalStateException} and changes nothing. The write-locked flag is
+ * set at the writer's grant, before any waker runs, and cleared by one compare-and-set, so of two
+ * racing {@code writeUnlock()} calls exactly one succeeds.
  *
  * <p>Memory consistency: actions before {@link #writeUnlock()} happen-before actions after any
  * later read or write lock is granted; actions before {@link #readUnlock()} happen-before actions
@@ -44,10 +47,14 @@ public final class RwLock {
     private final BatchSemaphore core;
     private final int maxReaders;
 
-    /** Whether a writer holds the lock: set at the grant, cleared by writeUnlock/downgrade. */
+    /**
+     * Whether a writer holds the lock. Set at the writer's grant — under the core's lock for a
+     * handoff (see markWriteLocked), right after the CAS for an immediate grant — and cleared by
+     * one CAS in writeUnlock/downgrade, so two racing unlocks cannot both succeed.
+     */
     private volatile boolean writeLocked;
 
-    /** Runs at a writer's grant (under the core's lock for a handoff): a volatile write. */
+    /** Runs at a writer's grant, before anyone is woken: a volatile write. */
     private final Runnable markWriteLocked = () -> writeLocked = true;
 
     /** Creates a lock that admits up to {@link #DEFAULT_MAX_READERS} readers at once. */
@@ -100,7 +107,7 @@ public final class RwLock {
      * @throws NullPointerException if {@code timeout} is null
      */
     public boolean tryReadLock(Duration timeout) throws InterruptedException {
-        return core.tryAcquire(1, nanos("tryReadLock", timeout), "tryReadLock(" + timeout + ")");
+        return core.tryAcquire(1, nanos("tryReadLock", timeout), "tryReadLock(" + timeout + ")", null);
     }
 
     /**
@@ -134,7 +141,7 @@ public final class RwLock {
      *     won the race, returns normally with the interrupt flag set
      */
     public void readLockBlocking() throws InterruptedException {
-        core.acquireBlocking(1, "readLockBlocking()");
+        core.acquireBlocking(1, "readLockBlocking()", null);
     }
 
     /**
@@ -160,7 +167,7 @@ public final class RwLock {
      */
     public boolean tryWriteLock() {
         if (core.tryAcquire(maxReaders)) {
-            writeLocked = true;
+            markWriteLocked.run();
             return true;
         }
         return false;
@@ -175,11 +182,8 @@ public final class RwLock {
      * @throws NullPointerException if {@code timeout} is null
      */
     public boolean tryWriteLock(Duration timeout) throws InterruptedException {
-        if (core.tryAcquire(maxReaders, nanos("tryWriteLock", timeout), "tryWriteLock(" + timeout + ")")) {
-            writeLocked = true;
-            return true;
-        }
-        return false;
+        return core.tryAcquire(maxReaders, nanos("tryWriteLock", timeout), "tryWriteLock(" + timeout + ")",
+                markWriteLocked);
     }
 
     /**
@@ -200,7 +204,7 @@ public final class RwLock {
                 if (!waker.claim()) {
                     return false;
                 }
-                writeLocked = true;
+                markWriteLocked.run();
                 return true;
             }
 
@@ -228,8 +232,7 @@ public final class RwLock {
      *     won the race, returns normally with the interrupt flag set
      */
     public void writeLockBlocking() throws InterruptedException {
-        core.acquireBlocking(maxReaders, "writeLockBlocking()");
-        writeLocked = true;
+        core.acquireBlocking(maxReaders, "writeLockBlocking()", markWriteLocked);
     }
 
     /**
@@ -239,11 +242,11 @@ public final class RwLock {
      * @throws IllegalStateException if the lock is not write-locked (nothing changes)
      */
     public void writeUnlock() {
-        if (!writeLocked) {
-            throw new IllegalStateException("writeUnlock(): the lock is not write-locked");
+        clearWriteLocked("writeUnlock()");
+        if (core.release(maxReaders) >= 0) {
+            writeLocked = true; // cannot happen while the flag is exact; keep the state as it was
+            throw new IllegalStateException("writeUnlock(): the write lock's permits are not held");
         }
-        writeLocked = false;
-        core.release(maxReaders);
     }
 
     /**
@@ -255,12 +258,17 @@ public final class RwLock {
      * @throws IllegalStateException if the lock is not write-locked (nothing changes)
      */
     public void downgrade() {
-        if (!writeLocked) {
-            throw new IllegalStateException("downgrade(): the lock is not write-locked");
+        clearWriteLocked("downgrade()");
+        if (maxReaders > 1 && core.release(maxReaders - 1L) >= 0) {
+            writeLocked = true; // cannot happen while the flag is exact; keep the state as it was
+            throw new IllegalStateException("downgrade(): the write lock's permits are not held");
         }
-        writeLocked = false;
-        if (maxReaders > 1) {
-            core.release(maxReaders - 1L);
+    }
+
+    /** One CAS from write-locked to not, so that of two racing unlocks only one proceeds. */
+    private void clearWriteLocked(String call) {
+        if (!WRITE_LOCKED.compareAndSet(this, true, false)) {
+            throw new IllegalStateException(call + ": the lock is not write-locked");
         }
     }
 
@@ -312,5 +320,15 @@ public final class RwLock {
             throw new NullPointerException(call + "(null): the timeout is null");
         }
         return Semaphore.saturatedNanos(timeout);
+    }
+
+    private static final VarHandle WRITE_LOCKED;
+
+    static {
+        try {
+            WRITE_LOCKED = MethodHandles.lookup().findVarHandle(RwLock.class, "writeLocked", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 }

@@ -163,10 +163,19 @@ public final class Semaphore {
      * a special case for "granted at once"; a caller who wants the allocation-free fast path calls
      * {@code tryAcquire(n)} first. Withdraw the wait with {@link Acquisition#cancel()}.
      *
+     * <p>The waker learns the outcome from the {@link Acquisition} ({@code isGranted()} or
+     * {@code isClosed()}). Since {@code wake()} may run before {@code acquire} returns, read the
+     * handle from where {@code wake()} hands off to, as in this event-loop integration (the task
+     * queued by {@code wake()} runs after {@code start()} has stored the handle):
      * <pre>{@code
-     * Acquisition a = budget.acquire(request.bytes(), () -> eventLoop.execute(() -> {
-     *     if (a.isGranted()) send(request); else request.fail("shutting down");
-     * }));
+     * final class Send implements Waker {                  // created and started on the loop
+     *     private Acquisition acquisition;
+     *     void start() { acquisition = budget.acquire(request.bytes(), this); }
+     *     public void wake() { loop.execute(this::run); }
+     *     private void run() {
+     *         if (acquisition.isGranted()) send(request); else request.fail("shutting down");
+     *     }
+     * }
      * }</pre>
      *
      * <p>Checks, in this order: {@code n < 0} throws; a null waker throws;
@@ -200,11 +209,14 @@ public final class Semaphore {
      *
      * <p><b>A cancelled future never holds permits.</b> {@code future.cancel(..)} withdraws the
      * wait and returns {@code true}; if the grant won the race, it returns {@code false} and the
-     * future completes normally, holding the permits. Completing the future yourself
-     * ({@code complete}, {@code completeExceptionally}, and so {@code orTimeout} and
-     * {@code completeOnTimeout}) also withdraws the wait first, with the same rule; such a future
-     * holds no permits even if completed normally. {@code obtrude*} and {@code completeAsync} are
-     * not supported on this future.
+     * future completes normally, holding the permits. Failing the future yourself
+     * ({@code completeExceptionally}, and so {@code orTimeout}) withdraws the wait the same way.
+     * A normal completion always means a grant, so {@code complete} (and so
+     * {@code completeOnTimeout}), {@code obtrude*} and {@code completeAsync} are not supported on
+     * this future. The future's dependents run on the thread that completes it; a cancel or
+     * timeout may complete the waiters behind it, so their dependents can run on the cancelling
+     * thread (for {@code orTimeout}, the JDK's shared timer thread): keep them short or use the
+     * {@code *Async} stages.
      *
      * <pre>{@code
      * budget.acquireAsync(item.size())
@@ -244,7 +256,7 @@ public final class Semaphore {
             throw negative("acquireBlocking", n);
         }
         checkFits("acquireBlocking", n);
-        core.acquireBlocking(n, "acquireBlocking(" + n + ")");
+        core.acquireBlocking(n, "acquireBlocking(" + n + ")", null);
     }
 
     /**
@@ -274,14 +286,15 @@ public final class Semaphore {
             throw new NullPointerException("tryAcquire(" + n + ", null): the timeout is null");
         }
         checkFits("tryAcquire", n);
-        return core.tryAcquire(n, saturatedNanos(timeout), "tryAcquire(" + n + ", " + timeout + ")");
+        return core.tryAcquire(n, saturatedNanos(timeout), "tryAcquire(" + n + ", " + timeout + ")", null);
     }
 
     /**
      * Returns {@code n} permits. They go directly to the head of the queue (partially, if it needs
      * more), then to the next heads that fit, in order; only the surplus becomes free. Wakers of the
      * acquisitions it completes run on this thread, after the internal lock is released, before
-     * this method returns. Works on a closed semaphore too. One compare-and-set and no lock while
+     * this method returns (when called from inside a deeply nested chain of wakers, they run
+     * shortly after, from the outermost one; see {@link Waker}). Works on a closed semaphore too. One compare-and-set and no lock while
      * nobody waits.
      *
      * @param n the number of permits; {@code 0} does nothing

@@ -17,11 +17,13 @@ package dev.handoff;
  * <p><b>Threads and locks.</b> {@code wake()} runs on the thread whose {@code acquire},
  * {@code release}, {@code close} or {@code cancel} call resolved the acquisition, after every
  * internal lock has been released, so it may call back into the semaphore (for example
- * {@code release}). Nested wake-ups started from inside a {@code wake()} are run by the outermost
- * call, one after another, so a chain of wakers that release to each other does not grow the
- * stack; a consequence is that a {@code wake()} should hand long or blocking work to an executor
- * rather than block on something that a wake-up queued behind it would provide. A {@code wake()}
- * that throws does not stop the other wakers nor the call that runs it:
+ * {@code release}). Wake-ups started from inside a {@code wake()} run at once, nested, up to a small
+ * depth; deeper ones are run by the outermost call, one after another, so a chain of wakers that
+ * release to each other does not grow the stack however long it is. A consequence is that a
+ * {@code wake()} should hand long or blocking work to an executor rather than block on something
+ * that a deeply nested wake-up would provide (waking a thread parked in {@code acquireBlocking} is
+ * never deferred). A {@code wake()} that throws does not stop the other wakers nor the call that
+ * runs it:
  * the exception is passed to the thread's {@link Thread.UncaughtExceptionHandler}.
  */
 @FunctionalInterface
@@ -44,7 +46,9 @@ public interface Waker {
      * go on to the next waiters in the same release, and {@link #wake()} is not called. This is
      * what makes "exactly one of grant and cancel wins" exact when the waiting party can be
      * cancelled from outside. A {@code claim()} that throws counts as {@code false}; the exception
-     * is passed to the thread's uncaught-exception handler once the lock is released.
+     * is passed to the thread's uncaught-exception handler once the lock is released. A
+     * {@code claim()} that calls a method of the semaphore that needs the lock gets an
+     * {@link IllegalStateException} (and so counts as {@code false}).
      *
      * @return {@code true} (the default) to take the grant, {@code false} to decline it
      */

@@ -247,8 +247,10 @@ class SemaphoreContractTest {
         assertThrows(ExecutionException.class, () -> timedOut.get(10, TimeUnit.SECONDS));
         CompletableFuture<Void> failed = s.acquireAsync(2);
         assertTrue(failed.completeExceptionally(new RuntimeException("gave up")));
-        CompletableFuture<Void> completed = s.acquireAsync(1);
-        assertTrue(completed.complete(null));
+        CompletableFuture<Void> byHand = s.acquireAsync(1);
+        assertThrows(UnsupportedOperationException.class, () -> byHand.complete(null));
+        assertFalse(byHand.isDone(), "a refused complete changes nothing");
+        assertTrue(byHand.cancel(false));
         waitUntil(() -> s.queueLength() == 0);
         CompletableFuture<Void> waiting = s.acquireAsync(1);
         assertThrows(UnsupportedOperationException.class, () -> waiting.obtrudeValue(null));

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -205,8 +206,8 @@ class SemaphoreQueueTest {
         });
         s.acquire(2, () -> log.add("second woken"));
         s.release(2);
-        // the nested wake runs from the outermost call, after the first waker returns
-        assertEquals(List.of("first woken", "first released", "second woken"), log);
+        // a shallow nested wake runs inside the nested release, like an ordinary call
+        assertEquals(List.of("first woken", "second woken", "first released"), log);
         s.release(2);
         assertEquals(2, s.availablePermits());
     }
@@ -228,6 +229,78 @@ class SemaphoreQueueTest {
         assertEquals(n, woken.get());
         assertEquals(1, s.availablePermits());
         assertEquals(0, s.queueLength());
+    }
+
+    @Test
+    void aWakerThatReleasesAndWaitsForTheThreadItGrantedDoesNotDeadlock() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        // Build a chain deeper than the nesting limit, so that the last waker runs deferred.
+        AtomicInteger depth = new AtomicInteger();
+        int chain = BatchSemaphore.MAX_NESTED_WAKES + 4;
+        CountDownLatch parkedThreadDone = new CountDownLatch(1);
+        AtomicBoolean waitedOk = new AtomicBoolean();
+        for (int i = 0; i < chain; i++) {
+            boolean last = i == chain - 1;
+            s.acquire(1, () -> {
+                depth.incrementAndGet();
+                s.release(1); // grants the next; for the last, the parked thread below
+                if (last) {
+                    try {
+                        waitedOk.set(parkedThreadDone.await(20, TimeUnit.SECONDS));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+        }
+        Thread parked = new Thread(() -> {
+            try {
+                s.acquireBlocking(1);
+                s.release(1);
+                parkedThreadDone.countDown();
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        });
+        parked.start();
+        SemaphoreContractTest.waitUntil(() -> s.queueLength() == chain + 1);
+        s.release(1);
+        assertEquals(chain, depth.get());
+        assertTrue(waitedOk.get(), "the parked thread was unparked while a deferred waker waited for it");
+        parked.join(TimeUnit.SECONDS.toMillis(20));
+        assertEquals(1, s.availablePermits());
+    }
+
+    @Test
+    void aClaimThatCallsBackIntoTheSemaphoreIsRefusedAndDeclines() throws Exception {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        AtomicReference<Throwable> inClaim = new AtomicReference<>();
+        Acquisition bad = s.acquire(1, new Waker() {
+            @Override
+            public boolean claim() {
+                s.release(1); // forbidden: the contract says claim() never calls back
+                return true;
+            }
+
+            @Override
+            public void wake() {
+                throw new AssertionError("never woken");
+            }
+        });
+        RecordingWaker next = new RecordingWaker();
+        Acquisition good = s.acquire(1, next);
+        Thread releaser = new Thread(() -> s.release(1));
+        releaser.setUncaughtExceptionHandler((t, e) -> inClaim.set(e));
+        releaser.start();
+        releaser.join(TimeUnit.SECONDS.toMillis(20));
+        assertTrue(inClaim.get() instanceof IllegalStateException, String.valueOf(inClaim.get()));
+        assertFalse(bad.isGranted());
+        assertTrue(good.isGranted());
+        s.release(1);
+        s.release(1);
+        assertEquals(2, s.availablePermits());
     }
 
     @Test

@@ -275,6 +275,28 @@ class SemaphoreRaceTest {
     }
 
     @Test
+    void overReleaseRacingADeclinedImmediateGrantIsAlwaysRefused() throws Exception {
+        // A declined claim inside acquire takes permits out of free for a moment; a concurrent
+        // (mistaken) release must still see that nothing is held.
+        for (int round = 0; round < ROUNDS; round++) {
+            Semaphore s = new Semaphore(1);
+            RecordingWaker declining = new RecordingWaker();
+            declining.declineClaim = true;
+            AtomicInteger accepted = new AtomicInteger();
+            race(() -> s.acquire(1, declining), () -> {
+                try {
+                    s.release(1);
+                    accepted.incrementAndGet();
+                } catch (IllegalStateException expected) {
+                    // nothing held: refused
+                }
+            });
+            assertEquals(0, accepted.get(), "round " + round + ": release(1) accepted while nothing was held");
+            assertEquals(1, s.availablePermits(), "round " + round);
+        }
+    }
+
+    @Test
     void cancelledFutureReportsCancellation() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -85,8 +86,6 @@ final class FutureAcquisition extends CompletableFuture<Void> implements Waker {
     /**
      * Not supported: a normal completion must mean "granted, release the permits later", and a
      * completion by hand would hold none. Use {@code cancel} or {@code orTimeout} to give up.
-     * ({@code completeOnTimeout} calls this from the JDK's timer thread, where the exception is
-     * dropped, so it has no effect on this future.)
      */
     @Override
     public boolean complete(Void value) {
@@ -98,6 +97,13 @@ final class FutureAcquisition extends CompletableFuture<Void> implements Waker {
     @Override
     public boolean completeExceptionally(Throwable ex) {
         return withdraw() && super.completeExceptionally(ex);
+    }
+
+    /** Not supported, for the reason of {@link #complete}: use {@code orTimeout} to bound the wait. */
+    @Override
+    public CompletableFuture<Void> completeOnTimeout(Void value, long timeout, TimeUnit unit) {
+        throw new UnsupportedOperationException(call + ": completeOnTimeout is not supported on an acquisition's future;"
+                + " use orTimeout to bound the wait");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */

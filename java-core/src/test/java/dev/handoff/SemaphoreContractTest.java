@@ -249,6 +249,7 @@ class SemaphoreContractTest {
         assertTrue(failed.completeExceptionally(new RuntimeException("gave up")));
         CompletableFuture<Void> byHand = s.acquireAsync(1);
         assertThrows(UnsupportedOperationException.class, () -> byHand.complete(null));
+        assertThrows(UnsupportedOperationException.class, () -> byHand.completeOnTimeout(null, 1, TimeUnit.SECONDS));
         assertFalse(byHand.isDone(), "a refused complete changes nothing");
         assertTrue(byHand.cancel(false));
         waitUntil(() -> s.queueLength() == 0);

@@ -1,0 +1,34 @@
+package dev.handoff.samples;
+
+/**
+ * Runs every sample in turn; each prints what it demonstrates and the figures that prove it.
+ *
+ * <pre>
+ * mvn -B -q -pl samples -am install -DskipTests &amp;&amp; mvn -B -q -pl samples exec:java
+ * </pre>
+ */
+public final class RunAll {
+
+    private RunAll() {
+    }
+
+    /**
+     * Runs the five samples.
+     *
+     * @param args ignored
+     * @throws InterruptedException if interrupted
+     */
+    public static void main(String[] args) throws InterruptedException {
+        System.out.println("handoff samples (JDK " + Runtime.version().feature() + ")");
+        System.out.println();
+        MemoryBudgetSample.main(args);
+        System.out.println();
+        CallbackSample.main(args);
+        System.out.println();
+        VirtualThreadsSample.main(args);
+        System.out.println();
+        WithPermitsSample.main(args);
+        System.out.println();
+        RwLockCacheSample.main(args);
+    }
+}

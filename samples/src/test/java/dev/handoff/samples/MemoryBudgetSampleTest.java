@@ -1,0 +1,25 @@
+package dev.handoff.samples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** A hang (a permit never returned) fails the test instead of stalling the build. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class MemoryBudgetSampleTest {
+
+    @Test
+    void neverAboveTheBudgetAndTheHugeDownloadIsNotOvertaken() {
+        MemoryBudgetSample.Figures f = MemoryBudgetSample.run();
+
+        assertTrue(f.peakBytesInFlight() <= f.budget(), () -> "peak " + f.peakBytesInFlight() + " > budget");
+        assertTrue(f.peakBytesInFlight() >= f.hugeSize(), "the huge download was in flight at some point");
+        assertEquals(f.downloads(), f.completed());
+        assertTrue(f.hugeCompleted());
+        assertEquals(0, f.startedBeforeHuge(), "FIFO: no later download starts before the huge one");
+        assertEquals(f.budget(), f.availableAfter(), "every permit returned");
+    }
+}

@@ -1,0 +1,235 @@
+@file:JvmName("Semaphores")
+
+package dev.handoff.coroutines
+
+import dev.handoff.Acquisition
+import dev.handoff.Semaphore
+import dev.handoff.SemaphoreClosedException
+import kotlin.contracts.ExperimentalContracts
+import kotlin.contracts.InvocationKind
+import kotlin.contracts.contract
+import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
+
+/**
+ * Takes [permits] permits of this semaphore, suspending until they are granted.
+ *
+ * Same queue and rules as the Java faces of [Semaphore]: strictly FIFO by the moment the call
+ * joins the queue, weighted, no barging, and head-of-line blocking is intended (a heavy acquisition
+ * at the head makes lighter ones behind it wait, so it is never starved). Released permits are
+ * handed directly to the waiting coroutines, partially to the head if it needs more. When the
+ * permits are free and nobody waits, this function returns at once without suspending and without
+ * allocating.
+ *
+ * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+ * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+ * (the permits already handed to it go on to the waiters behind it) and the function throws
+ * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+ * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+ * normally from it, even if its permits were granted before the cancellation took effect; they are
+ * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+ * cancellation came first. This function does not check for cancellation when it does not
+ * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ *
+ * Memory consistency: a [Semaphore.release] happens-before the return of every `acquire` it
+ * grants.
+ *
+ * ```kotlin
+ * val budget = Semaphore(64L shl 20) // at most 64 MiB in flight
+ *
+ * suspend fun upload(body: ByteArray) {
+ *     budget.acquire(body.size.toLong())
+ *     try {
+ *         client.send(body)
+ *     } finally {
+ *         budget.release(body.size.toLong())
+ *     }
+ * }
+ * ```
+ * [withPermits] writes the same in one line.
+ *
+ * With a timeout: on a multi-threaded dispatcher, [withTimeout][kotlinx.coroutines.withTimeout]
+ * may fire after this function returned but before the timed block ends; the block's result is
+ * then lost although the permits are held (kotlinx.coroutines issue 2233). Record the grant inside
+ * the block and release in `finally`:
+ * ```kotlin
+ * var acquired = false
+ * try {
+ *     withTimeout(5.seconds) {
+ *         budget.acquire(bytes)
+ *         acquired = true
+ *     }
+ *     send(request)
+ * } finally {
+ *     if (acquired) budget.release(bytes)
+ * }
+ * ```
+ *
+ * @param permits the number of permits, from `0` to [Semaphore.capacity]; `0` returns at once
+ *   unless the semaphore is closed
+ * @throws IllegalArgumentException if [permits] is negative or greater than the capacity (it could
+ *   never be granted); thrown before anything is queued
+ * @throws SemaphoreClosedException if the semaphore is or gets [closed][Semaphore.close] before
+ *   the grant; nothing is held
+ */
+public suspend fun Semaphore.acquire(permits: Long = 1) {
+    if (permits >= 0 && tryAcquire(permits)) {
+        return // fast path: no suspension, no allocation
+    }
+    acquireSuspending(permits) // a tail call, so this function needs no state machine
+}
+
+/** The slow path of [acquire]: checks the arguments, then queues and suspends. */
+private suspend fun Semaphore.acquireSuspending(permits: Long) {
+    require(permits >= 0) { "acquire($permits): the number of permits must not be negative" }
+    require(permits <= capacity()) {
+        "acquire($permits): exceeds the capacity ${capacity()}, so it could never be granted"
+    }
+    SemaphoreWaker(this, permits).await<Unit>()
+}
+
+/** The waker of one suspended [acquire] on a [Semaphore]. */
+private class SemaphoreWaker(
+    private val semaphore: Semaphore,
+    private val permits: Long,
+) : ContinuationWaker() {
+    override fun start(): Acquisition = semaphore.acquire(permits, this)
+
+    override fun giveBack() = semaphore.release(permits)
+
+    override fun closedException(): Throwable =
+        SemaphoreClosedException("acquire($permits): the semaphore is closed")
+
+    override fun toString(): String = "SemaphoreWaker[acquire($permits) on $semaphore]"
+}
+
+/**
+ * Runs [action] holding [permits] permits of this semaphore: [acquires][acquire] them (suspending
+ * if needed), runs [action] exactly once, and releases them when [action] returns or throws.
+ *
+ * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+ * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+ * (the permits already handed to it go on to the waiters behind it) and the function throws
+ * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+ * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+ * normally from it, even if its permits were granted before the cancellation took effect; they are
+ * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+ * cancellation came first. This function does not check for cancellation when it does not
+ * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ *
+ * [action] itself is not interrupted by this function; a cancellation that arrives while it runs
+ * is seen by the suspending calls inside it, and the permits are released on the way out.
+ *
+ * ```kotlin
+ * val rowsInFlight = Semaphore(10_000)
+ *
+ * suspend fun write(batch: List<Row>) = rowsInFlight.withPermits(batch.size.toLong()) {
+ *     database.insert(batch)
+ * }
+ * ```
+ *
+ * @param permits the number of permits, from `0` to [Semaphore.capacity]
+ * @return what [action] returns
+ * @throws IllegalArgumentException if [permits] is negative or greater than the capacity;
+ *   [action] does not run
+ * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant; [action]
+ *   does not run
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> Semaphore.withPermits(permits: Long, action: () -> T): T {
+    contract {
+        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
+    }
+    acquire(permits)
+    try {
+        return action()
+    } finally {
+        release(permits)
+    }
+}
+
+/**
+ * Runs [action] holding one permit of this semaphore: `withPermits(1, action)`.
+ *
+ * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+ * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+ * (the permits already handed to it go on to the waiters behind it) and the function throws
+ * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+ * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+ * normally from it, even if its permits were granted before the cancellation took effect; they are
+ * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+ * cancellation came first. This function does not check for cancellation when it does not
+ * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ *
+ * ```kotlin
+ * val connections = Semaphore(8)
+ *
+ * suspend fun fetch(url: String): String = connections.withPermit { http.get(url) }
+ * ```
+ *
+ * @return what [action] returns
+ * @throws IllegalArgumentException if the capacity is `0` (a permit could never be granted)
+ * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant; [action]
+ *   does not run
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> Semaphore.withPermit(action: () -> T): T {
+    contract {
+        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
+    }
+    return withPermits(1, action)
+}
+
+/**
+ * Returns a [kotlinx.coroutines.sync.Semaphore] backed by this semaphore, so code written against
+ * kotlinx.coroutines switches with one line. Each kotlinx `acquire`, `tryAcquire` and `release` is
+ * one permit of this semaphore, on the same FIFO queue as every other caller, Java or Kotlin.
+ *
+ * The view follows the kotlinx contract: `acquire()` has the cancellation behaviour of [acquire]
+ * (cancellable, prompt cancellation guarantee); `tryAcquire()` never suspends; `release()` of a
+ * permit that nobody holds throws [IllegalStateException] and changes nothing;
+ * `availablePermits` is [Semaphore.availablePermits], clamped to [Int.MAX_VALUE]. Beyond kotlinx:
+ * after [Semaphore.close], `acquire()` throws [SemaphoreClosedException] (an
+ * [IllegalStateException]) and `tryAcquire()` returns `false`. The view keeps no state of its own;
+ * it is cheap to create.
+ *
+ * ```kotlin
+ * // Before: val limit = kotlinx.coroutines.sync.Semaphore(4)
+ * val limit = Semaphore(4).asKotlinxSemaphore()
+ *
+ * limit.withPermit { crawl(page) } // kotlinx's withPermit, unchanged
+ * ```
+ *
+ * @return a kotlinx view of this semaphore
+ */
+public fun Semaphore.asKotlinxSemaphore(): KotlinxSemaphore = KotlinxSemaphoreView(this)
+
+/** The view behind [asKotlinxSemaphore]: one kotlinx permit is one permit of [semaphore]. */
+private class KotlinxSemaphoreView(private val semaphore: Semaphore) : KotlinxSemaphore {
+    override val availablePermits: Int
+        get() = semaphore.availablePermits().coerceAtMost(Int.MAX_VALUE.toLong()).toInt()
+
+    /**
+     * Takes one permit of the underlying semaphore; see [Semaphore.acquire].
+     *
+     * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+     * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+     * (the permits already handed to it go on to the waiters behind it) and the function throws
+     * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+     * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+     * normally from it, even if its permits were granted before the cancellation took effect; they are
+     * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+     * cancellation came first. This function does not check for cancellation when it does not
+     * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+     */
+    override suspend fun acquire() {
+        semaphore.acquire(1)
+    }
+
+    override fun tryAcquire(): Boolean = semaphore.tryAcquire(1)
+
+    override fun release() {
+        semaphore.release(1)
+    }
+
+    override fun toString(): String = "KotlinxSemaphoreView[$semaphore]"
+}

@@ -32,7 +32,8 @@ public interface Waker {
     /**
      * The grant (or the close) is final: run the waiter. Check {@link Acquisition#isGranted()} or
      * {@link Acquisition#isClosed()} to tell which. Called at most once, never while an internal
-     * lock is held.
+     * lock is held. After a successful {@link #claim()}, {@code wake()} runs on the same thread as
+     * that {@code claim()}, so state handed from one to the other needs no synchronization.
      */
     void wake();
 

@@ -34,6 +34,8 @@ import kotlin.coroutines.resumeWithException
  *     coroutine is cancelled between claim and the moment it runs again, kotlinx's prompt
  *     cancellation makes the suspension throw CancellationException and calls onCancellation,
  *     which releases the permits; the cancellation handler's Acquisition.cancel() returns false.
+ *     A subclass may note the grant in claimed(), still under the core's lock (the kotlinx mutex
+ *     view stores its owner token there, so the owner is known from the grant on).
  * Cancellation while waiting runs the cancellation handler: Acquisition.cancel() removes the node
  * and hands its partially assigned permits to the waiters behind it; the waker is never called.
  * Close calls wake() without claim(): there is no token, so the continuation is resumed with
@@ -85,6 +87,13 @@ internal abstract class ContinuationWaker :
     protected abstract fun closedException(): Throwable
 
     /**
+     * Runs in [claim] once the grant is this coroutine's, under the core's lock and before any
+     * waker runs: a short non-blocking step (a field store) that must not call back into the core.
+     * The kotlinx mutex view records its owner token here, as kotlinx does at its own grant.
+     */
+    protected open fun claimed() {}
+
+    /**
      * Suspends until the acquisition started by [start] is granted (returns), closed (throws what
      * [closedException] makes) or cancelled with the coroutine (throws CancellationException;
      * nothing is held). Arguments must have been checked: an exception from [start] would leave
@@ -109,6 +118,7 @@ internal abstract class ContinuationWaker :
     final override fun claim(): Boolean {
         val token = continuation.tryResume(Unit, null, this) ?: return false
         resumeToken = token
+        claimed()
         return true
     }
 

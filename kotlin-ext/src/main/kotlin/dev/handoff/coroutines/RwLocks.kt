@@ -1,0 +1,213 @@
+@file:JvmName("RwLocks")
+
+package dev.handoff.coroutines
+
+import dev.handoff.Acquisition
+import dev.handoff.RwLock
+import kotlin.contracts.ExperimentalContracts
+import kotlin.contracts.InvocationKind
+import kotlin.contracts.contract
+
+/**
+ * Takes a read lock, suspending until it is granted. Release it with [RwLock.readUnlock], or use
+ * [withReadLock], which does both.
+ *
+ * Same queue and rules as the Java faces of [RwLock]: strictly FIFO, many readers at once (up to
+ * [RwLock.maxReaders]) or one writer. A writer waiting in the queue makes this call wait too, even
+ * while read permits are free, so a stream of readers never starves a writer. When a read lock is
+ * free and nobody waits, this function returns at once without suspending and without allocating.
+ *
+ * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+ * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+ * (the permits already handed to it go on to the waiters behind it) and the function throws
+ * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+ * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+ * normally from it, even if its permits were granted before the cancellation took effect; they are
+ * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+ * cancellation came first. This function does not check for cancellation when it does not
+ * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ *
+ * Memory consistency: actions before [RwLock.writeUnlock] happen-before the return of every later
+ * read lock.
+ *
+ * ```kotlin
+ * val lock = RwLock()
+ *
+ * suspend fun price(sku: String): Long? {
+ *     lock.readLock()
+ *     try {
+ *         return prices[sku]
+ *     } finally {
+ *         lock.readUnlock()
+ *     }
+ * }
+ * ```
+ */
+public suspend fun RwLock.readLock() {
+    if (tryReadLock()) {
+        return // fast path: no suspension, no allocation
+    }
+    readLockSuspending() // a tail call, so this function needs no state machine
+}
+
+/** The slow path of [readLock]: queues and suspends. */
+private suspend fun RwLock.readLockSuspending() {
+    ReadLockWaker(this).await<Unit>()
+}
+
+/** The waker of one suspended [readLock]. */
+private class ReadLockWaker(private val lock: RwLock) : ContinuationWaker() {
+    override fun start(): Acquisition = lock.readLock(this)
+
+    override fun giveBack() = lock.readUnlock()
+
+    /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
+    override fun closedException(): Throwable =
+        IllegalStateException("readLock(): the core of $lock reported a close, which a lock never does")
+
+    override fun toString(): String = "ReadLockWaker[readLock() on $lock]"
+}
+
+/**
+ * Takes the write lock, suspending until it is granted. Release it with [RwLock.writeUnlock] (or
+ * turn it into a read lock with [RwLock.downgrade]), or use [withWriteLock].
+ *
+ * The writer waits in the same FIFO queue as readers: it is granted once the readers and the
+ * writer ahead of it have left, collecting their permits as they go, and the readers that arrive
+ * after it wait for it. When nobody holds the lock and nobody waits, this function returns at
+ * once without suspending and without allocating. [RwLock.isWriteLocked] is already `true` when
+ * the coroutine resumes.
+ *
+ * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+ * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+ * (the permits already handed to it go on to the waiters behind it) and the function throws
+ * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+ * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+ * normally from it, even if its permits were granted before the cancellation took effect; they are
+ * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+ * cancellation came first. This function does not check for cancellation when it does not
+ * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ *
+ * A cancelled writer that had already collected some read permits hands them on at once, so the
+ * readers queued behind it get in.
+ *
+ * Memory consistency: actions before [RwLock.readUnlock] or [RwLock.writeUnlock] happen-before
+ * the return of every later write lock.
+ *
+ * ```kotlin
+ * val lock = RwLock()
+ *
+ * suspend fun reprice(sku: String, price: Long) {
+ *     lock.writeLock()
+ *     try {
+ *         prices[sku] = price
+ *     } finally {
+ *         lock.writeUnlock()
+ *     }
+ * }
+ * ```
+ */
+public suspend fun RwLock.writeLock() {
+    if (tryWriteLock()) {
+        return // fast path: no suspension, no allocation
+    }
+    writeLockSuspending() // a tail call, so this function needs no state machine
+}
+
+/** The slow path of [writeLock]: queues and suspends. */
+private suspend fun RwLock.writeLockSuspending() {
+    WriteLockWaker(this).await<Unit>()
+}
+
+/** The waker of one suspended [writeLock]. The lock marks itself write-locked at our claim. */
+private class WriteLockWaker(private val lock: RwLock) : ContinuationWaker() {
+    override fun start(): Acquisition = lock.writeLock(this)
+
+    override fun giveBack() = lock.writeUnlock()
+
+    /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
+    override fun closedException(): Throwable =
+        IllegalStateException("writeLock(): the core of $lock reported a close, which a lock never does")
+
+    override fun toString(): String = "WriteLockWaker[writeLock() on $lock]"
+}
+
+/**
+ * Runs [action] holding a read lock: [takes][readLock] it (suspending if needed), runs [action]
+ * exactly once, and releases it when [action] returns, throws or leaves through a non-local
+ * `return`. Other readers may run at the same time; writers may not.
+ *
+ * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+ * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+ * (the permits already handed to it go on to the waiters behind it) and the function throws
+ * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+ * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+ * normally from it, even if its permits were granted before the cancellation took effect; they are
+ * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+ * cancellation came first. This function does not check for cancellation when it does not
+ * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ *
+ * ```kotlin
+ * val lock = RwLock()
+ * val routes = HashMap<String, Route>()
+ *
+ * suspend fun route(host: String): Route? = lock.withReadLock { routes[host] }
+ * ```
+ *
+ * @return what [action] returns
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> RwLock.withReadLock(action: () -> T): T {
+    contract {
+        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
+    }
+    readLock()
+    try {
+        return action()
+    } finally {
+        readUnlock()
+    }
+}
+
+/**
+ * Runs [action] holding the write lock: [takes][writeLock] it (suspending if needed), runs
+ * [action] exactly once, and releases it when [action] returns, throws or leaves through a
+ * non-local `return`. Nobody else holds the lock meanwhile.
+ *
+ * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
+ * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
+ * (the permits already handed to it go on to the waiters behind it) and the function throws
+ * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
+ * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
+ * normally from it, even if its permits were granted before the cancellation took effect; they are
+ * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
+ * cancellation came first. This function does not check for cancellation when it does not
+ * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ *
+ * Do not call [RwLock.downgrade] inside [action]: the `finally` releases with
+ * [RwLock.writeUnlock], which then throws. Downgrade with [writeLock] and explicit unlocks.
+ *
+ * ```kotlin
+ * val lock = RwLock()
+ * val routes = HashMap<String, Route>()
+ *
+ * suspend fun reload(fresh: Map<String, Route>) = lock.withWriteLock {
+ *     routes.clear()
+ *     routes.putAll(fresh)
+ * }
+ * ```
+ *
+ * @return what [action] returns
+ */
+@OptIn(ExperimentalContracts::class)
+public suspend inline fun <T> RwLock.withWriteLock(action: () -> T): T {
+    contract {
+        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
+    }
+    writeLock()
+    try {
+        return action()
+    } finally {
+        writeUnlock()
+    }
+}

@@ -1,0 +1,356 @@
+@file:Suppress("unused") // operations are called by Lincheck through reflection
+
+package dev.handoff
+
+import org.jetbrains.lincheck.datastructures.IntGen
+import org.jetbrains.lincheck.datastructures.Operation
+import org.jetbrains.lincheck.datastructures.Options
+import org.jetbrains.lincheck.datastructures.Param
+import org.jetbrains.lincheck.datastructures.ThreadIdGen
+import org.jetbrains.lincheck.datastructures.Validate
+import org.jetbrains.lincheck.datastructures.scenario
+import java.util.concurrent.CancellationException
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.atomic.AtomicInteger
+import kotlin.reflect.KClass
+import dev.handoff.coroutines.acquire as acquireSuspending
+
+/*
+ * Lincheck tests of dev.handoff.Semaphore against SequentialWeightedSemaphore.
+ *
+ *  - SemaphoreLincheckTest: the suspending acquire of dev.handoff.coroutines (cancellable, prompt
+ *    cancellation), tryAcquire, release, close and the observers, on capacities 1, 2 and 3 with
+ *    weights 1..3, so partial assignment, head-of-line blocking and fail-fast on weights above the
+ *    capacity are all reached. Without the observers a tryAcquire that barges past the queue is
+ *    linearizable in every short scenario.
+ *  - SemaphoreCallbackLincheckTest: the callback face, acquire(n, waker) and Acquisition.cancel(),
+ *    so that cancel races the grant and the close; a validation checks that every waker ran
+ *    exactly once if its acquisition settled and never otherwise.
+ *  - SemaphoreFutureLincheckTest: acquireAsync(n) and future.cancel(false); a cancelled future
+ *    never holds permits (the post part's observers would see them missing).
+ * Each has custom scenarios for the races that matter: grant vs cancel, cancel of a partially
+ * served head, close vs cancel, close vs release.
+ *
+ * What Lincheck cannot see here:
+ *  - The blocking face (acquireBlocking, tryAcquire with a timeout): Lincheck treats
+ *    LockSupport.park as allowed to wake spuriously, so a lost wake-up would be invisible to it.
+ *    The stress tests of java-core cover it.
+ *  - Whether a coroutine that is cancelled after its grant gives the permits back. Lincheck resumes
+ *    a suspended operation through its own continuation interceptor, and kotlinx resumes such a
+ *    continuation non-cancellably, so the `onCancellation` of the grant runs neither in the
+ *    adapter nor in the specification (checked with Lincheck 3.7 and kotlinx.coroutines 1.11):
+ *    an operation that Lincheck cancels after its grant keeps its permits on both sides. The
+ *    tests of kotlin-ext cover the give-back.
+ */
+
+/** Weights of the generated operations: 1..3, on capacities 1..3 (weights above the capacity fail fast). */
+const val WEIGHTS = "1:3"
+
+/** The operations shared by every face: the non-blocking ones and the observers. */
+abstract class SemaphoreOperations(capacity: Long, private val specification: KClass<*>) : AbstractLincheckTest() {
+    protected val semaphore = Semaphore(capacity)
+
+    @Operation
+    fun tryAcquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = semaphore.tryAcquire(n.toLong())
+
+    @Operation
+    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = semaphore.release(n.toLong())
+
+    @Operation
+    fun close() = semaphore.close()
+
+    @Operation
+    fun availablePermits(): Long = semaphore.availablePermits()
+
+    @Operation
+    fun queueLength(): Int = semaphore.queueLength()
+
+    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(specification.java)
+}
+
+/** The suspending face: `dev.handoff.coroutines.acquire`, cancelled by Lincheck at random. */
+abstract class SemaphoreLincheckTest(capacity: Long, private val specification: KClass<*>) :
+    SemaphoreOperations(capacity, specification) {
+
+    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    suspend fun acquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = acquirePermits(n.toLong())
+
+    /** The suspending acquire under test; a broken variant overrides it (see BrokenVariantsTest). */
+    protected open suspend fun acquirePermits(n: Long) = semaphore.acquireSuspending(n)
+
+    override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(specification)
+
+    /** Lincheck runs no post part after suspending operations: the observers run in the threads. */
+    protected fun <O : Options<O, *>> O.suspendingConfiguration(specification: KClass<*>): O =
+        sequentialSpecification(specification.java).actorsAfter(0).actorsPerThread(3)
+}
+
+class Semaphore1LincheckTest : SemaphoreLincheckTest(1, SequentialWeightedSemaphore1::class)
+
+open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedSemaphore2::class) {
+    override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(SequentialWeightedSemaphore2::class)
+        // grant vs cancel: the release may hand both permits to the waiter just as it is cancelled
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                    actor(SemaphoreOperations::queueLength) // cancelled or granted: it no longer waits
+                }
+                thread {
+                    actor(SemaphoreOperations::release, 2)
+                    actor(SemaphoreOperations::availablePermits)
+                    actor(SemaphoreOperations::tryAcquire, 2)
+                }
+            }
+        })
+        // grant vs cancel with a waiter behind: the permits go to exactly one of the two
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread {
+                    actor(SemaphoreLincheckTest::acquire, 1)
+                    actor(SemaphoreOperations::queueLength)
+                }
+                thread {
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
+                }
+            }
+        })
+        // close vs cancel: once the cancellation has lost to the close, the close is complete for everyone
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 1) }
+            parallel {
+                thread {
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                    actor(SemaphoreOperations::queueLength)
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread { actor(SemaphoreOperations::close) }
+            }
+        })
+        // close vs release: a partially served head fails and its partial permits return to the pool
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreLincheckTest::acquire, 2)
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread {
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
+                }
+                thread {
+                    actor(SemaphoreOperations::close)
+                    actor(SemaphoreOperations::queueLength)
+                }
+            }
+        })
+}
+
+class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaphore3::class) {
+    override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(SequentialWeightedSemaphore3::class)
+        // cancel of a partially served head: its partial permits complete the waiter behind it
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 3) }
+            parallel {
+                thread {
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 3))
+                    actor(SemaphoreOperations::queueLength)
+                }
+                thread {
+                    actor(SemaphoreLincheckTest::acquire, 1)
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread {
+                    actor(SemaphoreOperations::release, 2)
+                    actor(SemaphoreOperations::availablePermits)
+                }
+            }
+        })
+        // head-of-line blocking: a heavy head keeps a light waiter (and tryAcquire) out
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread { actor(SemaphoreLincheckTest::acquire, 3) }
+                thread {
+                    actor(SemaphoreLincheckTest::acquire, 1)
+                    actor(SemaphoreOperations::release, 1)
+                }
+                thread {
+                    actor(SemaphoreOperations::tryAcquire, 1)
+                    actor(SemaphoreOperations::release, 2)
+                }
+            }
+        })
+}
+
+/**
+ * The callback face: `acquire(n, waker)` started by each thread into its own slot, and
+ * `Acquisition.cancel()` of that slot, racing the grant of another thread's release.
+ */
+abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KClass<*>) :
+    SemaphoreOperations(capacity, specification) {
+
+    private class Slot(val acquisition: Acquisition, val waker: CountingWaker)
+
+    /** Counts its wake-ups and remembers whether the first one ran inside `acquire` itself. */
+    private class CountingWaker(private val caller: Thread) : Waker {
+        val wakes = AtomicInteger()
+
+        @Volatile
+        var starting = true
+
+        @Volatile
+        var settledAtOnce = false
+
+        override fun wake() {
+            if (wakes.incrementAndGet() == 1 && starting && Thread.currentThread() === caller) {
+                settledAtOnce = true
+            }
+        }
+    }
+
+    private val slots = arrayOfNulls<Slot>(SequentialWeightedSemaphore.MAX_THREADS)
+    private val allSlots = java.util.concurrent.ConcurrentLinkedQueue<Slot>()
+
+    @Operation
+    fun start(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
+        val waker = CountingWaker(Thread.currentThread())
+        val acquisition = semaphore.acquire(n.toLong(), waker)
+        waker.starting = false
+        val slot = Slot(acquisition, waker)
+        slots[thread] = slot
+        allSlots += slot
+        return when {
+            !waker.settledAtOnce -> SequentialWeightedSemaphore.WAITING
+            acquisition.isGranted -> SequentialWeightedSemaphore.GRANTED
+            else -> SequentialWeightedSemaphore.CLOSED
+        }
+    }
+
+    @Operation
+    fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = slots[thread]?.acquisition?.cancel() ?: false
+
+    /** Every waker ran exactly once if its acquisition settled (granted or closed), never otherwise. */
+    @Validate
+    fun everyWakerRanOnceIffSettled() {
+        for (slot in allSlots) {
+            val a = slot.acquisition
+            val expected = if (a.isGranted || a.isClosed) 1 else 0
+            check(slot.waker.wakes.get() == expected) { "$a: waker ran ${slot.waker.wakes.get()} times" }
+        }
+    }
+}
+
+class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, SequentialWeightedSemaphore2::class) {
+    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialWeightedSemaphore2::class.java)
+        // cancel vs grant on a partially served head, with a waiter behind it
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(SemaphoreCallbackLincheckTest::cancel, 1) }
+                thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
+                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+            }
+        })
+        // close vs cancel: once cancel() has lost to the close, the close is complete for everyone
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 1) }
+            parallel {
+                thread {
+                    actor(SemaphoreCallbackLincheckTest::start, 1, 2)
+                    actor(SemaphoreCallbackLincheckTest::cancel, 1)
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread {
+                    actor(SemaphoreOperations::close)
+                }
+            }
+            post { actor(SemaphoreOperations::queueLength) }
+        })
+}
+
+/**
+ * The future face: `acquireAsync(n)` started by each thread into its own slot, and
+ * `future.cancel(false)` of that slot. A cancelled future never holds permits.
+ */
+abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass<*>) :
+    SemaphoreOperations(capacity, specification) {
+
+    private class Slot(val future: CompletableFuture<Void>) {
+        @Volatile
+        var cancelResult: Boolean? = null
+    }
+
+    private val slots = arrayOfNulls<Slot>(SequentialWeightedSemaphore.MAX_THREADS)
+    private val allSlots = java.util.concurrent.ConcurrentLinkedQueue<Slot>()
+
+    @Operation
+    fun startAsync(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
+        val slot = Slot(semaphore.acquireAsync(n.toLong()))
+        slots[thread] = slot
+        allSlots += slot
+    }
+
+    @Operation
+    fun cancelAsync(@Param(gen = ThreadIdGen::class) thread: Int): Boolean {
+        val slot = slots[thread] ?: return false
+        return slot.future.cancel(false).also { slot.cancelResult = it }
+    }
+
+    /**
+     * A future whose cancel succeeded is cancelled; one whose cancel failed had already settled
+     * (granted or closed), so it has completed by the time every thread is done.
+     */
+    @Validate
+    fun cancelledFuturesAreCancelledAndTheOthersSettled() {
+        for (slot in allSlots) {
+            when (slot.cancelResult) {
+                true -> check(slot.future.isCancelled) { "cancel() returned true, but ${slot.future}" }
+                false -> check(slot.future.isDone && !slot.future.isCancelled && settledNormallyOrClosed(slot.future)) {
+                    "cancel() returned false, but ${slot.future}"
+                }
+                null -> {}
+            }
+        }
+    }
+
+    private fun settledNormallyOrClosed(future: CompletableFuture<Void>): Boolean =
+        try {
+            future.get()
+            true
+        } catch (e: ExecutionException) {
+            e.cause is SemaphoreClosedException
+        } catch (e: CancellationException) {
+            false
+        }
+}
+
+class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWeightedSemaphore2::class) {
+    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialWeightedSemaphore2::class.java)
+        // future.cancel vs the grant: a cancelled future never holds permits
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2); actor(SemaphoreFutureLincheckTest::cancelAsync, 1) }
+                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
+                thread { actor(SemaphoreOperations::close) }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+            }
+        })
+}

@@ -1,0 +1,223 @@
+package dev.handoff
+
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlin.coroutines.resumeWithException
+
+/**
+ * The sequential specification of [Semaphore] (CONTRACT.md, section 1), written from the contract
+ * alone and as plainly as possible; Lincheck checks that every concurrent history of the real
+ * semaphore could also have happened, one operation at a time, on this class.
+ *
+ * The state is `(N, held, Q, closed)`:
+ *  - `N` = [capacity];
+ *  - `held` = permits owned by callers;
+ *  - `Q` = the FIFO queue of waiting acquisitions, each with its weight.
+ *
+ * The permits that nobody holds, `N - held`, are the *pool*. While `Q` is non-empty the whole pool
+ * belongs to the head of `Q` (the permits "handed to it but not yet enough"; the head never fits
+ * in the pool, or it would have been granted), so [availablePermits] is the pool when `Q` is empty
+ * and 0 otherwise, and the partial assignment of the head needs no field of its own.
+ *
+ * Three faces share the queue:
+ *  - the suspending `acquire` of `dev.handoff.coroutines` ([acquire]);
+ *  - the callback face `acquire(n, waker)` ([start], [cancel]);
+ *  - the future face `acquireAsync(n)` ([startAsync], [cancelAsync]).
+ * A callback or future acquisition is remembered per thread (the `thread` argument), so that a
+ * later `cancel` of the same thread can refer to it.
+ *
+ * Subclasses fix the capacity, because Lincheck creates the specification with its no-argument
+ * constructor: [SequentialWeightedSemaphore1], [SequentialWeightedSemaphore2], ...
+ */
+open class SequentialWeightedSemaphore(private val capacity: Long) {
+    private var held = 0L
+    private var closed = false
+    private val queue = ArrayDeque<Waiter>()
+
+    /** The last callback or future acquisition started by each thread. */
+    private val handles = arrayOfNulls<Handle>(MAX_THREADS)
+
+    private val pool: Long get() = capacity - held
+
+    // ------------------------------------------------------------------ observers
+
+    /** Free permits: the pool while nobody waits, 0 while anyone waits. */
+    fun availablePermits(): Long = if (queue.isEmpty()) pool else 0L
+
+    fun queueLength(): Int = queue.size
+
+    // ------------------------------------------------------------------ non-blocking
+
+    /** Grants iff `Q` is empty, not closed and the pool covers `n`; checks in the contract's order. */
+    fun tryAcquire(n: Int): Boolean {
+        val w = n.toLong()
+        if (w < 0) throw IllegalArgumentException("tryAcquire($n)")
+        if (closed) return false
+        if (w == 0L) return true
+        if (w > capacity) return false
+        if (queue.isNotEmpty() || pool < w) return false
+        held += w
+        return true
+    }
+
+    /** Returns `n` permits, then grants the heads of `Q` in order while they fit. */
+    fun release(n: Int) {
+        val w = n.toLong()
+        if (w < 0) throw IllegalArgumentException("release($n)")
+        if (w > held) throw IllegalStateException("release($n): only $held held") // nothing changes
+        held -= w
+        grantHeads()
+    }
+
+    /** Fails every waiter (their partial permits stay in the pool); later acquires fail. */
+    fun close() {
+        if (closed) return
+        closed = true
+        val failed = queue.toList()
+        queue.clear()
+        failed.forEach { it.fail() }
+    }
+
+    // ------------------------------------------------------------------ suspending face
+
+    /**
+     * Grants at once if `Q` is empty and the pool covers `n`; otherwise joins the tail of `Q` and
+     * suspends until [release] or a cancellation ahead of it grants it, or [close] fails it.
+     * Cancellation while waiting leaves `Q`, and its partial permits may complete the next heads.
+     *
+     * A grant resumes the coroutine with the same undo as the real adapter: if the coroutine is
+     * cancelled after the grant but before it runs again (prompt cancellation), the permits are
+     * released again. (Under Lincheck 3.7 neither side runs this undo, see SemaphoreLincheckTest.kt.)
+     */
+    suspend fun acquire(n: Int) {
+        val w = n.toLong()
+        if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n)")
+        if (closed) throw SemaphoreClosedException("acquire($n)")
+        if (w == 0L || (queue.isEmpty() && pool >= w)) {
+            held += w
+            return
+        }
+        suspendCancellableCoroutine { continuation ->
+            val waiter = SuspendedAcquire(w, continuation)
+            queue.addLast(waiter)
+            continuation.invokeOnCancellation { withdraw(waiter) }
+        }
+    }
+
+    // ------------------------------------------------------------------ callback and future faces
+
+    /**
+     * `acquire(n, waker)` by [thread]: `"granted"` or `"closed"` if it settled at once (the waker
+     * ran before the call returned), `"waiting"` if it joined `Q`.
+     */
+    fun start(thread: Int, n: Int): String {
+        val w = n.toLong()
+        if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n, waker)")
+        val handle = Handle(thread, w)
+        handles[thread] = handle
+        when {
+            closed -> handle.state = CLOSED
+            w == 0L || (queue.isEmpty() && pool >= w) -> {
+                held += w
+                handle.state = GRANTED
+            }
+            else -> queue.addLast(handle)
+        }
+        return handle.state
+    }
+
+    /** `Acquisition.cancel()` of the last acquisition of [thread]: true iff it was still waiting. */
+    fun cancel(thread: Int): Boolean {
+        val handle = handles[thread] ?: return false
+        if (handle.state != WAITING) return false
+        handle.state = CANCELLED
+        withdraw(handle)
+        return true
+    }
+
+    /** `acquireAsync(n)` by [thread]; what it settled to shows through [cancelAsync] and the observers. */
+    fun startAsync(thread: Int, n: Int) {
+        start(thread, n)
+    }
+
+    /** `future.cancel(false)` of the last future of [thread]: true iff the wait was withdrawn. */
+    fun cancelAsync(thread: Int): Boolean = cancel(thread)
+
+    // ------------------------------------------------------------------ the queue
+
+    private fun grantHeads() {
+        while (queue.isNotEmpty() && queue.first().weight <= pool) {
+            val head = queue.removeFirst()
+            held += head.weight
+            head.grant()
+        }
+    }
+
+    private fun withdraw(waiter: Waiter) {
+        if (queue.remove(waiter)) grantHeads() // a head's partial permits go on to the next heads
+    }
+
+    private abstract class Waiter(val weight: Long) {
+        abstract fun grant()
+        abstract fun fail()
+
+        /** What identifies this waiter for state equality (continuations are compared by Lincheck). */
+        abstract fun key(): Any
+    }
+
+    private inner class SuspendedAcquire(
+        weight: Long,
+        private val continuation: CancellableContinuation<Unit>,
+    ) : Waiter(weight) {
+        override fun grant() {
+            continuation.resume(Unit) { _, _, _ -> release(weight.toInt()) }
+        }
+
+        override fun fail() {
+            continuation.resumeWithException(SemaphoreClosedException("acquire($weight)"))
+        }
+
+        override fun key(): Any = weight
+    }
+
+    private class Handle(val thread: Int, weight: Long) : Waiter(weight) {
+        var state = WAITING
+
+        override fun grant() {
+            state = GRANTED
+        }
+
+        override fun fail() {
+            state = CLOSED
+        }
+
+        override fun key(): Any = listOf(thread, weight)
+    }
+
+    // ------------------------------------------------------------------ state equality for Lincheck's LTS
+
+    private fun snapshot(): List<Any?> =
+        listOf(held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } })
+
+    override fun equals(other: Any?): Boolean =
+        other is SequentialWeightedSemaphore && capacity == other.capacity && snapshot() == other.snapshot()
+
+    override fun hashCode(): Int = snapshot().hashCode()
+
+    override fun toString(): String =
+        "SequentialWeightedSemaphore(N=$capacity, held=$held, closed=$closed, Q=${queue.map { it.key() }})"
+
+    companion object {
+        const val WAITING = "waiting"
+        const val GRANTED = "granted"
+        const val CLOSED = "closed"
+        const val CANCELLED = "cancelled"
+
+        /** Lincheck numbers its threads from 0 (initial part) to threads + 1 (post part); room for 6. */
+        const val MAX_THREADS = 8
+    }
+}
+
+class SequentialWeightedSemaphore1 : SequentialWeightedSemaphore(1)
+class SequentialWeightedSemaphore2 : SequentialWeightedSemaphore(2)
+class SequentialWeightedSemaphore3 : SequentialWeightedSemaphore(3)

@@ -98,6 +98,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *   exactly as a release would (they may complete the next heads).
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
+ * - Node states are written last, after the state word and the queue: whoever sees a node
+ *   settled (isGranted(), or cancel() returning false without the lock) also sees the word and
+ *   queueLength as that settlement left them, so observers stay linearizable (found by the
+ *   Lincheck model checker: a close() seen half done by a losing cancel()).
  * - Over-release: release(n) with n > held fails before changing anything. While QUEUED is
  *   clear, held = capacity - free (checked inside the CAS loop); under QUEUED, held =
  *   capacity - head.assigned (free is 0 by I2), checked under the lock.
@@ -263,7 +267,8 @@ final class BatchSemaphore {
 
     /**
      * Under the lock: hands {@code rem} permits to the queue in FIFO order; the surplus becomes
-     * free if the queue empties. Returns the chain of nodes to wake (linked by {@code next}).
+     * free if the queue empties. Returns the chain of nodes it settled (linked by {@code next}),
+     * granted and declined, for {@link #wakeAll} (which wakes only the granted).
      */
     private Acquisition handOut(long rem) {
         Acquisition first = null;
@@ -277,42 +282,46 @@ final class BatchSemaphore {
                 break;
             }
             unlink(h);
-            int outcome = claimUnderLock(h);
-            if (outcome == GRANT) {
+            if (claimUnderLock(h)) {
                 rem -= need;
-                h.assigned = h.permits;
-                h.state = Acquisition.GRANTED;
+                h.assigned = h.permits; // marks the grant; the state is published below
             } else {
                 rem += h.assigned; // it declined: its partial permits go on to the next heads
                 h.assigned = 0;
-                h.state = Acquisition.CANCELLED;
             }
-            if (outcome != DECLINED) { // granted, or its claim threw and must be reported
-                if (last == null) {
-                    first = h;
-                } else {
-                    last.next = h;
-                }
-                last = h;
+            if (last == null) {
+                first = h;
+            } else {
+                last.next = h;
             }
+            last = h;
         }
         if (head == null) {
             returnToFreeAndClearQueued(rem);
         }
+        publishOutcomes(first);
         return first;
     }
 
-    private static final int GRANT = 0;
-    private static final int DECLINED = 1;
-    private static final int CLAIM_THREW = 2;
+    /**
+     * Under the lock, after the state word and the queue are final: writes each settled node's
+     * state (granted iff it was handed all its permits). Last, so that whoever sees a node
+     * settled (isGranted, a lock-free cancel() returning false) also sees the word and the queue
+     * as that settlement left them.
+     */
+    private static void publishOutcomes(Acquisition chain) {
+        for (Acquisition a = chain; a != null; a = a.next) {
+            a.state = a.assigned == a.permits ? Acquisition.GRANTED : Acquisition.CANCELLED;
+        }
+    }
 
     /** Under the lock: asks the node's waker; a throwing claim declines and is reported later. */
-    private static int claimUnderLock(Acquisition a) {
+    private static boolean claimUnderLock(Acquisition a) {
         try {
-            return a.claim() ? GRANT : DECLINED;
+            return a.claim();
         } catch (Throwable t) {
             WakeRun.current().deferReport(t);
-            return CLAIM_THREW;
+            return false;
         }
     }
 
@@ -342,7 +351,8 @@ final class BatchSemaphore {
                     break;
                 }
                 if (n == 0) {
-                    woken = grantAtOnce(a);
+                    a.state = claimAtOnce(a) ? Acquisition.GRANTED : Acquisition.CANCELLED;
+                    woken = a; // run (granted) or report a throwing claim; fire() skips the rest
                     break;
                 }
                 if ((s & QUEUED) != 0) {
@@ -360,10 +370,12 @@ final class BatchSemaphore {
                         s = witness;
                         continue;
                     }
-                    woken = grantAtOnce(a);
+                    boolean taken = claimAtOnce(a);
                     // No CAS can succeed while QUEUED is set: plain writes are exact. A declined
-                    // claim restores the word as it was.
-                    state = a.state == Acquisition.GRANTED ? granted : s;
+                    // claim restores the word as it was. The node's state is written last.
+                    state = taken ? granted : s;
+                    a.state = taken ? Acquisition.GRANTED : Acquisition.CANCELLED;
+                    woken = a;
                     break;
                 }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
@@ -384,16 +396,13 @@ final class BatchSemaphore {
         return a;
     }
 
-    /** Under the lock, the permits already taken: claim and mark; returns the node to run. */
-    private static Acquisition grantAtOnce(Acquisition a) {
-        int outcome = claimUnderLock(a);
-        if (outcome == GRANT) {
+    /** Under the lock, the permits already taken: claims, and says whether the grant was taken. */
+    private static boolean claimAtOnce(Acquisition a) {
+        if (claimUnderLock(a)) {
             a.assigned = a.permits;
-            a.state = Acquisition.GRANTED;
-            return a;
+            return true;
         }
-        a.state = Acquisition.CANCELLED;
-        return outcome == CLAIM_THREW ? a : null;
+        return false;
     }
 
     /** Withdraws a waiting node; see {@link Acquisition#cancel()}. */
@@ -407,12 +416,12 @@ final class BatchSemaphore {
             long give = a.assigned;
             unlink(a);
             a.assigned = 0;
-            a.state = Acquisition.CANCELLED;
             if (head == null) {
                 returnToFreeAndClearQueued(give);
             } else if (give > 0) {
                 woken = handOut(give); // only the head had permits; the next heads may now fit
             }
+            a.state = Acquisition.CANCELLED;
         } finally {
             lock.unlock();
         }
@@ -434,7 +443,6 @@ final class BatchSemaphore {
                 a.prev = null; // `next` stays: the detached queue is the wake chain, in FIFO order
                 returned += a.assigned;
                 a.assigned = 0;
-                a.state = Acquisition.CLOSED;
             }
             woken = head;
             head = null;
@@ -447,6 +455,9 @@ final class BatchSemaphore {
                     break;
                 }
                 s = witness;
+            }
+            for (Acquisition a = woken; a != null; a = a.next) {
+                a.state = Acquisition.CLOSED; // last: see publishOutcomes
             }
         } finally {
             lock.unlock();
@@ -746,7 +757,7 @@ final class BatchSemaphore {
             }
         }
 
-        /** Wakes a granted or closed node; a node in the chain only to report its claim's error is skipped. */
+        /** Wakes a granted or closed node; a node that declined its grant is skipped. */
         private static void fire(Acquisition a) {
             int s = a.state;
             if (s == Acquisition.GRANTED || s == Acquisition.CLOSED) {

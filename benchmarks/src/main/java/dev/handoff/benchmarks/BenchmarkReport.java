@@ -1,0 +1,489 @@
+package dev.handoff.benchmarks;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.runner.options.VerboseMode;
+
+/**
+ * The benchmark suite in one command: runs every JMH benchmark of this module (all peers in one
+ * run, one benchmark at a time, forks from the annotations, {@code -prof gc}), measures the bytes
+ * per suspended waiter in fresh JVMs, prints the ratios ours / peer with error bars, and writes
+ * {@code results.md}, {@code results.tsv}, {@code jmh-results.json} and the chart {@code benchmarks.png}.
+ *
+ * <pre>{@code
+ * java -jar benchmarks/target/benchmarks.jar                    # full run, writes docs/benchmarks/
+ * java -jar benchmarks/target/benchmarks.jar --smoke --out /tmp/smoke   # every benchmark once, seconds
+ * java -jar benchmarks/target/benchmarks.jar jmh -prof stack WeightedBenchmark   # plain JMH
+ * }</pre>
+ */
+public final class BenchmarkReport {
+    static final String TRY = "UncontendedBenchmark.tryAcquireRelease";
+    static final String SUSPEND = "UncontendedSuspendBenchmark.acquireRelease";
+    static final String BLOCKING4 = "BlockingContendedBenchmark.threads4";
+    static final String BLOCKING8 = "BlockingContendedBenchmark.threads8";
+    static final String COROUTINES = "CoroutineContendedBenchmark.tasks8permits2";
+    static final String WEIGHTED = "WeightedBenchmark.capacity16weights1to8";
+    static final String FOOTPRINT = "WaiterFootprint";
+
+    /** Labels of the workloads, numbered as in the issue, in report order. */
+    static final Map<String, String> WORKLOADS = new LinkedHashMap<>();
+
+    static {
+        WORKLOADS.put(TRY, "1a. uncontended tryAcquire+release");
+        WORKLOADS.put(SUSPEND, "1b. uncontended suspend acquire+release");
+        WORKLOADS.put(BLOCKING4, "2. blocking, 4 threads, 2 permits");
+        WORKLOADS.put(BLOCKING8, "2. blocking, 8 threads, 2 permits");
+        WORKLOADS.put(COROUTINES, "3. coroutines, 8 tasks, 2 permits, yield inside");
+        WORKLOADS.put(WEIGHTED, "4. weighted, capacity 16, weights 1..8");
+        WORKLOADS.put(FOOTPRINT, "6. live bytes per suspended coroutine");
+    }
+
+    /** Short labels of the workloads, for the chart's axis. */
+    static final Map<String, String> SHORT = Map.of(
+            WORKLOADS.get(TRY), "1a try",
+            WORKLOADS.get(SUSPEND), "1b suspend",
+            WORKLOADS.get(BLOCKING4), "2 blocking 4 thr",
+            WORKLOADS.get(BLOCKING8), "2 blocking 8 thr",
+            WORKLOADS.get(COROUTINES), "3 coroutines 8/2",
+            WORKLOADS.get(WEIGHTED), "4 weighted",
+            WORKLOADS.get(FOOTPRINT), "6 per waiter");
+
+    private BenchmarkReport() {}
+
+    /**
+     * Runs the suite, prints the table, writes the files. See the class comment for arguments;
+     * {@code --help} lists them. {@code jmh ...} hands the rest of the line to JMH's own main.
+     *
+     * @param args the command line
+     * @throws Exception if a benchmark fails or a file cannot be written
+     */
+    public static void main(String[] args) throws Exception {
+        System.setProperty("java.awt.headless", "true");
+        if (args.length > 0 && args[0].equals("jmh")) {
+            org.openjdk.jmh.Main.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
+        Settings settings = Settings.parse(args);
+        if (settings == null) {
+            System.out.println(Settings.USAGE);
+            return;
+        }
+        Report report = settings.redraw
+                ? write(Report.parseTsv(Files.readString(settings.out.resolve("results.tsv"))), settings.out)
+                : run(settings);
+        System.out.println();
+        System.out.println(report.markdown());
+        System.out.println("Wrote " + settings.out.toAbsolutePath().normalize() + "/{results.md, results.tsv, jmh-results.json, benchmarks.png}");
+    }
+
+    /**
+     * Runs the benchmarks and the footprint, and writes {@code results.md}, {@code jmh-results.json}
+     * and {@code benchmarks.png} into {@code settings.out}.
+     *
+     * @param settings what to run
+     * @return the report
+     * @throws RunnerException if a benchmark fails
+     * @throws IOException if a file cannot be written or a footprint JVM fails
+     * @throws InterruptedException if interrupted while waiting for a footprint JVM
+     */
+    public static Report run(Settings settings) throws RunnerException, IOException, InterruptedException {
+        Files.createDirectories(settings.out);
+        Machine machine = Machine.current();
+        long start = System.nanoTime();
+        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
+        for (RunResult result : runJmh(settings)) {
+            Measurement m = Measurement.of(result);
+            measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+        }
+        if (settings.waiters > 0) {
+            measureFootprint(settings, measured);
+        }
+        Report report = new Report(machine, Machine.loadAverage(),
+                (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured);
+        Files.writeString(settings.out.resolve("results.tsv"), report.tsv());
+        return write(report, settings.out);
+    }
+
+    /**
+     * Writes {@code results.md} and {@code benchmarks.png} for a report.
+     *
+     * @param report the report
+     * @param out    the directory
+     * @return the report
+     * @throws IOException if a file cannot be written
+     */
+    static Report write(Report report, Path out) throws IOException {
+        Files.writeString(out.resolve("results.md"), report.markdown());
+        ReportChart.write(out.resolve("benchmarks.png"), report.machine(),
+                report.timeComparisons(), report.memoryComparisons());
+        return report;
+    }
+
+    private static Collection<RunResult> runJmh(Settings settings) throws RunnerException {
+        ChainedOptionsBuilder options = new OptionsBuilder()
+                .include(settings.include)
+                .addProfiler(GCProfiler.class)
+                .shouldFailOnError(true)
+                .result(settings.out.resolve("jmh-results.json").toString())
+                .resultFormat(ResultFormatType.JSON)
+                .jvmArgsAppend("-Xms1g", "-Xmx1g", "-Djava.awt.headless=true");
+        if (settings.smoke) {
+            // Every benchmark once, in this JVM, for a few milliseconds: it must run, nothing more.
+            options.forks(0)
+                    .verbosity(VerboseMode.SILENT)
+                    .warmupIterations(0)
+                    .measurementIterations(1)
+                    .measurementTime(TimeValue.milliseconds(20));
+        } else if (settings.forks >= 0) {
+            options.forks(settings.forks);
+        }
+        return new Runner(options.build()).run();
+    }
+
+    /**
+     * Workload 6. Full run: fresh JVMs with a stop-the-world collector, alternating the peers, two
+     * runs each. Smoke run: once each in this JVM.
+     */
+    private static void measureFootprint(Settings settings, Map<String, Map<String, Measurement>> measured)
+            throws IOException, InterruptedException {
+        List<String> peers = List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX);
+        Map<String, List<Double>> samples = new LinkedHashMap<>();
+        int repeats = settings.smoke ? 1 : 2;
+        for (int i = 0; i < repeats; i++) {
+            for (String peer : peers) {
+                double bytes = settings.smoke
+                        ? WaiterFootprint.bytesPerWaiter(peer, settings.waiters)
+                        : footprintInFreshJvm(peer, settings.waiters);
+                System.out.printf(Locale.ROOT, "# footprint %s, %,d waiters: %.1f B/waiter%n", peer, settings.waiters, bytes);
+                samples.computeIfAbsent(peer, k -> new ArrayList<>()).add(bytes);
+            }
+        }
+        Map<String, Measurement> whole = new LinkedHashMap<>();
+        for (String peer : peers) {
+            whole.put(peer, new Measurement(FOOTPRINT, peer, spread(samples.get(peer)), "B/waiter", null, -1, -1));
+        }
+        measured.put(FOOTPRINT, whole);
+    }
+
+    private static double footprintInFreshJvm(String peer, int waiters) throws IOException, InterruptedException {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process process = new ProcessBuilder(java.toString(), "-XX:+UseParallelGC", "-Xms2g", "-Xmx2g",
+                "-cp", System.getProperty("java.class.path"),
+                WaiterFootprint.class.getName(), peer, Integer.toString(waiters))
+                .redirectErrorStream(true).start();
+        String result = null;
+        StringBuilder output = new StringBuilder();
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = in.readLine()) != null; ) {
+                output.append(line).append('\n');
+                if (line.startsWith("footprint ")) {
+                    result = line;
+                }
+            }
+        }
+        if (!process.waitFor(10, TimeUnit.MINUTES) || process.exitValue() != 0 || result == null) {
+            throw new IOException("footprint JVM for " + peer + " failed:\n" + output);
+        }
+        String[] parts = result.split(" ");
+        return Double.parseDouble(parts[3]);
+    }
+
+    /** The mean of the samples, with half their range as the error bar. */
+    private static Estimate spread(List<Double> samples) {
+        double sum = 0;
+        double min = Double.POSITIVE_INFINITY;
+        double max = Double.NEGATIVE_INFINITY;
+        for (double s : samples) {
+            sum += s;
+            min = Math.min(min, s);
+            max = Math.max(max, s);
+        }
+        return new Estimate(sum / samples.size(), (max - min) / 2);
+    }
+
+    /**
+     * One benchmark for one peer.
+     *
+     * @param benchmark    "Class.method", or {@link #FOOTPRINT}
+     * @param peer         the peer
+     * @param score        the primary score
+     * @param unit         its unit
+     * @param bytesPerOp   {@code gc.alloc.rate.norm}, or {@code null} without {@code -prof gc}
+     * @param acquisitions the acquisitions counted, or -1 if not counted
+     * @param suspended    the acquisitions that suspended, or -1 if not counted
+     */
+    public record Measurement(String benchmark, String peer, Estimate score, String unit, Estimate bytesPerOp,
+                              long acquisitions, long suspended) {
+        static Measurement of(RunResult run) {
+            String name = run.getParams().getBenchmark();
+            String benchmark = name.substring(name.lastIndexOf('.', name.lastIndexOf('.') - 1) + 1);
+            Result<?> primary = run.getPrimaryResult();
+            var secondary = run.getSecondaryResults(); // JMH declares a raw Map<String, Result>
+            Result<?> alloc = secondary.get("gc.alloc.rate.norm");
+            Result<?> acquisitions = secondary.get("acquisitions");
+            Result<?> suspended = secondary.get("suspended");
+            return new Measurement(benchmark, run.getParams().getParam("peer"),
+                    new Estimate(primary.getScore(), primary.getScoreError()), primary.getScoreUnit(),
+                    alloc == null ? null : new Estimate(alloc.getScore(), alloc.getScoreError()),
+                    acquisitions == null ? -1 : Math.round(acquisitions.getScore()),
+                    suspended == null ? -1 : Math.round(suspended.getScore()));
+        }
+
+        /** @return the share of acquisitions that suspended, as text, or "" if not counted */
+        String suspendedShare() {
+            if (acquisitions <= 0 || suspended < 0) {
+                return "";
+            }
+            return String.format(Locale.ROOT, "%,d of %,d (%.1f%%)", suspended, acquisitions, 100.0 * suspended / acquisitions);
+        }
+    }
+
+    /**
+     * The outcome of a run: the measurements and the comparisons derived from them.
+     *
+     * @param machine   where and when
+     * @param loadAfter the 1-minute load average at the end
+     * @param seconds   how long the benchmarks took
+     * @param smoke     whether this was a smoke run (figures meaningless)
+     * @param waiters   the suspended coroutines of the footprint (0: not measured)
+     * @param measured  benchmark → peer → measurement
+     */
+    public record Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
+                         Map<String, Map<String, Measurement>> measured) {
+
+        /** @return the rows of time and throughput, with the issue's targets */
+        public List<Comparison> timeComparisons() {
+            List<Comparison> rows = new ArrayList<>();
+            time(rows, TRY, Peers.JUC_FAIR, Comparison.Target.atMost(1));
+            time(rows, TRY, Peers.JUC_NONFAIR, Comparison.Target.atMost(1));
+            time(rows, TRY, Peers.KOTLINX, Comparison.Target.atMost(1));
+            time(rows, TRY, Peers.MONITOR, null);
+            time(rows, SUSPEND, Peers.KOTLINX, Comparison.Target.atMost(1));
+            for (String blocking : List.of(BLOCKING4, BLOCKING8)) {
+                time(rows, blocking, Peers.JUC_FAIR, Comparison.Target.atLeast(2));
+                time(rows, blocking, Peers.JUC_NONFAIR, null);
+                time(rows, blocking, Peers.MONITOR, null);
+            }
+            time(rows, COROUTINES, Peers.KOTLINX, Comparison.Target.atMost(1));
+            time(rows, COROUTINES, Peers.MONITOR, null);
+            time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
+            time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
+            return rows;
+        }
+
+        /** @return the rows of bytes (per operation, per waiter), with the issue's targets */
+        public List<Comparison> memoryComparisons() {
+            List<Comparison> rows = new ArrayList<>();
+            bytes(rows, COROUTINES, Peers.KOTLINX, Comparison.Target.atMost(1.5));
+            bytes(rows, COROUTINES, Peers.MONITOR, null);
+            bytes(rows, WEIGHTED, Peers.KOTLINX_MUTEX, null);
+            bytes(rows, WEIGHTED, Peers.MONITOR, null);
+            time(rows, FOOTPRINT, Peers.KOTLINX, Comparison.Target.atMost(1));
+            return rows;
+        }
+
+        /** @return our bytes per operation on the uncontended paths; the target is 0 */
+        public Map<String, Estimate> uncontendedBytes() {
+            Map<String, Estimate> checks = new LinkedHashMap<>();
+            for (String benchmark : List.of(TRY, SUSPEND)) {
+                Measurement ours = find(benchmark, Peers.HANDOFF);
+                if (ours != null && ours.bytesPerOp() != null) {
+                    checks.put(WORKLOADS.get(benchmark), ours.bytesPerOp());
+                }
+            }
+            return checks;
+        }
+
+        private void time(List<Comparison> rows, String benchmark, String peer, Comparison.Target target) {
+            Measurement ours = find(benchmark, Peers.HANDOFF);
+            Measurement theirs = find(benchmark, peer);
+            if (ours != null && theirs != null) {
+                boolean throughput = ours.unit().startsWith("ops/");
+                rows.add(new Comparison(WORKLOADS.get(benchmark), ours.unit(), peer, ours.score(), theirs.score(),
+                        target, !throughput));
+            }
+        }
+
+        private void bytes(List<Comparison> rows, String benchmark, String peer, Comparison.Target target) {
+            Measurement ours = find(benchmark, Peers.HANDOFF);
+            Measurement theirs = find(benchmark, peer);
+            if (ours != null && theirs != null && ours.bytesPerOp() != null && theirs.bytesPerOp() != null) {
+                rows.add(new Comparison(WORKLOADS.get(benchmark), "B/op", peer, ours.bytesPerOp(), theirs.bytesPerOp(),
+                        target, true));
+            }
+        }
+
+        private Measurement find(String benchmark, String peer) {
+            Map<String, Measurement> byPeer = measured.get(benchmark);
+            return byPeer == null ? null : byPeer.get(peer);
+        }
+
+        /** @return the whole report as Markdown: stamp, ratios, checks, raw measurements */
+        public String markdown() {
+            StringBuilder md = new StringBuilder();
+            md.append(String.format(Locale.ROOT, "Machine: %s. Load average %s at the start, %s at the end; %.0f s.%n",
+                    machine.stamp(), fmtLoad(machine.loadBefore()), fmtLoad(loadAfter), seconds));
+            if (smoke) {
+                md.append("\n**Smoke run: tiny iterations in one JVM, the figures mean nothing.**\n");
+            }
+            md.append("\nRatios ours / peer, same run; error bars are JMH's 99.9% confidence intervals ")
+                    .append("(footprint: half the range of the runs). A verdict counts only when the whole error bar ")
+                    .append("is on one side of the target.\n\n");
+            md.append("| workload | metric | peer | handoff | peer value | handoff / peer | target | verdict |\n");
+            md.append("|---|---|---|---:|---:|---:|---|---|\n");
+            List<Comparison> all = new ArrayList<>(timeComparisons());
+            all.addAll(memoryComparisons());
+            for (Comparison c : all) {
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        c.workload(), c.metric(), c.peer(), c.ours(), c.theirs(), c.ratio(),
+                        c.target() == null ? "" : c.target(), c.verdict()));
+            }
+            Map<String, Estimate> zero = uncontendedBytes();
+            if (!zero.isEmpty()) {
+                md.append("\nAllocation on the uncontended paths (target 0 B/op; below 1 B/op means none on the path):\n\n");
+                for (Map.Entry<String, Estimate> e : zero.entrySet()) {
+                    md.append(String.format(Locale.ROOT, "- %s: handoff %s B/op: %s%n", e.getKey(), e.getValue(),
+                            e.getValue().value() < 1 ? "met" : "MISSED"));
+                }
+            }
+            if (waiters > 0) {
+                md.append(String.format(Locale.ROOT, "%nFootprint: %,d coroutines suspended in acquire(1) at once, "
+                        + "live heap after full GCs in a fresh JVM (ParallelGC), per coroutine, the coroutine included; "
+                        + "'baseline' is the same coroutine parked in awaitCancellation().%n", waiters));
+            }
+            md.append("\nAll measurements:\n\n");
+            md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended |\n");
+            md.append("|---|---|---:|---:|---|\n");
+            for (Map.Entry<String, Map<String, Measurement>> b : measured.entrySet()) {
+                for (Measurement m : b.getValue().values()) {
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s %s | %s | %s |%n",
+                            WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
+                            m.bytesPerOp() == null ? "" : m.bytesPerOp().toString(), m.suspendedShare()));
+                }
+            }
+            return md.toString();
+        }
+
+        /** @return the report as tab-separated values, read back by {@link #parseTsv} ({@code --redraw}) */
+        public String tsv() {
+            StringBuilder t = new StringBuilder();
+            t.append(String.join("\t", "run", machine.cpu(), Integer.toString(machine.cores()), machine.os(), machine.jdk(),
+                    machine.date().toString(), Double.toString(machine.loadBefore()), Double.toString(loadAfter),
+                    Double.toString(seconds), Boolean.toString(smoke), Integer.toString(waiters))).append('\n');
+            for (Map<String, Measurement> byPeer : measured.values()) {
+                for (Measurement m : byPeer.values()) {
+                    Estimate b = m.bytesPerOp();
+                    t.append(String.join("\t", m.benchmark(), m.peer(), Double.toString(m.score().value()),
+                            Double.toString(m.score().error()), m.unit(),
+                            b == null ? "" : Double.toString(b.value()), b == null ? "" : Double.toString(b.error()),
+                            Long.toString(m.acquisitions()), Long.toString(m.suspended()))).append('\n');
+                }
+            }
+            return t.toString();
+        }
+
+        /**
+         * @param tsv what {@link #tsv()} wrote
+         * @return the report
+         * @throws IllegalArgumentException if the text is not such a report
+         */
+        public static Report parseTsv(String tsv) {
+            String[] lines = tsv.split("\n");
+            String[] run = lines[0].split("\t", -1);
+            if (run.length != 11 || !run[0].equals("run")) {
+                throw new IllegalArgumentException("not a results.tsv: " + lines[0]);
+            }
+            Machine machine = new Machine(run[1], Integer.parseInt(run[2]), run[3], run[4],
+                    java.time.LocalDate.parse(run[5]), Double.parseDouble(run[6]));
+            Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
+            for (int i = 1; i < lines.length; i++) {
+                String[] f = lines[i].split("\t", -1);
+                Estimate bytes = f[5].isEmpty() ? null : new Estimate(Double.parseDouble(f[5]), Double.parseDouble(f[6]));
+                Measurement m = new Measurement(f[0], f[1], new Estimate(Double.parseDouble(f[2]), Double.parseDouble(f[3])),
+                        f[4], bytes, Long.parseLong(f[7]), Long.parseLong(f[8]));
+                measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+            }
+            return new Report(machine, Double.parseDouble(run[7]), Double.parseDouble(run[8]),
+                    Boolean.parseBoolean(run[9]), Integer.parseInt(run[10]), measured);
+        }
+
+        private static String fmtLoad(double load) {
+            return Double.isNaN(load) ? "n/a" : String.format(Locale.ROOT, "%.1f", load);
+        }
+    }
+
+    /** What to run and where to write. */
+    static final class Settings {
+        static final String USAGE = String.join("\n",
+                "usage: java -jar benchmarks.jar [--smoke] [--out DIR] [--waiters N] [--include REGEX] [--forks N]",
+                "       java -jar benchmarks.jar jmh <JMH arguments>     (JMH's own command line, e.g. -prof stack)",
+                "  --smoke        every benchmark once with tiny iterations in this JVM (seconds; figures meaningless)",
+                "  --out DIR      where results.md, jmh-results.json and benchmarks.png go (default docs/benchmarks)",
+                "  --waiters N    suspended coroutines for the footprint (default 1000000, smoke 10000; 0 skips it)",
+                "  --include RE   JMH include pattern (default: every benchmark of this module)",
+                "  --forks N      override the forks of every benchmark (default: the annotations, 2)",
+                "  --redraw       rewrite results.md and benchmarks.png in --out from its results.tsv, run nothing");
+
+        boolean smoke;
+        boolean redraw;
+        Path out = Path.of("docs", "benchmarks");
+        int waiters = -1;
+        String include = "dev\\.handoff\\.benchmarks\\..*Benchmark\\..*";
+        int forks = -1;
+
+        /**
+         * @return the settings, or {@code null} for {@code --help}
+         * @throws IllegalArgumentException on an unknown or incomplete argument
+         */
+        static Settings parse(String... args) {
+            Settings s = new Settings();
+            for (int i = 0; i < args.length; i++) {
+                String arg = args[i];
+                switch (arg) {
+                    case "--help", "-h" -> {
+                        return null;
+                    }
+                    case "--smoke" -> s.smoke = true;
+                    case "--redraw" -> s.redraw = true;
+                    case "--out" -> s.out = Path.of(value(args, ++i, arg));
+                    case "--waiters" -> s.waiters = Integer.parseInt(value(args, ++i, arg));
+                    case "--include" -> s.include = value(args, ++i, arg);
+                    case "--forks" -> s.forks = Integer.parseInt(value(args, ++i, arg));
+                    default -> throw new IllegalArgumentException("unknown argument '" + arg + "'\n" + USAGE);
+                }
+            }
+            if (s.waiters < 0) {
+                s.waiters = s.smoke ? 10_000 : 1_000_000;
+            }
+            return s;
+        }
+
+        private static String value(String[] args, int i, String name) {
+            if (i >= args.length) {
+                throw new IllegalArgumentException(name + " needs a value\n" + USAGE);
+            }
+            return args[i];
+        }
+    }
+}

@@ -1,0 +1,61 @@
+package dev.handoff.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Workload 3: 8 coroutines on {@code Dispatchers.Default} share 2 permits; each acquisition does a
+ * little CPU work and a {@code yield()} while holding the permit, then releases. Without the yield,
+ * 2 worker threads (2 cores) and 2 permits never queue anybody. Time per acquisition, and (with
+ * {@code -prof gc}) bytes per acquisition, round set-up included (amortised over 2,000).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1, timeUnit = TimeUnit.SECONDS)
+@Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
+@Fork(2)
+public class CoroutineContendedBenchmark {
+    static final int TASKS = 8;
+    static final int ACQUISITIONS_PER_TASK = 250;
+    private static final long[] ONE = {1};
+
+    /** The peer under test. */
+    @Param({Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR})
+    public String peer;
+
+    /** {@code Blackhole.consumeCPU} tokens burnt while holding the permit. */
+    @Param("50")
+    public long work;
+
+    private SuspendingPermits permits;
+
+    /** Makes a semaphore of 2 permits. */
+    @Setup
+    public void setUp() {
+        permits = Peers.suspending(peer, 2);
+    }
+
+    /**
+     * One round: 8 tasks, 250 acquisitions each.
+     *
+     * @param counters where the round's acquisitions and suspensions are counted
+     */
+    @Benchmark
+    @OperationsPerInvocation(TASKS * ACQUISITIONS_PER_TASK)
+    public void tasks8permits2(SuspensionCounters counters) {
+        counters.suspended += CoroutineRounds.run(permits, TASKS, ACQUISITIONS_PER_TASK, ONE, work);
+        counters.acquisitions += TASKS * ACQUISITIONS_PER_TASK;
+    }
+}

@@ -1,0 +1,20 @@
+package dev.handoff.benchmarks;
+
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.State;
+
+/**
+ * JMH secondary results of the coroutine workloads: how many acquisitions ran, and how many of
+ * them suspended. A contended benchmark where nothing suspends measures only the fast path, so the
+ * report prints the share. JMH zeroes the fields before each iteration.
+ */
+@State(Scope.Thread)
+@AuxCounters(AuxCounters.Type.EVENTS)
+public class SuspensionCounters {
+    /** Acquisitions run in this iteration. */
+    public long acquisitions;
+
+    /** Acquisitions that suspended in this iteration. */
+    public long suspended;
+}

@@ -1,0 +1,89 @@
+package dev.handoff.benchmarks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CI smoke run: every benchmark once, with tiny iterations, in this JVM, then the report and
+ * the chart, so none of it rots. Asserts that everything ran and was reported, never how fast.
+ */
+class BenchmarkSmokeTest {
+    private static final Map<String, List<String>> EXPECTED = Map.of(
+            BenchmarkReport.TRY, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.KOTLINX, Peers.MONITOR),
+            BenchmarkReport.SUSPEND, List.of(Peers.HANDOFF, Peers.KOTLINX),
+            BenchmarkReport.BLOCKING4, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
+            BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
+            BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR),
+            BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR),
+            BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX));
+
+    @Test
+    void everyBenchmarkRunsOnceAndIsReported() throws Exception {
+        Path out = Path.of("target", "smoke");
+        BenchmarkReport.Settings settings = BenchmarkReport.Settings.parse("--smoke", "--out", out.toString());
+        BenchmarkReport.Report report = BenchmarkReport.run(settings);
+
+        for (Map.Entry<String, List<String>> e : EXPECTED.entrySet()) {
+            Map<String, BenchmarkReport.Measurement> byPeer = report.measured().get(e.getKey());
+            assertTrue(byPeer != null, e.getKey() + " did not run");
+            assertEquals(e.getValue().stream().sorted().toList(), byPeer.keySet().stream().sorted().toList(), e.getKey());
+            for (BenchmarkReport.Measurement m : byPeer.values()) {
+                assertTrue(Double.isFinite(m.score().value()) && m.score().value() > 0, m + ": no score");
+            }
+        }
+        // The contended coroutine workloads must really queue, or they measure only the fast path.
+        for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.WEIGHTED)) {
+            for (BenchmarkReport.Measurement m : report.measured().get(contended).values()) {
+                assertTrue(m.acquisitions() > 0, m + ": acquisitions not counted");
+                assertTrue(m.suspended() > 0, m + ": no acquisition suspended");
+            }
+        }
+        assertEquals(15, report.timeComparisons().size(), report.markdown());
+        assertFalse(report.memoryComparisons().isEmpty(), report.markdown());
+        assertTrue(Files.size(out.resolve("benchmarks.png")) > 10_000, "chart not written");
+        assertTrue(Files.readString(out.resolve("results.md")).contains("| handoff / peer |"));
+        assertTrue(Files.size(out.resolve("jmh-results.json")) > 0);
+        // --redraw reads results.tsv back into the same report.
+        BenchmarkReport.Report again = BenchmarkReport.Report.parseTsv(Files.readString(out.resolve("results.tsv")));
+        assertEquals(report.markdown(), again.markdown());
+    }
+
+    @Test
+    void ratiosCarryTheirErrorBars() {
+        Estimate ratio = new Estimate(10, 1).divide(new Estimate(5, 0.5));
+        assertEquals(2.0, ratio.value(), 1e-12);
+        assertEquals(2.0 * Math.hypot(0.1, 0.1), ratio.error(), 1e-12);
+        assertEquals(0.5, ratio.inverse().value(), 1e-12);
+        assertEquals("met", Comparison.Target.atMost(1).verdict(new Estimate(0.8, 0.1)));
+        assertEquals("within error", Comparison.Target.atMost(1).verdict(new Estimate(0.95, 0.1)));
+        assertEquals("MISSED", Comparison.Target.atMost(1).verdict(new Estimate(1.2, 0.1)));
+        assertEquals("met", Comparison.Target.atLeast(2).verdict(new Estimate(3, 0.5)));
+        assertEquals("MISSED", Comparison.Target.atLeast(2).verdict(new Estimate(1.2, 0.5)));
+    }
+
+    @Test
+    void everyPeerKeepsItsPermitsCounted() throws Exception {
+        for (String name : List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR)) {
+            BlockingPermits p = Peers.blocking(name, 2);
+            p.acquireBlocking(2);
+            assertFalse(p.tryAcquire(1), name);
+            p.release(2);
+            assertTrue(p.tryAcquire(2), name);
+            p.release(2);
+        }
+        for (String name : List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
+            SuspendingPermits p = Peers.suspending(name, 16);
+            long suspended = CoroutineRounds.run(p, 8, 20, new long[] {1, 2, 3, 4, 5, 6, 7, 8}, 10);
+            assertTrue(suspended >= 0, name);
+            assertTrue(p.tryAcquire(16), name + ": permits lost in the weighted round");
+            p.release(16);
+        }
+    }
+}

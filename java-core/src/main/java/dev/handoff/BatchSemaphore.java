@@ -239,20 +239,10 @@ final class BatchSemaphore {
         Acquisition woken;
         lock();
         try {
-            long s = state;
-            if ((s & QUEUED) == 0) {
-                // The queue emptied since we looked; only lock-free CASes change the word now.
-                for (;;) {
-                    long held = capacity - (s >>> SHIFT);
-                    if (n > held) {
-                        return held;
-                    }
-                    long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
-                    if (witness == s) {
-                        return -1;
-                    }
-                    s = witness;
-                }
+            if ((state & QUEUED) == 0) {
+                // The queue emptied since we looked. QUEUED is only set under this lock, so the
+                // lock-free path cannot come back here: it adds to free, or reports the held.
+                return release(n);
             }
             long held = capacity - head.assigned; // free == 0 (I2)
             if (n > held) {

@@ -91,42 +91,6 @@ class MutexTest {
         void run() throws Exception;
     }
 
-    /** A waker that records its claims and wakes, optionally into a shared ordered log. */
-    static final class Recorder implements Waker {
-        final AtomicInteger claims = new AtomicInteger();
-        final AtomicInteger wakes = new AtomicInteger();
-        volatile boolean decline;
-        volatile Thread wokenOn;
-        private final String name;
-        private final List<String> log;
-
-        Recorder() {
-            this(null, null);
-        }
-
-        Recorder(String name, List<String> log) {
-            this.name = name;
-            this.log = log;
-        }
-
-        @Override
-        public boolean claim() {
-            claims.incrementAndGet();
-            return !decline;
-        }
-
-        @Override
-        public void wake() {
-            wokenOn = Thread.currentThread();
-            wakes.incrementAndGet();
-            if (log != null) {
-                synchronized (log) {
-                    log.add(name);
-                }
-            }
-        }
-    }
-
     private static void assertUnlockedAndIdle(Mutex m) {
         assertFalse(m.isLocked(), m::toString);
         assertEquals(0, m.queueLength(), m::toString);
@@ -196,7 +160,7 @@ class MutexTest {
     @Test
     void lockWithWakerOnAFreeMutexIsGrantedAtOnceOnTheCallingThread() {
         Mutex m = new Mutex();
-        Recorder w = new Recorder();
+        RecordingWaker w = new RecordingWaker();
         Acquisition a = m.lock(w);
         assertTrue(a.isGranted());
         assertEquals(1, a.permits());
@@ -247,7 +211,7 @@ class MutexTest {
     void cancelledCallbackWaitIsNeverWokenAndHoldsNothing() {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
-        Recorder w = new Recorder();
+        RecordingWaker w = new RecordingWaker();
         Acquisition a = m.lock(w);
         assertEquals(1, m.queueLength());
         assertTrue(a.cancel());
@@ -264,9 +228,9 @@ class MutexTest {
     void decliningWakerPassesTheLockToTheNextWaiter() {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
-        Recorder gone = new Recorder();
-        gone.decline = true;
-        Recorder next = new Recorder();
+        RecordingWaker gone = new RecordingWaker();
+        gone.declineClaim = true;
+        RecordingWaker next = new RecordingWaker();
         Acquisition a = m.lock(gone);
         Acquisition b = m.lock(next);
         m.unlock();
@@ -279,8 +243,8 @@ class MutexTest {
 
         // A declining waker alone in the queue: the lock becomes free, not held by nobody.
         assertTrue(m.tryLock());
-        Recorder alone = new Recorder();
-        alone.decline = true;
+        RecordingWaker alone = new RecordingWaker();
+        alone.declineClaim = true;
         m.lock(alone);
         m.unlock();
         assertUnlockedAndIdle(m);
@@ -440,7 +404,7 @@ class MutexTest {
         List<String> log = new ArrayList<>();
         AtomicReference<Throwable> failure = new AtomicReference<>();
 
-        m.lock(new Recorder("callback-0", log));
+        m.lock(new RecordingWaker("callback-0", log));
         waitUntil(() -> m.queueLength() == 1, "callback-0 queued");
         m.lockAsync().thenRun(() -> {
             synchronized (log) {
@@ -462,7 +426,7 @@ class MutexTest {
             }
         });
         waitUntil(() -> m.queueLength() == 4, "timed-3 queued");
-        m.lock(new Recorder("callback-4", log));
+        m.lock(new RecordingWaker("callback-4", log));
         assertEquals(5, m.queueLength());
 
         List<String> expected = List.of("callback-0", "async-1", "blocking-2", "timed-3", "callback-4");

@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.handoff.MutexTest.Recorder;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -120,7 +119,7 @@ class RwLockTest {
         lock.readLockBlocking();
         CompletableFuture<Void> async = lock.readLockAsync();
         assertTrue(async.isDone(), "a free read permit is granted at once");
-        Recorder w = new Recorder();
+        RecordingWaker w = new RecordingWaker();
         Acquisition a = lock.readLock(w);
         assertTrue(a.isGranted());
         assertEquals(1, a.permits());
@@ -239,7 +238,7 @@ class RwLockTest {
             assertFalse(lock.tryReadLock(Duration.ZERO));
             assertFalse(lock.tryReadLock(Duration.ofMillis(20)));
             CompletableFuture<Void> asyncReader = lock.readLockAsync();
-            Recorder callbackReader = new Recorder();
+            RecordingWaker callbackReader = new RecordingWaker();
             Acquisition callbackAcquisition = lock.readLock(callbackReader);
             assertFalse(asyncReader.isDone(), "a new reader waits behind the writer: " + lock);
             assertFalse(callbackAcquisition.isGranted());
@@ -318,7 +317,7 @@ class RwLockTest {
         assertEquals(1, lock.queueLength());
         assertEquals(2, lock.readLockCount());
         CompletableFuture<Void> r3 = lock.readLockAsync();
-        Recorder r4 = new Recorder();
+        RecordingWaker r4 = new RecordingWaker();
         Acquisition r4Acquisition = lock.readLock(r4);
         lock.readUnlock(); // R1 leaves: its permit goes to the writer, not to R3
         assertEquals(1, lock.readLockCount(), "R2 alone holds; the writer has been handed 2: " + lock);
@@ -379,7 +378,7 @@ class RwLockTest {
     @Test
     void cancellingAPartlyServedCallbackWriterWakesTheReadersBehindIt() throws Exception {
         AtomicReference<Acquisition> a = new AtomicReference<>();
-        Recorder w = new Recorder();
+        RecordingWaker w = new RecordingWaker();
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
@@ -486,8 +485,8 @@ class RwLockTest {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryReadLock());
         assertTrue(lock.tryReadLock());
-        Recorder gone = new Recorder();
-        gone.decline = true;
+        RecordingWaker gone = new RecordingWaker();
+        gone.declineClaim = true;
         Acquisition w = lock.writeLock(gone);
         CompletableFuture<Void> r3 = lock.readLockAsync();
         lock.readUnlock();
@@ -509,7 +508,7 @@ class RwLockTest {
         RwLock lock = new RwLock(4);
         assertTrue(lock.tryWriteLock());
         CompletableFuture<Void> r1 = lock.readLockAsync();
-        Recorder r2 = new Recorder();
+        RecordingWaker r2 = new RecordingWaker();
         Acquisition r2Acquisition = lock.readLock(r2);
         CompletableFuture<Void> w2 = lock.writeLockAsync();
         CompletableFuture<Void> r3 = lock.readLockAsync();
@@ -876,7 +875,7 @@ class RwLockTest {
     @Test
     void callbackWriterOnAFreeLockIsGrantedAtOnce() {
         RwLock lock = new RwLock(5);
-        Recorder w = new Recorder();
+        RecordingWaker w = new RecordingWaker();
         Acquisition a = lock.writeLock(w);
         assertTrue(a.isGranted());
         assertEquals(1, w.wakes.get());
@@ -890,8 +889,8 @@ class RwLockTest {
     void callbackReaderQueuedBehindAWriterIsWokenByWriteUnlockAndCanBeCancelled() {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryWriteLock());
-        Recorder kept = new Recorder();
-        Recorder withdrawn = new Recorder();
+        RecordingWaker kept = new RecordingWaker();
+        RecordingWaker withdrawn = new RecordingWaker();
         Acquisition a = lock.readLock(kept);
         Acquisition b = lock.readLock(withdrawn);
         assertTrue(b.cancel());

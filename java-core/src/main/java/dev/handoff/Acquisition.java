@@ -82,7 +82,7 @@ public class Acquisition {
      * @return {@code true} if granted
      */
     public boolean isGranted() {
-        return state == GRANTED;
+        return owner.settledState(this) == GRANTED;
     }
 
     /**
@@ -92,7 +92,7 @@ public class Acquisition {
      * @return {@code true} if failed by close
      */
     public boolean isClosed() {
-        return state == CLOSED;
+        return owner.settledState(this) == CLOSED;
     }
 
     /**
@@ -130,7 +130,7 @@ public class Acquisition {
     @Override
     public String toString() {
         String s;
-        switch (state) {
+        switch (owner.settledState(this)) {
             case WAITING: s = "waiting"; break;
             case GRANTED: s = "granted"; break;
             case CLOSED: s = "closed"; break;

@@ -30,13 +30,16 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * State word (long)
  * -----------------
- *     63                                   2    1        0
- *    +--------------------------------------+--------+--------+
- *    |  free permits (<= MAX_PERMITS = 2^60) | CLOSED | QUEUED |
- *    +--------------------------------------+--------+--------+
- *   QUEUED  set iff the queue is non-empty. Changed only under the lock.
- *   CLOSED  set once by close(), under the lock; never cleared.
- *   free    changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
+ *     63                                   3      2        1        0
+ *    +--------------------------------------+--------+--------+--------+
+ *    |  free permits (<= MAX_PERMITS = 2^60) |CLAIMING| CLOSED | QUEUED |
+ *    +--------------------------------------+--------+--------+--------+
+ *   QUEUED    set iff the queue is non-empty. Changed only under the lock.
+ *   CLOSED    set once by close(), under the lock; never cleared.
+ *   CLAIMING  set under the lock for the claim() window of an acquisition granted at once (see
+ *             below); lock-free release backs off to the lock while it is set, tryAcquire not.
+ *   free      changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
+ *   (MAX_PERMITS << 3 is 2^63: the word is read as unsigned, with >>> and masks only.)
  *
  * Invariants (hold whenever the lock is free)
  *   I1  QUEUED == (head != null).
@@ -55,11 +58,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *     it re-reads the word and drains the released permits too (or is granted outright);
  *   - if it lands after, it sees QUEUED (the CAS compares the whole word, flag included), so it
  *     does not add to free but takes the lock and hands its permits to the queue.
- * Either way no permit is added to free while a waiter is queued (I2). The same flag covers the
- * one other moment when permits are out of free but held by nobody: an acquisition granted at
- * once inside acquire() takes its permits and sets QUEUED in one CAS, asks claim(), and then
- * clears QUEUED (granted) or restores the word (declined). Meanwhile a release locks and waits,
- * so its over-release check (held = capacity - free) is never fooled by permits in transit.
+ * Either way no permit is added to free while a waiter is queued (I2). One other moment has
+ * permits out of free but held by nobody: an acquisition granted at once inside acquire() takes
+ * its permits and sets CLAIMING in one CAS, asks claim(), then clears CLAIMING and, if the claim
+ * declined, gives the permits back (a CAS loop: tryAcquire may take what is left meanwhile).
+ * While CLAIMING is set a release locks and waits, so its over-release check (held = capacity -
+ * free) is never fooled by permits in transit.
  * tryAcquire fails whenever
  * QUEUED is set, so nobody barges past the queue, and since free == 0 under QUEUED, it could not
  * take anything anyway. The flag is cleared only under the lock, in the same write that returns
@@ -81,12 +85,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * -----------------------
  * - acquire slow path: lock, then CAS (lock-before-CAS), so that no releaser can be between
  *   "saw no waiter" and "added to free" while we decide to queue (see above).
- * - A grant: unlink the head, then claim() under the lock, then mark GRANTED. claim() is where a
- *   coroutine or future that is already gone declines; its partial permits then flow on to the
- *   next head in the same loop, so nothing is held by a party that cannot use it.
- * - Wakers run after unlock: nodes to wake are unlinked and chained through their `next` field
- *   under the lock, and the chain is run after the lock is released. wake() is user code: it
- *   may block, throw or call back into the semaphore.
+ * - A grant: unlink the head, then claim() under the lock; the node's state is published after
+ *   the word (see below). claim() is where a coroutine or future that is already gone declines;
+ *   its partial permits then flow on to the next head in the same loop, so nothing is held by a
+ *   party that cannot use it. claim() must not call back: lock() refuses re-entry with an
+ *   IllegalStateException, and an exception from claim() counts as a decline, reported (to the
+ *   uncaught-exception handler) once the lock is released.
+ * - Wakers run after unlock: settled nodes (granted and declined) are unlinked and chained
+ *   through their `next` field under the lock, and the chain is run after the lock is released;
+ *   only granted and closed nodes are woken. wake() is user code: it may block, throw or call
+ *   back into the semaphore. Wake order is not promised to be grant order (nested chains run
+ *   first; parked threads are unparked before deferred callbacks).
  * - Trampoline: a waker that calls release() may grant the next waiter, whose waker releases
  *   again, and so on (10,000 coroutines in a withPermit chain on Dispatchers.Unconfined). Nested
  *   wake-ups run at once, like ordinary calls, up to MAX_NESTED_WAKES levels; deeper ones are
@@ -98,10 +107,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *   exactly as a release would (they may complete the next heads).
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
- * - Node states are written last, after the state word and the queue: whoever sees a node
- *   settled (isGranted(), or cancel() returning false without the lock) also sees the word and
- *   queueLength as that settlement left them, so observers stay linearizable (found by the
- *   Lincheck model checker: a close() seen half done by a losing cancel()).
+ * - Observers stay linearizable (the Lincheck tests check them): node states are written last,
+ *   after the state word and the queue, so a settled state read without the lock (isGranted(),
+ *   cancel() returning false) comes with the word and queue it left; a WAITING state is read
+ *   again under the lock (settledState), as cancel() does. queueLength() is 0 while QUEUED is
+ *   clear and read under the lock otherwise, so a queue being filled or drained is never seen
+ *   half done. availablePermits() and isClosed() read the word alone.
  * - Over-release: release(n) with n > held fails before changing anything. While QUEUED is
  *   clear, held = capacity - free (checked inside the CAS loop); under QUEUED, held =
  *   capacity - head.assigned (free is 0 by I2), checked under the lock.
@@ -131,7 +142,12 @@ final class BatchSemaphore {
 
     private static final long QUEUED = 1L;
     private static final long CLOSED = 2L;
-    private static final int SHIFT = 2;
+    private static final long CLAIMING = 4L;
+    /**
+     * The count sits above the three flags. MAX_PERMITS << SHIFT is 2^63: the word is read as an
+     * unsigned value (only {@code >>>}, masks, and exact additions and subtractions touch it).
+     */
+    private static final int SHIFT = 3;
 
     /**
      * How many times a blocked thread at the head of the queue polls its node before parking. On
@@ -140,6 +156,9 @@ final class BatchSemaphore {
      * at once. No spinning on a single core.
      */
     static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 10 : 0;
+
+    /** A timed wait spins only while more than this is left before its deadline. */
+    private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
 
     /** Capacity N. Immutable. */
     final long capacity;
@@ -168,8 +187,41 @@ final class BatchSemaphore {
         return state >>> SHIFT;
     }
 
+    /**
+     * The queue length, consistent with the state word: 0 while QUEUED is clear; otherwise read
+     * under the lock, so that a queue being filled or drained is never seen half done.
+     */
     int queueLength() {
-        return queueLength;
+        if ((state & QUEUED) == 0) {
+            return 0;
+        }
+        if (lock.isHeldByCurrentThread()) {
+            return queueLength; // called from a claim(): the caller sees its own section
+        }
+        lock.lock();
+        try {
+            return queueLength;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The state of {@code a} for a lock-free observer. States are written last, so a settled state
+     * read without the lock comes with the word and the queue it left; a WAITING one is read again
+     * under the lock, so that a settlement in progress is seen whole.
+     */
+    int settledState(Acquisition a) {
+        int st = a.state;
+        if (st != Acquisition.WAITING || lock.isHeldByCurrentThread()) {
+            return st;
+        }
+        lock.lock();
+        try {
+            return a.state;
+        } finally {
+            lock.unlock();
+        }
     }
 
     boolean isClosed() {
@@ -179,7 +231,7 @@ final class BatchSemaphore {
     /** Permits held by callers (capacity - free - handed to a waiting head). A snapshot. */
     long heldPermits() {
         long s = state;
-        if ((s & QUEUED) == 0) {
+        if ((s & (QUEUED | CLAIMING)) == 0) {
             return capacity - (s >>> SHIFT);
         }
         lock();
@@ -218,7 +270,7 @@ final class BatchSemaphore {
     long release(long n) {
         long s = state;
         for (;;) {
-            if ((s & QUEUED) != 0) {
+            if ((s & (QUEUED | CLAIMING)) != 0) {
                 return releaseToQueue(n);
             }
             long held = capacity - (s >>> SHIFT);
@@ -240,8 +292,9 @@ final class BatchSemaphore {
         lock();
         try {
             if ((state & QUEUED) == 0) {
-                // The queue emptied since we looked. QUEUED is only set under this lock, so the
-                // lock-free path cannot come back here: it adds to free, or reports the held.
+                // The queue emptied (or a claim window ended) since we looked. QUEUED and
+                // CLAIMING are only set under this lock, so the lock-free path cannot come back
+                // here: it adds to free, or reports the held.
                 return release(n);
             }
             long held = capacity - head.assigned; // free == 0 (I2)
@@ -352,20 +405,22 @@ final class BatchSemaphore {
                 }
                 long free = s >>> SHIFT;
                 if (free >= n) {
-                    // Take the permits and set QUEUED for the claim window: while claim() runs,
+                    // Take the permits and set CLAIMING for the claim window: while claim() runs,
                     // the permits are out of free but held by nobody yet, so a lock-free release
-                    // could not check over-release exactly; QUEUED sends it to the lock.
-                    long granted = s - (n << SHIFT);
-                    long witness = (long) STATE.compareAndExchange(this, s, granted | QUEUED);
+                    // could not check over-release exactly; CLAIMING sends it to the lock.
+                    // tryAcquire ignores the flag and may take what is left.
+                    long witness = (long) STATE.compareAndExchange(this, s, (s - (n << SHIFT)) | CLAIMING);
                     if (witness != s) {
                         s = witness;
                         continue;
                     }
-                    boolean taken = claimAtOnce(a);
-                    // No CAS can succeed while QUEUED is set: plain writes are exact. A declined
-                    // claim restores the word as it was. The node's state is written last.
-                    state = taken ? granted : s;
-                    a.state = taken ? Acquisition.GRANTED : Acquisition.CANCELLED;
+                    boolean taken = false;
+                    try {
+                        taken = claimAtOnce(a);
+                    } finally {
+                        endClaimWindow(n, taken); // even if an Error escaped the claim
+                    }
+                    a.state = taken ? Acquisition.GRANTED : Acquisition.CANCELLED; // last
                     woken = a;
                     break;
                 }
@@ -385,6 +440,22 @@ final class BatchSemaphore {
         }
         wakeAll(woken);
         return a;
+    }
+
+    /**
+     * Under the lock, at the end of an immediate grant's claim window: clears CLAIMING, and gives
+     * the permits back to free if the claim declined. A CAS loop, as tryAcquire may run meanwhile.
+     */
+    private void endClaimWindow(long n, boolean taken) {
+        long back = taken ? 0L : n << SHIFT;
+        long s = state;
+        for (;;) {
+            long witness = (long) STATE.compareAndExchange(this, s, (s & ~CLAIMING) + back);
+            if (witness == s) {
+                return;
+            }
+            s = witness;
+        }
     }
 
     /** Under the lock, the permits already taken: claims, and says whether the grant was taken. */
@@ -571,7 +642,8 @@ final class BatchSemaphore {
             // Spin only while at the head of the queue: the head is the next to be granted, the
             // others would only take CPU from the permit holders. (A racy read of a lock-guarded
             // link: it only steers the spinning, the state read above decides.)
-            if (spins > 0 && a.prev == null) {
+            if (spins > 0 && a.prev == null && !Thread.currentThread().isInterrupted()
+                    && (!timed || deadline - System.nanoTime() > SPIN_MIN_REMAINING_NANOS)) {
                 spins--;
                 Thread.onSpinWait();
                 continue;
@@ -746,7 +818,14 @@ final class BatchSemaphore {
             while (a != null) {
                 Acquisition next = a.next;
                 a.next = null;
-                fire(a);
+                try {
+                    fire(a);
+                } catch (Throwable escaped) { // only an Error raised inside fire's own handling
+                    if (next != null) {
+                        current().deferChain(next); // the rest still runs, from an outer call
+                    }
+                    throw escaped;
+                }
                 a = next;
             }
         }

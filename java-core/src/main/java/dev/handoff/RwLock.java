@@ -33,7 +33,9 @@ import java.util.concurrent.CompletableFuture;
  * Misuse such as {@link #readUnlock()} while write-locked, or {@link #writeUnlock()} while not
  * write-locked, throws {@link IllegalStateException} and changes nothing. The write-locked flag is
  * set at the writer's grant, before any waker runs, and cleared by one compare-and-set, so of two
- * racing {@code writeUnlock()} calls exactly one succeeds.
+ * racing {@code writeUnlock()} calls exactly one succeeds. Misuse that races with the operation
+ * it contradicts (a {@code readUnlock()} by a thread holding nothing, while the writer downgrades)
+ * is not always detected.
  *
  * <p>Memory consistency: actions before {@link #writeUnlock()} happen-before actions after any
  * later read or write lock is granted; actions before {@link #readUnlock()} happen-before actions
@@ -275,7 +277,9 @@ public final class RwLock {
     // ------------------------------------------------------------------ observers
 
     /**
-     * Returns whether a writer holds the lock. A snapshot.
+     * Returns whether a writer holds the lock. A snapshot for monitoring: the flag and the
+     * permits change one after the other, so while a writer is being granted or is unlocking it
+     * may briefly disagree with {@link #readLockCount()} and {@link #tryReadLock()}.
      *
      * @return {@code true} if write-locked
      */
@@ -284,7 +288,9 @@ public final class RwLock {
     }
 
     /**
-     * Returns the number of readers holding the lock. A snapshot; {@code 0} while write-locked.
+     * Returns the number of readers holding the lock; {@code 0} while write-locked. A snapshot for
+     * monitoring: while a writer is being granted or is unlocking, its permits may briefly be
+     * counted as readers.
      *
      * @return the readers holding the lock
      */

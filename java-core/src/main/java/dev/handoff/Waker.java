@@ -40,7 +40,8 @@ public interface Waker {
     /**
      * Asks whether the grant may go to this waiter. Called <em>under the semaphore's internal
      * lock</em>, at the moment the semaphore decides to grant; it must therefore be a short,
-     * non-blocking step (typically one compare-and-set) that never calls back into the semaphore.
+     * non-blocking step (typically one compare-and-set) that never calls into this or any other
+     * handoff semaphore or lock (two semaphores whose claims call each other could deadlock).
      *
      * <p>Returning {@code false} says that the waiting party is gone (its coroutine or future was
      * cancelled): the acquisition then counts as cancelled, the permits it was partially handed

@@ -297,6 +297,41 @@ class SemaphoreRaceTest {
     }
 
     @Test
+    void tryAcquireTakesWhatIsLeftWhileAnImmediateGrantIsBeingClaimed() throws Exception {
+        Semaphore s = new Semaphore(3);
+        CountDownLatch inClaim = new CountDownLatch(1);
+        CountDownLatch leaveClaim = new CountDownLatch(1);
+        AtomicReference<Acquisition> granted = new AtomicReference<>();
+        Thread acquirer = new Thread(() -> granted.set(s.acquire(1, new Waker() {
+            @Override
+            public boolean claim() {
+                inClaim.countDown();
+                try {
+                    leaveClaim.await(20, TimeUnit.SECONDS); // a slow claim, for the test's sake
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return true;
+            }
+
+            @Override
+            public void wake() {
+            }
+        })));
+        acquirer.start();
+        assertTrue(inClaim.await(20, TimeUnit.SECONDS));
+        assertEquals(0, s.queueLength());
+        assertTrue(s.tryAcquire(2), "nobody waits and 2 permits are free: no spurious failure");
+        assertFalse(s.tryAcquire(1));
+        leaveClaim.countDown();
+        acquirer.join(TimeUnit.SECONDS.toMillis(20));
+        assertTrue(granted.get().isGranted());
+        s.release(2);
+        s.release(1);
+        assertEquals(3, s.availablePermits());
+    }
+
+    @Test
     void cancelledFutureReportsCancellation() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));

@@ -105,6 +105,18 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
                 }
             }
         })
+        // queueLength vs a waiter joining: the waiter sets QUEUED (taking the free permit) before
+        // it links itself; a tryAcquire that fails because of it must not see queueLength() 0
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 1) }
+            parallel {
+                thread { actor(SemaphoreLincheckTest::acquire, 2) }
+                thread {
+                    actor(SemaphoreOperations::tryAcquire, 1)
+                    actor(SemaphoreOperations::queueLength)
+                }
+            }
+        })
         // grant vs cancel with a waiter behind: the permits go to exactly one of the two
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 2) }

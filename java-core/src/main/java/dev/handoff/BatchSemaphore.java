@@ -166,15 +166,15 @@ final class BatchSemaphore {
     /** The state word, see the notes. CAS-ed lock-free while QUEUED is clear. */
     private volatile long state;
 
-    /** Guards the queue, the QUEUED/CLOSED bits and every node's links, state and assigned. */
+    /** Guards the queue, the QUEUED/CLOSED/CLAIMING bits and every node's links, state and assigned. */
     private final ReentrantLock lock = new ReentrantLock();
 
     /** FIFO queue of waiting nodes. Guarded by {@link #lock}. */
     private Acquisition head;
     private Acquisition tail;
 
-    /** Number of queued nodes. Written under {@link #lock}; volatile for snapshots. */
-    private volatile int queueLength;
+    /** Number of queued nodes. Guarded by {@link #lock} (read under it too, see queueLength()). */
+    private int queueLength;
 
     BatchSemaphore(long capacity) {
         this.capacity = capacity;

@@ -1,18 +1,25 @@
 package dev.handoff;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
- * One call to {@link Semaphore#acquire(long, Waker)}: the handle by which the caller watches and
- * cancels its wait.
+ * One wait for permits: the handle by which the caller watches and cancels it, and the queue node
+ * of the semaphore's wait queue (so a wait costs one allocation).
  *
- * <p>An acquisition is in exactly one of four states. It starts <em>waiting</em> (or is settled at
- * once inside {@code acquire}), and leaves that state once, to one of:
+ * <p>An acquisition is in exactly one of five states. It starts <em>waiting</em> (or is settled at
+ * once when it starts), and leaves that state once, to one of:
  * <ul>
  *   <li><em>granted</em> ({@link #isGranted()}): all {@link #permits()} permits now belong to the
  *       caller, who must {@link Semaphore#release(long) release} them;</li>
  *   <li><em>closed</em> ({@link #isClosed()}): the semaphore was closed first; nothing is held;</li>
- *   <li><em>cancelled</em>: {@link #cancel()} returned {@code true}, or the waker's
- *       {@link Waker#claim()} declined the grant; nothing is held.</li>
+ *   <li><em>failed</em> ({@link #failure()} is not {@code null}): the grant could not be taken
+ *       because the waker's {@link Waker#claim()} (or {@link #claim()}) threw; nothing is held and
+ *       the permits went on to the next waiters;</li>
+ *   <li><em>cancelled</em>: {@link #cancel()} returned {@code true}, or the claim declined the
+ *       grant; nothing is held.</li>
  * </ul>
+ * Granted, closed and failed acquisitions are woken; cancelled ones never are.
  *
  * <p>Example: give up on a wait after a deadline, without ever leaking a permit.
  * <pre>{@code
@@ -22,28 +29,50 @@ package dev.handoff;
  * }, 5, TimeUnit.SECONDS);
  * }</pre>
  *
- * <p>This class is also the queue node of the semaphore's wait queue, so a wait costs one
- * allocation. It cannot be subclassed outside this package.
+ * <h2>Subclassing: an acquisition that is its own waker</h2>
+ * An adapter (a coroutine bridge, a reactive operator) that would otherwise allocate a
+ * {@link Waker} and a node per wait can extend this class and be both: override {@link #wake()}
+ * (and, if the waiting party can go away, {@link #claim()}), then start it with
+ * {@link Semaphore#startAcquisition(long, Acquisition)}, {@link Mutex#startLock(Acquisition)},
+ * {@link RwLock#startReadLock(Acquisition)} or {@link RwLock#startWriteLock(Acquisition)}. The
+ * rules of {@link Waker} apply to the two methods unchanged. An instance can be started once;
+ * everything else about it (its queue links, its state) stays inside this package.
+ * <pre>{@code
+ * final class Signal extends Acquisition {
+ *     final CountDownLatch done = new CountDownLatch(1);
+ *     @Override protected void wake() { done.countDown(); }
+ * }
+ * Signal s = semaphore.startAcquisition(4, new Signal());
+ * s.done.await();
+ * if (s.isGranted()) { try { work(); } finally { semaphore.release(4); } }
+ * }</pre>
  */
-public class Acquisition {
+public abstract class Acquisition {
 
     // ---- states; written only under the owner's lock, read anywhere (volatile) ----
     static final int WAITING = 0;
     static final int GRANTED = 1;
     static final int CLOSED = 2;
     static final int CANCELLED = 3;
+    static final int FAILED = 4;
 
-    /** The core this acquisition waits on. Immutable. */
-    final BatchSemaphore owner;
+    /** The core this acquisition waits on; set once when it starts (by CAS for subclasses). */
+    BatchSemaphore owner;
 
-    /** The weight asked for. Immutable. */
-    final long permits;
+    /** The weight asked for. Set once when it starts, before the node is visible to the core. */
+    long permits;
 
-    /** The continuation, or {@code null} for the internal faces that override {@link #wake()}. */
-    private final Waker waker;
+    /**
+     * A face's bookkeeping, run under the core's lock right after a successful claim (the RwLock
+     * write flag), or {@code null}. Set once when it starts.
+     */
+    Runnable onGrant;
 
     /** One of the states above. Written under {@code owner}'s lock; volatile for lock-free reads. */
     volatile int state;
+
+    /** What a throwing claim threw; written under the lock before {@link #state} becomes FAILED. */
+    Throwable failure;
 
     /**
      * Permits already handed to this waiter while it waits (partial assignment). Only the head of
@@ -59,18 +88,40 @@ public class Acquisition {
     Acquisition prev;
     Acquisition next;
 
-    Acquisition(BatchSemaphore owner, long permits, Waker waker) {
+    /**
+     * For subclasses that are their own waker: an acquisition that has not started yet. Start it
+     * with one of the {@code start...} methods of {@link Semaphore}, {@link Mutex} or
+     * {@link RwLock}, which set its weight.
+     */
+    protected Acquisition() {
+    }
+
+    /** An internal face's node, bound at construction. */
+    Acquisition(BatchSemaphore owner, long permits, Runnable onGrant) {
         this.owner = owner;
         this.permits = permits;
-        this.waker = waker;
+        this.onGrant = onGrant;
+    }
+
+    /**
+     * Binds a subclass instance to {@code core} with its weight; once only. Called by the faces'
+     * {@code start...} methods after they checked the arguments.
+     */
+    final void bind(BatchSemaphore core, long n, Runnable grantHook, String call) {
+        if (!OWNER.compareAndSet(this, null, core)) {
+            throw new IllegalStateException(call + ": this acquisition was already started (" + this
+                    + "); an Acquisition can be started once");
+        }
+        this.permits = n;
+        this.onGrant = grantHook;
     }
 
     /**
      * Returns the number of permits this acquisition asked for.
      *
-     * @return the weight passed to {@code acquire}
+     * @return the weight it was started with; {@code 0} before it started
      */
-    public long permits() {
+    public final long permits() {
         return permits;
     }
 
@@ -81,8 +132,8 @@ public class Acquisition {
      *
      * @return {@code true} if granted
      */
-    public boolean isGranted() {
-        return owner.settledState(this) == GRANTED;
+    public final boolean isGranted() {
+        return settledState() == GRANTED;
     }
 
     /**
@@ -91,8 +142,20 @@ public class Acquisition {
      *
      * @return {@code true} if failed by close
      */
-    public boolean isClosed() {
-        return owner.settledState(this) == CLOSED;
+    public final boolean isClosed() {
+        return settledState() == CLOSED;
+    }
+
+    /**
+     * Returns the exception that ended this acquisition without a grant: what the waker's
+     * {@link Waker#claim()} (or this object's {@link #claim()}) threw when the semaphore tried to
+     * grant it. Nothing is held in that case, the permits went on to the next waiters, and the
+     * acquisition was woken so that its waiter learns of it.
+     *
+     * @return the exception, or {@code null} if the acquisition did not fail that way
+     */
+    public final Throwable failure() {
+        return settledState() == FAILED ? failure : null;
     }
 
     /**
@@ -106,20 +169,48 @@ public class Acquisition {
      * acquisition still holds its permits and the caller must release them. Idempotent.
      *
      * @return {@code true} if this call withdrew a waiting acquisition; {@code false} if it was
-     *     already granted, closed or cancelled
+     *     already granted, closed, failed or cancelled, or has not started
      */
-    public boolean cancel() {
-        return state == WAITING && owner.cancel(this);
+    public final boolean cancel() {
+        BatchSemaphore core = owner;
+        return core != null && state == WAITING && core.cancel(this);
     }
 
-    /** Called under the owner's lock at the moment of a grant; see {@link Waker#claim()}. */
-    boolean claim() {
-        return waker.claim();
+    /**
+     * Returns whether the acquisition has started and not settled yet, read without any lock: a
+     * cheap hint for a subclass (for example, whether a cancellation handler is still needed). A
+     * settlement in progress on another thread may not be visible yet; {@link #isGranted()},
+     * {@link #isClosed()} and {@link #failure()} are exact.
+     *
+     * @return {@code true} if started and, as far as this thread can tell, still waiting
+     */
+    protected final boolean isPending() {
+        return owner != null && state == WAITING;
     }
 
-    /** Called with no lock held, once, after a successful claim or a close. */
-    void wake() {
-        waker.wake();
+    /**
+     * Asks whether the grant may go to this waiter; see {@link Waker#claim()}, whose rules apply
+     * unchanged: called under the semaphore's internal lock, a short non-blocking step that never
+     * calls into a handoff semaphore or lock. Returning {@code false} declines (the acquisition
+     * counts as cancelled and is not woken); throwing fails it (it is woken, and
+     * {@link #failure()} returns the exception). The default takes every grant.
+     *
+     * @return {@code true} to take the grant, {@code false} to decline it
+     */
+    protected boolean claim() {
+        return true;
+    }
+
+    /**
+     * The grant, the close or the failure is final: run the waiter; see {@link Waker#wake()}.
+     * Called at most once, never while an internal lock is held. Check {@link #isGranted()},
+     * {@link #isClosed()} or {@link #failure()} to tell which.
+     */
+    protected abstract void wake();
+
+    private int settledState() {
+        BatchSemaphore core = owner;
+        return core == null ? WAITING : core.settledState(this);
     }
 
     /**
@@ -130,12 +221,27 @@ public class Acquisition {
     @Override
     public String toString() {
         String s;
-        switch (owner.settledState(this)) {
-            case WAITING: s = "waiting"; break;
-            case GRANTED: s = "granted"; break;
-            case CLOSED: s = "closed"; break;
-            default: s = "cancelled"; break;
+        if (owner == null) {
+            s = "not started";
+        } else {
+            switch (settledState()) {
+                case WAITING: s = "waiting"; break;
+                case GRANTED: s = "granted"; break;
+                case CLOSED: s = "closed"; break;
+                case FAILED: s = "failed: " + failure; break;
+                default: s = "cancelled"; break;
+            }
         }
         return "Acquisition[permits=" + permits + ", " + s + "]";
+    }
+
+    private static final VarHandle OWNER;
+
+    static {
+        try {
+            OWNER = MethodHandles.lookup().findVarHandle(Acquisition.class, "owner", BatchSemaphore.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 }

@@ -2,7 +2,6 @@ package dev.handoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -157,6 +156,14 @@ final class BatchSemaphore {
      */
     static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 10 : 0;
 
+    /**
+     * How many times a thread that finds the internal lock held polls it before parking on it.
+     * Every critical section is short and bounded (tens of nanoseconds: a few links, a CAS, and
+     * the claims of the nodes granted), while parking and unparking a thread costs microseconds;
+     * on two cores a worker parked on the lock is half the machine gone. No spinning on one core.
+     */
+    static final int LOCK_SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
+
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
 
@@ -184,7 +191,18 @@ final class BatchSemaphore {
     // ------------------------------------------------------------------ observers
 
     long availablePermits() {
-        return state >>> SHIFT;
+        long s = state;
+        if ((s & CLAIMING) != 0 && !lock.isHeldByCurrentThread()) {
+            // Permits in transit: read under the lock, where no claim window is open (CLAIMING is
+            // set and cleared within one hold of the lock), so we see the claim's outcome.
+            lock();
+            try {
+                s = state;
+            } finally {
+                lock.unlock();
+            }
+        }
+        return s >>> SHIFT;
     }
 
     /**
@@ -198,7 +216,7 @@ final class BatchSemaphore {
         if (lock.isHeldByCurrentThread()) {
             return queueLength; // called from a claim(): the caller sees its own section
         }
-        lock.lock();
+        lock();
         try {
             return queueLength;
         } finally {
@@ -216,7 +234,7 @@ final class BatchSemaphore {
         if (st != Acquisition.WAITING || lock.isHeldByCurrentThread()) {
             return st;
         }
-        lock.lock();
+        lock();
         try {
             return a.state;
         } finally {
@@ -245,19 +263,58 @@ final class BatchSemaphore {
 
     // ------------------------------------------------------------------ fast paths
 
-    /** Grants iff nobody waits, not closed and {@code free >= n}. {@code 0 <= n} assumed. */
+    /**
+     * Grants iff not closed and either {@code n == 0} or nobody waits and {@code free >= n}.
+     * {@code 0 <= n} assumed. While the claim window of an immediate grant is open and too few
+     * permits are free, it waits for the window to close (see the notes), so it never fails
+     * because of permits that a declining claim is about to give back.
+     */
     boolean tryAcquire(long n) {
         long s = state;
         long delta = n << SHIFT;
         for (;;) {
             if ((s & (QUEUED | CLOSED)) != 0 || (s >>> SHIFT) < n) {
-                return false;
+                if ((s & CLOSED) != 0) {
+                    return false;
+                }
+                if (n == 0) {
+                    return true; // zero permits are granted even while others wait
+                }
+                if ((s & CLAIMING) == 0 || lock.isHeldByCurrentThread()) {
+                    return false; // (inside a claim this thread holds the window open itself)
+                }
+                return tryAcquireAfterClaimWindow(n);
             }
             long witness = (long) STATE.compareAndExchange(this, s, s - delta);
             if (witness == s) {
                 return true;
             }
             s = witness;
+        }
+    }
+
+    /**
+     * tryAcquire when a claim window was open and too few permits were free: decides under the
+     * lock, where no window is open (CLAIMING is set and cleared within one hold of the lock), so
+     * it linearizes after the claim's outcome instead of failing on permits in transit. Lock-free
+     * releases and tryAcquires may still race, hence the CAS loop.
+     */
+    private boolean tryAcquireAfterClaimWindow(long n) {
+        lock();
+        try {
+            long s = state;
+            for (;;) {
+                if ((s & (QUEUED | CLOSED)) != 0 || (s >>> SHIFT) < n) {
+                    return false;
+                }
+                long witness = (long) STATE.compareAndExchange(this, s, s - (n << SHIFT));
+                if (witness == s) {
+                    return true;
+                }
+                s = witness;
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -355,18 +412,47 @@ final class BatchSemaphore {
      */
     private static void publishOutcomes(Acquisition chain) {
         for (Acquisition a = chain; a != null; a = a.next) {
-            a.state = a.assigned == a.permits ? Acquisition.GRANTED : Acquisition.CANCELLED;
+            a.state = outcome(a);
         }
     }
 
-    /** Under the lock: asks the node's waker; a throwing claim declines and is reported later. */
+    /**
+     * Under the lock: asks the node whether it takes the grant, then runs the face's bookkeeping.
+     * If either throws, the node fails: the exception is kept for its waiter, which is woken (so
+     * a blocking caller throws it, a future fails with it, a coroutine resumes with it) and the
+     * permits go on as for a decline. Never a silent hang, never a false grant.
+     */
     private static boolean claimUnderLock(Acquisition a) {
         try {
-            return a.claim();
+            if (!a.claim()) {
+                return false;
+            }
+            Runnable hook = a.onGrant;
+            if (hook != null) {
+                hook.run();
+            }
+            return true;
         } catch (Throwable t) {
-            WakeRun.current().deferReport(t);
+            a.failure = t;
             return false;
         }
+    }
+
+    /**
+     * The state a node that left the queue is published with: granted iff it was handed all its
+     * permits (a queued node has {@code permits > 0}, and a decline or failure resets its
+     * {@code assigned} to 0); see {@link #claimUnderLock}.
+     */
+    private static int outcome(Acquisition a) {
+        return outcome(a, a.assigned == a.permits);
+    }
+
+    /** The state a node settled by a claim is published with, given whether the claim took the grant. */
+    private static int outcome(Acquisition a, boolean taken) {
+        if (taken) {
+            return Acquisition.GRANTED;
+        }
+        return a.failure != null ? Acquisition.FAILED : Acquisition.CANCELLED;
     }
 
     /** Under the lock, with QUEUED set and the queue now empty: free := rem, clear QUEUED. */
@@ -395,8 +481,8 @@ final class BatchSemaphore {
                     break;
                 }
                 if (n == 0) {
-                    a.state = claimAtOnce(a) ? Acquisition.GRANTED : Acquisition.CANCELLED;
-                    woken = a; // run (granted) or report a throwing claim; fire() skips the rest
+                    a.state = outcome(a, claimAtOnce(a)); // permits == assigned == 0 either way
+                    woken = a; // fire() wakes it if granted or failed, skips a decline
                     break;
                 }
                 if ((s & QUEUED) != 0) {
@@ -420,7 +506,7 @@ final class BatchSemaphore {
                     } finally {
                         endClaimWindow(n, taken); // even if an Error escaped the claim
                     }
-                    a.state = taken ? Acquisition.GRANTED : Acquisition.CANCELLED; // last
+                    a.state = outcome(a, taken); // last
                     woken = a;
                     break;
                 }
@@ -472,8 +558,8 @@ final class BatchSemaphore {
         Acquisition woken = null;
         lock();
         try {
-            if (a.state != Acquisition.WAITING) {
-                return false;
+            if (a.state != Acquisition.WAITING || (a.prev == null && head != a)) {
+                return false; // settled, or a subclass node that is not queued yet
             }
             long give = a.assigned;
             unlink(a);
@@ -535,6 +621,19 @@ final class BatchSemaphore {
         if (lock.isHeldByCurrentThread()) {
             throw new IllegalStateException("Waker.claim() must not call back into the semaphore");
         }
+        if (!lock.tryLock()) {
+            lockContended();
+        }
+    }
+
+    /** Polls the held lock up to {@link #LOCK_SPINS} times before parking on it. */
+    private void lockContended() {
+        for (int i = LOCK_SPINS; i > 0; i--) {
+            Thread.onSpinWait();
+            if (!lock.isLocked() && lock.tryLock()) {
+                return;
+            }
+        }
         lock.lock();
     }
 
@@ -572,9 +671,39 @@ final class BatchSemaphore {
 
     // ------------------------------------------------------------------ faces
 
-    /** The callback face, arguments valid. */
-    Acquisition acquire(long n, Waker waker) {
-        return enqueue(new Acquisition(this, n, waker));
+    /** The callback face, arguments valid; {@code onGrant} (nullable) as for {@link #acquireAsync}. */
+    Acquisition acquire(long n, Waker waker, Runnable onGrant) {
+        return enqueue(new CallbackAcquisition(this, n, onGrant, waker));
+    }
+
+    /**
+     * Starts a subclass node, arguments valid: binds it (once only; {@code call} names the call
+     * in the refusal) and acquires as the callback face does.
+     */
+    <A extends Acquisition> A start(A a, long n, Runnable onGrant, String call) {
+        a.bind(this, n, onGrant, call);
+        return enqueue(a);
+    }
+
+    /**
+     * tryAcquire, then the face's bookkeeping; if that throws, the permits are given back before
+     * the exception propagates, so nothing is held.
+     */
+    boolean tryAcquire(long n, Runnable onGrant) {
+        if (!tryAcquire(n)) {
+            return false;
+        }
+        if (onGrant != null) {
+            try {
+                onGrant.run();
+            } catch (Throwable t) {
+                if (n > 0) {
+                    release(n);
+                }
+                throw t;
+            }
+        }
+        return true;
     }
 
     /**
@@ -583,9 +712,12 @@ final class BatchSemaphore {
      * if the grant is a handoff, so it must be a short step such as setting a flag.
      */
     CompletableFuture<Void> acquireAsync(long n, String call, Runnable onGrant) {
-        if (tryAcquire(n)) {
-            runIfPresent(onGrant);
-            return CompletableFuture.completedFuture(null);
+        try {
+            if (tryAcquire(n, onGrant)) {
+                return CompletableFuture.completedFuture(null);
+            }
+        } catch (Throwable failedGrant) { // nothing is held; the future reports it, as on a handoff
+            return CompletableFuture.failedFuture(failedGrant);
         }
         FutureAcquisition f = new FutureAcquisition(this, n, call, onGrant);
         enqueue(f.node);
@@ -601,9 +733,7 @@ final class BatchSemaphore {
         if (Thread.interrupted()) {
             throw new InterruptedException(call + ": interrupted before waiting");
         }
-        if (tryAcquire(n)) {
-            runIfPresent(onGrant);
-        } else {
+        if (!tryAcquire(n, onGrant)) {
             await(enqueue(new ParkingAcquisition(this, n, onGrant)), false, 0L, call);
         }
     }
@@ -613,8 +743,7 @@ final class BatchSemaphore {
         if (Thread.interrupted()) {
             throw new InterruptedException(call + ": interrupted before waiting");
         }
-        if (tryAcquire(n)) {
-            runIfPresent(onGrant);
+        if (tryAcquire(n, onGrant)) {
             return true;
         }
         if (nanos <= 0) {
@@ -624,12 +753,6 @@ final class BatchSemaphore {
             return false;
         }
         return await(enqueue(new ParkingAcquisition(this, n, onGrant)), true, nanos, call);
-    }
-
-    private static void runIfPresent(Runnable onGrant) {
-        if (onGrant != null) {
-            onGrant.run();
-        }
     }
 
     /** Parks until the node settles; spins a little first. Cancels on interrupt or timeout. */
@@ -671,10 +794,25 @@ final class BatchSemaphore {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        if (a.state == Acquisition.CLOSED) {
+        int st = a.state;
+        if (st == Acquisition.CLOSED) {
             throw closedException(call);
         }
+        if (st == Acquisition.FAILED) {
+            throw failedGrant(call, a.failure);
+        }
         return true;
+    }
+
+    /** The exception a blocking caller gets when its grant failed: the cause itself if unchecked. */
+    private static RuntimeException failedGrant(String call, Throwable cause) {
+        if (cause instanceof Error) {
+            throw (Error) cause;
+        }
+        if (cause instanceof RuntimeException) {
+            return (RuntimeException) cause;
+        }
+        return new IllegalStateException(call + ": the grant failed", cause);
     }
 
     static SemaphoreClosedException closedException(String call) {
@@ -689,21 +827,13 @@ final class BatchSemaphore {
      */
     static final class ParkingAcquisition extends Acquisition {
         private final Thread thread = Thread.currentThread();
-        private final Runnable onGrant;
 
         ParkingAcquisition(BatchSemaphore owner, long permits, Runnable onGrant) {
-            super(owner, permits, null);
-            this.onGrant = onGrant;
+            super(owner, permits, onGrant);
         }
 
         @Override
-        boolean claim() {
-            runIfPresent(onGrant);
-            return true;
-        }
-
-        @Override
-        void wake() {
+        protected void wake() {
             if (thread != Thread.currentThread()) { // settled inside enqueue: nobody is parked
                 LockSupport.unpark(thread);
             }
@@ -736,7 +866,6 @@ final class BatchSemaphore {
         }
         run.depth++;
         try {
-            run.reportDeferredErrors();
             WakeRun.fireChain(chain);
             if (run.depth == 1) {
                 run.drainDeferred();
@@ -755,8 +884,6 @@ final class BatchSemaphore {
         /** Chains queued by calls nested too deeply, linked by {@code next}, FIFO. */
         private Acquisition first;
         private Acquisition last;
-        /** Exceptions thrown by claim() under the lock, to report once it is released. */
-        private ArrayList<Throwable> deferred;
 
         static WakeRun current() {
             return CURRENT.get();
@@ -782,23 +909,6 @@ final class BatchSemaphore {
             }
         }
 
-        void deferReport(Throwable t) {
-            if (deferred == null) {
-                deferred = new ArrayList<>(2);
-            }
-            deferred.add(t);
-        }
-
-        void reportDeferredErrors() {
-            while (deferred != null) {
-                ArrayList<Throwable> errors = deferred;
-                deferred = null;
-                for (Throwable t : errors) {
-                    report(t);
-                }
-            }
-        }
-
         /** Run by the outermost wakeAll: the queued nodes, and whatever they queue in turn. */
         void drainDeferred() {
             Acquisition a;
@@ -809,7 +919,6 @@ final class BatchSemaphore {
                 }
                 a.next = null;
                 fire(a);
-                reportDeferredErrors();
             }
         }
 
@@ -830,10 +939,10 @@ final class BatchSemaphore {
             }
         }
 
-        /** Wakes a granted or closed node; a node that declined its grant is skipped. */
+        /** Wakes a granted, closed or failed node; a node that declined its grant is skipped. */
         private static void fire(Acquisition a) {
             int s = a.state;
-            if (s == Acquisition.GRANTED || s == Acquisition.CLOSED) {
+            if (s == Acquisition.GRANTED || s == Acquisition.CLOSED || s == Acquisition.FAILED) {
                 try {
                     a.wake();
                 } catch (Throwable t) {

@@ -8,60 +8,72 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The future returned by the asynchronous faces ({@code acquireAsync}, {@code lockAsync}, ...):
- * a {@link CompletableFuture} that is also the waker of its queue node.
+ * The future returned by the asynchronous faces ({@code acquireAsync}, {@code lockAsync}, ...).
  *
  * <p>A cancelled future never holds permits. Whoever settles first wins, decided by one CAS on
- * {@link #settled}: the semaphore's {@link #claim()} (under the core's lock, at the grant) moves
- * it {@code OPEN -> CLAIMED}; the user's {@code cancel} or {@code completeExceptionally} (also
+ * {@link #settled}: the queue node's claim (under the core's lock, at the grant) moves it
+ * {@code OPEN -> CLAIMED}; the user's {@code cancel} or {@code completeExceptionally} (also
  * {@code orTimeout}, which calls it) move it {@code OPEN -> WITHDRAWN} and then cancel the node,
  * which returns any partial permits. A user completion that loses the race returns {@code false}
  * and the future completes normally with the grant. {@code complete} (so also
  * {@code completeOnTimeout}), {@code obtrude*} and {@code completeAsync} are refused: a normal
  * completion always means a grant. A close wakes without claiming: the future then fails with
- * {@link SemaphoreClosedException}, unless the user completed it first.
+ * {@link SemaphoreClosedException}, unless the user completed it first. A failed grant (a face's
+ * bookkeeping threw at the grant) fails the future with that exception.
+ *
+ * <p>The waker is the {@link Node}, never this future: the object handed to the caller has no
+ * method that could fake a grant (a public {@code claim()}/{@code wake()} would).
  */
-final class FutureAcquisition extends CompletableFuture<Void> implements Waker {
+final class FutureAcquisition extends CompletableFuture<Void> {
 
     private static final int OPEN = 0;
     private static final int CLAIMED = 1;
     private static final int WITHDRAWN = 2;
 
-    /** The queue node; its waker is this future. */
-    final Acquisition node;
+    /** The queue node; its waker is this future, through package-private calls only. */
+    final Node node;
 
     /** Names the call in the closed failure, for example {@code "acquireAsync(3)"}. */
     private final String call;
-
-    /** Run under the core's lock right after a successful claim (a face's bookkeeping), or null. */
-    private final Runnable onGrant;
 
     /** OPEN, CLAIMED or WITHDRAWN; moves once, by CAS. */
     private volatile int settled;
 
     FutureAcquisition(BatchSemaphore owner, long permits, String call, Runnable onGrant) {
-        this.node = new Acquisition(owner, permits, this);
+        this.node = new Node(owner, permits, onGrant, this);
         this.call = call;
-        this.onGrant = onGrant;
     }
 
-    @Override
-    public boolean claim() {
-        if (!SETTLED.compareAndSet(this, OPEN, CLAIMED)) {
-            return false;
+    /** The queue node of a future: claims and completes it. Never handed out. */
+    static final class Node extends Acquisition {
+        private final FutureAcquisition future;
+
+        Node(BatchSemaphore owner, long permits, Runnable onGrant, FutureAcquisition future) {
+            super(owner, permits, onGrant);
+            this.future = future;
         }
-        if (onGrant != null) {
-            onGrant.run();
+
+        @Override
+        protected boolean claim() {
+            return SETTLED.compareAndSet(future, OPEN, CLAIMED);
         }
-        return true;
+
+        @Override
+        protected void wake() {
+            future.settle(this);
+        }
     }
 
-    @Override
-    public void wake() {
-        if (settled == CLAIMED) {
+    /** Completes the future as the node settled: granted, closed or failed. */
+    private void settle(Node n) {
+        if (n.isGranted()) {
             super.complete(null);
-        } else {
+        } else if (n.isClosed()) {
             super.completeExceptionally(BatchSemaphore.closedException(call));
+        } else {
+            Throwable failure = n.failure();
+            super.completeExceptionally(failure != null ? failure
+                    : new IllegalStateException(call + ": woken without a grant, a close or a failure"));
         }
     }
 

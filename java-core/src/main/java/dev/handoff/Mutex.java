@@ -2,6 +2,8 @@ package dev.handoff;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * A strictly FIFO mutual-exclusion lock: a {@link Semaphore} of one permit, with the same queue,
@@ -70,7 +72,45 @@ public final class Mutex {
         if (waker == null) {
             throw new NullPointerException("lock(null): the waker is null");
         }
-        return core.acquire(1, waker);
+        return core.acquire(1, waker, null);
+    }
+
+    /**
+     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
+     * wait for the lock: exactly {@link #lock(Waker)} with the acquisition's {@code claim()} and
+     * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
+     *
+     * @param acquisition a new, never started acquisition
+     * @param <A> the acquisition's type
+     * @return {@code acquisition}, now waiting or already settled
+     * @throws NullPointerException if {@code acquisition} is null
+     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
+     */
+    public <A extends Acquisition> A startLock(A acquisition) {
+        if (acquisition == null) {
+            throw new NullPointerException("startLock(null): the acquisition is null");
+        }
+        return core.start(acquisition, 1, null, "startLock()");
+    }
+
+    /**
+     * Runs {@code body} holding the lock and unlocks when the stage it returns completes, however it
+     * completes: the asynchronous {@code try/finally}; see
+     * {@link Semaphore#withPermitsAsync(long, java.util.function.Supplier)} for the rules (released
+     * exactly once iff granted; a failed acquisition fails the result and releases nothing;
+     * cancelling the result before the grant withdraws the wait).
+     *
+     * @param body the work to run holding the lock; returns the stage whose completion unlocks
+     * @param <T> the result type
+     * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
+     *     acquisition's exception
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T> CompletableFuture<T> withLockAsync(Supplier<? extends CompletionStage<T>> body) {
+        if (body == null) {
+            throw new NullPointerException("withLockAsync(null): the body is null");
+        }
+        return ScopedAsync.run(core.acquireAsync(1, "withLockAsync()", null), this::unlock, body, "withLockAsync()");
     }
 
     /**

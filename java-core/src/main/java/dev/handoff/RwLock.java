@@ -4,6 +4,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * A fair read-write lock on the FIFO semaphore core: many readers or one writer, served strictly
@@ -123,7 +125,46 @@ public final class RwLock {
         if (waker == null) {
             throw new NullPointerException("readLock(null): the waker is null");
         }
-        return core.acquire(1, waker);
+        return core.acquire(1, waker, null);
+    }
+
+    /**
+     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
+     * wait for a read lock: exactly {@link #readLock(Waker)} with the acquisition's {@code claim()} and
+     * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
+     *
+     * @param acquisition a new, never started acquisition
+     * @param <A> the acquisition's type
+     * @return {@code acquisition}, now waiting or already settled
+     * @throws NullPointerException if {@code acquisition} is null
+     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
+     */
+    public <A extends Acquisition> A startReadLock(A acquisition) {
+        if (acquisition == null) {
+            throw new NullPointerException("startReadLock(null): the acquisition is null");
+        }
+        return core.start(acquisition, 1, null, "startReadLock()");
+    }
+
+    /**
+     * Runs {@code body} holding a read lock and read-unlocks when the stage it returns completes, however it
+     * completes: the asynchronous {@code try/finally}; see
+     * {@link Semaphore#withPermitsAsync(long, java.util.function.Supplier)} for the rules (released
+     * exactly once iff granted; a failed acquisition fails the result and releases nothing;
+     * cancelling the result before the grant withdraws the wait).
+     *
+     * @param body the work to run holding the lock; returns the stage whose completion unlocks
+     * @param <T> the result type
+     * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
+     *     acquisition's exception
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T> CompletableFuture<T> withReadLockAsync(Supplier<? extends CompletionStage<T>> body) {
+        if (body == null) {
+            throw new NullPointerException("withReadLockAsync(null): the body is null");
+        }
+        return ScopedAsync.run(core.acquireAsync(1, "withReadLockAsync()", null), this::readUnlock, body,
+                "withReadLockAsync()");
     }
 
     /**
@@ -168,11 +209,7 @@ public final class RwLock {
      * @return {@code true} if write-locked, to be followed by {@link #writeUnlock()}
      */
     public boolean tryWriteLock() {
-        if (core.tryAcquire(maxReaders)) {
-            markWriteLocked.run();
-            return true;
-        }
-        return false;
+        return core.tryAcquire(maxReaders, markWriteLocked);
     }
 
     /**
@@ -200,21 +237,46 @@ public final class RwLock {
         if (waker == null) {
             throw new NullPointerException("writeLock(null): the waker is null");
         }
-        return core.acquire(maxReaders, new Waker() {
-            @Override
-            public boolean claim() {
-                if (!waker.claim()) {
-                    return false;
-                }
-                markWriteLocked.run();
-                return true;
-            }
+        return core.acquire(maxReaders, waker, markWriteLocked);
+    }
 
-            @Override
-            public void wake() {
-                waker.wake();
-            }
-        });
+    /**
+     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
+     * wait for the write lock: exactly {@link #writeLock(Waker)} with the acquisition's {@code claim()} and
+     * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
+     *
+     * @param acquisition a new, never started acquisition
+     * @param <A> the acquisition's type
+     * @return {@code acquisition}, now waiting or already settled
+     * @throws NullPointerException if {@code acquisition} is null
+     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
+     */
+    public <A extends Acquisition> A startWriteLock(A acquisition) {
+        if (acquisition == null) {
+            throw new NullPointerException("startWriteLock(null): the acquisition is null");
+        }
+        return core.start(acquisition, maxReaders, markWriteLocked, "startWriteLock()");
+    }
+
+    /**
+     * Runs {@code body} holding the write lock and write-unlocks when the stage it returns completes, however it
+     * completes: the asynchronous {@code try/finally}; see
+     * {@link Semaphore#withPermitsAsync(long, java.util.function.Supplier)} for the rules (released
+     * exactly once iff granted; a failed acquisition fails the result and releases nothing;
+     * cancelling the result before the grant withdraws the wait).
+     *
+     * @param body the work to run holding the lock; returns the stage whose completion unlocks
+     * @param <T> the result type
+     * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
+     *     acquisition's exception
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T> CompletableFuture<T> withWriteLockAsync(Supplier<? extends CompletionStage<T>> body) {
+        if (body == null) {
+            throw new NullPointerException("withWriteLockAsync(null): the body is null");
+        }
+        return ScopedAsync.run(core.acquireAsync(maxReaders, "withWriteLockAsync()", markWriteLocked),
+                this::writeUnlock, body, "withWriteLockAsync()");
     }
 
     /**

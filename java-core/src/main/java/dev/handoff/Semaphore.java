@@ -2,6 +2,8 @@ package dev.handoff;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 
 /**
  * A weighted, strictly FIFO, starvation-free semaphore: bound concurrency by cost (bytes in
@@ -197,7 +199,43 @@ public final class Semaphore {
             throw new NullPointerException("acquire(" + n + ", null): the waker is null");
         }
         checkFits("acquire", n);
-        return core.acquire(n, waker);
+        return core.acquire(n, waker, null);
+    }
+
+    /**
+     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
+     * wait for {@code n} permits: exactly {@link #acquire(long, Waker)} with the acquisition's
+     * {@code claim()} and {@code wake()} in place of a waker's, and without the allocation of a
+     * separate handle. Meant for adapters (a coroutine bridge, a reactive operator) that create
+     * one object per wait anyway.
+     *
+     * <pre>{@code
+     * final class Signal extends Acquisition {
+     *     final CountDownLatch done = new CountDownLatch(1);
+     *     @Override protected void wake() { done.countDown(); }
+     * }
+     * Signal s = semaphore.startAcquisition(4, new Signal());
+     * s.done.await();
+     * if (s.isGranted()) { try { work(); } finally { semaphore.release(4); } }
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param acquisition a new, never started acquisition
+     * @param <A> the acquisition's type
+     * @return {@code acquisition}, now waiting or already settled
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code acquisition} is null
+     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
+     */
+    public <A extends Acquisition> A startAcquisition(long n, A acquisition) {
+        if (n < 0) {
+            throw negative("startAcquisition", n);
+        }
+        if (acquisition == null) {
+            throw new NullPointerException("startAcquisition(" + n + ", null): the acquisition is null");
+        }
+        checkFits("startAcquisition", n);
+        return core.start(acquisition, n, null, "startAcquisition(" + n + ")");
     }
 
     /**
@@ -218,11 +256,15 @@ public final class Semaphore {
      * thread (for {@code orTimeout}, the JDK's shared timer thread): keep them short or use the
      * {@code *Async} stages.
      *
+     * <p>Release exactly when the grant happened: chain the release on the work that runs
+     * <em>after</em> the grant, never on the acquisition's own outcome (a failed acquisition holds
+     * nothing; releasing for it would give back another holder's permits). Or let
+     * {@link #withPermitsAsync(long, Supplier)} do it.
      * <pre>{@code
      * budget.acquireAsync(item.size())
-     *       .orTimeout(30, TimeUnit.SECONDS)
-     *       .thenCompose(granted -> download(item))
-     *       .whenComplete((body, error) -> { if (error == null) budget.release(item.size()); });
+     *       .orTimeout(30, TimeUnit.SECONDS)                   // fails the wait: nothing held
+     *       .thenCompose(granted -> download(item)             // runs only after a grant
+     *               .whenComplete((body, error) -> budget.release(item.size())));
      * }</pre>
      *
      * @param n the number of permits
@@ -235,6 +277,44 @@ public final class Semaphore {
         }
         checkFits("acquireAsync", n);
         return core.acquireAsync(n, "acquireAsync(" + n + ")", null);
+    }
+
+    /**
+     * Runs {@code body} holding {@code n} permits and releases them when the stage it returns
+     * completes, however it completes: the asynchronous {@code try/finally}. The permits are
+     * acquired as by {@link #acquireAsync(long)}; {@code body} runs once they are granted (on the
+     * granting thread; hop with the stage's {@code *Async} methods if it is long). The permits are
+     * released exactly once if, and only if, they were granted: when the stage completes normally
+     * or exceptionally, or when {@code body} throws or returns {@code null}. If the acquisition
+     * fails (closed), the result fails with the same exception and nothing is released.
+     * Cancelling the result (or failing it, as {@code orTimeout} does) before the grant withdraws
+     * the wait; a grant that wins that race is released without running {@code body}. Once
+     * {@code body} started, cancelling the result does not stop it; its permits come back when its
+     * stage completes.
+     *
+     * <pre>{@code
+     * CompletableFuture<Response> r = budget.withPermitsAsync(request.bytes(),
+     *         () -> client.sendAsync(request));          // released when the send completes
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param body the work to run holding the permits; returns the stage whose completion releases them
+     * @param <T> the result type
+     * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
+     *     acquisition's exception
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T> CompletableFuture<T> withPermitsAsync(long n, Supplier<? extends CompletionStage<T>> body) {
+        if (n < 0) {
+            throw negative("withPermitsAsync", n);
+        }
+        if (body == null) {
+            throw new NullPointerException("withPermitsAsync(" + n + ", null): the body is null");
+        }
+        checkFits("withPermitsAsync", n);
+        String call = "withPermitsAsync(" + n + ")";
+        return ScopedAsync.run(core.acquireAsync(n, call, null), () -> release(n), body, call);
     }
 
     /**

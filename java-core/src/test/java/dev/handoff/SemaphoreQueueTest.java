@@ -273,10 +273,10 @@ class SemaphoreQueueTest {
     }
 
     @Test
-    void aClaimThatCallsBackIntoTheSemaphoreIsRefusedAndDeclines() throws Exception {
+    void aClaimThatCallsBackIntoTheSemaphoreIsRefusedAndFailsItsAcquisition() throws Exception {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(2));
-        AtomicReference<Throwable> inClaim = new AtomicReference<>();
+        AtomicInteger badWakes = new AtomicInteger();
         Acquisition bad = s.acquire(1, new Waker() {
             @Override
             public boolean claim() {
@@ -286,17 +286,18 @@ class SemaphoreQueueTest {
 
             @Override
             public void wake() {
-                throw new AssertionError("never woken");
+                badWakes.incrementAndGet();
             }
         });
         RecordingWaker next = new RecordingWaker();
         Acquisition good = s.acquire(1, next);
         Thread releaser = new Thread(() -> s.release(1));
-        releaser.setUncaughtExceptionHandler((t, e) -> inClaim.set(e));
         releaser.start();
         releaser.join(TimeUnit.SECONDS.toMillis(20));
-        assertTrue(inClaim.get() instanceof IllegalStateException, String.valueOf(inClaim.get()));
+        assertTrue(bad.failure() instanceof IllegalStateException, String.valueOf(bad.failure()));
+        assertEquals(1, badWakes.get(), "the failed acquisition is woken, so its waiter learns of it");
         assertFalse(bad.isGranted());
+        assertFalse(bad.isClosed());
         assertTrue(good.isGranted());
         s.release(1);
         s.release(1);
@@ -331,10 +332,11 @@ class SemaphoreQueueTest {
     }
 
     @Test
-    void aThrowingClaimCountsAsDeclinedAndIsReported() throws Exception {
+    void aThrowingClaimFailsItsAcquisitionAndWakesIt() throws Exception {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         IllegalStateException boom = new IllegalStateException("claim failed");
+        AtomicInteger badWakes = new AtomicInteger();
         Acquisition bad = s.acquire(1, new Waker() {
             @Override
             public boolean claim() {
@@ -343,19 +345,19 @@ class SemaphoreQueueTest {
 
             @Override
             public void wake() {
-                throw new AssertionError("never woken");
+                badWakes.incrementAndGet();
             }
         });
         RecordingWaker next = new RecordingWaker();
         Acquisition good = s.acquire(1, next);
-        AtomicReference<Throwable> reported = new AtomicReference<>();
         Thread releaser = new Thread(() -> s.release(1));
-        releaser.setUncaughtExceptionHandler((t, e) -> reported.set(e));
         releaser.start();
         releaser.join(TimeUnit.SECONDS.toMillis(20));
-        assertSame(boom, reported.get());
+        assertSame(boom, bad.failure());
+        assertEquals(1, badWakes.get());
         assertFalse(bad.isGranted());
-        assertTrue(good.isGranted());
+        assertFalse(bad.cancel(), "a failed acquisition is settled");
+        assertTrue(good.isGranted(), "its permit went on to the next waiter");
         s.release(1);
         assertEquals(1, s.availablePermits());
     }

@@ -1,0 +1,22 @@
+package dev.handoff;
+
+/** The node of the callback faces ({@code acquire(n, waker)}, {@code lock(waker)}, ...): a user's {@link Waker}. */
+final class CallbackAcquisition extends Acquisition {
+
+    private final Waker waker;
+
+    CallbackAcquisition(BatchSemaphore owner, long permits, Runnable onGrant, Waker waker) {
+        super(owner, permits, onGrant);
+        this.waker = waker;
+    }
+
+    @Override
+    protected boolean claim() {
+        return waker.claim();
+    }
+
+    @Override
+    protected void wake() {
+        waker.wake();
+    }
+}

@@ -1,0 +1,83 @@
+package dev.handoff;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+/**
+ * The asynchronous "acquire, run, release" of every face ({@code withPermitsAsync},
+ * {@code withLockAsync}, ...): releases exactly when the grant happened, once, however the body
+ * completes; releases nothing when the acquisition itself failed.
+ */
+final class ScopedAsync<T> extends CompletableFuture<T> {
+
+    private final CompletableFuture<Void> acquired;
+
+    private ScopedAsync(CompletableFuture<Void> acquired) {
+        this.acquired = acquired;
+    }
+
+    /**
+     * Runs {@code body} once {@code acquired} completes normally (a grant), and calls
+     * {@code release} once when the stage it returns completes — normally, exceptionally, or
+     * because {@code body} threw or returned {@code null}. If {@code acquired} fails (closed,
+     * timed out, cancelled), the result fails with the same exception and nothing is released.
+     * Cancelling the result before the grant withdraws the wait; a grant that wins that race is
+     * released without running {@code body}. After {@code body} started, cancelling the result
+     * does not stop it: its permits are released when its stage completes.
+     */
+    static <T> CompletableFuture<T> run(CompletableFuture<Void> acquired, Runnable release,
+            Supplier<? extends CompletionStage<T>> body, String call) {
+        ScopedAsync<T> result = new ScopedAsync<>(acquired);
+        acquired.whenComplete((granted, error) -> {
+            if (error != null) {
+                result.completeExceptionally(error); // nothing was granted: nothing to release
+                return;
+            }
+            if (result.isDone()) { // cancelled by the caller while the grant was landing
+                release.run();
+                return;
+            }
+            CompletionStage<T> stage;
+            try {
+                stage = body.get();
+                if (stage == null) {
+                    throw new NullPointerException(call + ": the body returned null instead of a CompletionStage");
+                }
+            } catch (Throwable t) {
+                release.run();
+                result.completeExceptionally(t);
+                return;
+            }
+            stage.whenComplete((value, failure) -> {
+                release.run();
+                if (failure != null) {
+                    result.completeExceptionally(failure);
+                } else {
+                    result.complete(value);
+                }
+            });
+        });
+        return result;
+    }
+
+    /** Cancels the result; before the grant this also withdraws the wait (see {@link #run}). */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        boolean cancelled = super.cancel(mayInterruptIfRunning);
+        if (cancelled) {
+            acquired.cancel(false); // false if granted: the grant's handler then releases
+        }
+        return cancelled;
+    }
+
+    /** Withdraws the wait like {@link #cancel} when the result is failed from outside (orTimeout). */
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+        boolean done = super.completeExceptionally(ex);
+        if (done && !acquired.isDone()) {
+            acquired.cancel(false);
+        }
+        return done;
+    }
+}

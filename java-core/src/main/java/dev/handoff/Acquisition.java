@@ -2,6 +2,7 @@ package dev.handoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.Executor;
 
 /**
  * One wait for permits: the handle by which the caller watches and cancels it, and the queue node
@@ -174,6 +175,31 @@ public abstract class Acquisition {
     public final boolean cancel() {
         BatchSemaphore core = owner;
         return core != null && state == WAITING && core.cancel(this);
+    }
+
+    /**
+     * Withdraws the acquisition like {@link #cancel()}, but the wakers of the waiters that its
+     * partially handed permits complete run on {@code wakeExecutor}, not on the calling thread.
+     * The withdrawal itself (leaving the queue, handing the permits on) is done before this method
+     * returns, exactly as by {@code cancel()}; only the {@code wake()} calls move. Use it when
+     * cancelling from a thread that must not run other parties' callbacks (a shared timer
+     * thread). If the executor rejects the task, the wakers run on the calling thread.
+     *
+     * <pre>{@code
+     * timer.schedule(() -> acquisition.cancel(eventLoop), 5, TimeUnit.SECONDS);
+     * }</pre>
+     *
+     * @param wakeExecutor where the wake-ups caused by this withdrawal run
+     * @return {@code true} if this call withdrew a waiting acquisition; {@code false} if it was
+     *     already granted, closed, failed or cancelled, or has not started
+     * @throws NullPointerException if {@code wakeExecutor} is null
+     */
+    public final boolean cancel(Executor wakeExecutor) {
+        if (wakeExecutor == null) {
+            throw new NullPointerException("cancel(null): the executor is null");
+        }
+        BatchSemaphore core = owner;
+        return core != null && state == WAITING && core.cancel(this, wakeExecutor);
     }
 
     /**

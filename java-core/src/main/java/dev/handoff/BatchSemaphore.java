@@ -3,6 +3,7 @@ package dev.handoff;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -553,13 +554,55 @@ final class BatchSemaphore {
         return false;
     }
 
+    /**
+     * Withdraws a waiting node like {@link #cancel(Acquisition)}, but runs the wake-ups it causes
+     * (the waiters its partial permits complete) on {@code wakes} instead of this thread; if
+     * {@code wakes} refuses the task, they run here, so none is lost.
+     */
+    boolean cancel(Acquisition a, Executor wakes) {
+        Acquisition woken = withdraw(a);
+        if (woken == NOT_WAITING) {
+            return false;
+        }
+        if (woken != null) {
+            try {
+                wakes.execute(() -> wakeAll(woken));
+            } catch (Throwable refused) {
+                wakeAll(woken);
+            }
+        }
+        return true;
+    }
+
     /** Withdraws a waiting node; see {@link Acquisition#cancel()}. */
     boolean cancel(Acquisition a) {
+        Acquisition woken = withdraw(a);
+        if (woken == NOT_WAITING) {
+            return false;
+        }
+        wakeAll(woken);
+        return true;
+    }
+
+    /** What {@link #withdraw} returns for a node that was not waiting. Never queued nor woken. */
+    private static final Acquisition NOT_WAITING = new Acquisition() {
+        @Override
+        protected void wake() {
+            throw new AssertionError("the NOT_WAITING marker is never woken");
+        }
+    };
+
+    /**
+     * Under the lock, withdraws a waiting node: unlinks it, marks it CANCELLED and hands its
+     * partial permits on. Returns the chain of nodes that completes (null if none) for the caller
+     * to wake, or {@link #NOT_WAITING} if the node was settled or not queued (nothing changed).
+     */
+    private Acquisition withdraw(Acquisition a) {
         Acquisition woken = null;
         lock();
         try {
             if (a.state != Acquisition.WAITING || (a.prev == null && head != a)) {
-                return false; // settled, or a subclass node that is not queued yet
+                return NOT_WAITING; // settled, or a subclass node that is not queued yet
             }
             long give = a.assigned;
             unlink(a);
@@ -573,8 +616,7 @@ final class BatchSemaphore {
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
-        return true;
+        return woken;
     }
 
     /** Fails every waiter, returns their partial permits, refuses later acquires. Idempotent. */

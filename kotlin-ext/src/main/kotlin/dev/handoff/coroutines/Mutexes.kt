@@ -2,7 +2,6 @@
 
 package dev.handoff.coroutines
 
-import dev.handoff.Acquisition
 import dev.handoff.Mutex
 import kotlinx.coroutines.selects.SelectClause2
 import java.util.concurrent.atomic.AtomicReference
@@ -60,12 +59,14 @@ public suspend fun Mutex.lock() {
 
 /** The slow path of [lock]: queues and suspends. */
 private suspend fun Mutex.lockSuspending() {
-    MutexWaker(this).await<Unit>()
+    MutexAcquisition(this).await<Unit>(1)
 }
 
-/** The waker of one suspended [lock] on a [Mutex]. */
-private class MutexWaker(private val mutex: Mutex) : ContinuationWaker() {
-    override fun start(): Acquisition = mutex.lock(this)
+/** The queue node of one suspended [lock] on a [Mutex]. */
+private class MutexAcquisition(private val mutex: Mutex) : ContinuationAcquisition() {
+    override fun start(permits: Long) {
+        mutex.startLock(this)
+    }
 
     override fun giveBack() = mutex.unlock()
 
@@ -73,7 +74,7 @@ private class MutexWaker(private val mutex: Mutex) : ContinuationWaker() {
     override fun closedException(): Throwable =
         IllegalStateException("lock(): the core of $mutex reported a close, which a mutex never does")
 
-    override fun toString(): String = "MutexWaker[lock() on $mutex]"
+    override fun toString(): String = "MutexAcquisition[lock() on $mutex]"
 }
 
 /**
@@ -212,7 +213,7 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
         if (tryLock(owner, "lock")) {
             return
         }
-        OwnerWaker(owner).await<Unit>()
+        OwnerAcquisition(owner).await<Unit>(1)
     }
 
     override fun unlock(owner: Any?) {
@@ -255,9 +256,11 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
         else -> "owner $recorded"
     }
 
-    /** The waker of one suspended `lock(owner)`: records [ownerToken] at the grant. */
-    private inner class OwnerWaker(private val ownerToken: Any?) : ContinuationWaker() {
-        override fun start(): Acquisition = mutex.lock(this)
+    /** The queue node of one suspended `lock(owner)`: records [ownerToken] at the grant. */
+    private inner class OwnerAcquisition(private val ownerToken: Any?) : ContinuationAcquisition() {
+        override fun start(permits: Long) {
+            mutex.startLock(this)
+        }
 
         /** Under the core's lock, at the grant: one volatile store. */
         override fun claimed() {
@@ -274,7 +277,7 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
         override fun closedException(): Throwable =
             IllegalStateException("lock($ownerToken): the core of $mutex reported a close, which a mutex never does")
 
-        override fun toString(): String = "KotlinxMutexView.OwnerWaker[lock($ownerToken) on $mutex]"
+        override fun toString(): String = "KotlinxMutexView.OwnerAcquisition[lock($ownerToken) on $mutex]"
     }
 
     private companion object {

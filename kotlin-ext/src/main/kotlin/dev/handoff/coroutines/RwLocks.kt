@@ -2,7 +2,6 @@
 
 package dev.handoff.coroutines
 
-import dev.handoff.Acquisition
 import dev.handoff.RwLock
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
@@ -52,12 +51,14 @@ public suspend fun RwLock.readLock() {
 
 /** The slow path of [readLock]: queues and suspends. */
 private suspend fun RwLock.readLockSuspending() {
-    ReadLockWaker(this).await<Unit>()
+    ReadLockAcquisition(this).await<Unit>(1)
 }
 
-/** The waker of one suspended [readLock]. */
-private class ReadLockWaker(private val lock: RwLock) : ContinuationWaker() {
-    override fun start(): Acquisition = lock.readLock(this)
+/** The queue node of one suspended [readLock]. */
+private class ReadLockAcquisition(private val lock: RwLock) : ContinuationAcquisition() {
+    override fun start(permits: Long) {
+        lock.startReadLock(this)
+    }
 
     override fun giveBack() = lock.readUnlock()
 
@@ -65,7 +66,7 @@ private class ReadLockWaker(private val lock: RwLock) : ContinuationWaker() {
     override fun closedException(): Throwable =
         IllegalStateException("readLock(): the core of $lock reported a close, which a lock never does")
 
-    override fun toString(): String = "ReadLockWaker[readLock() on $lock]"
+    override fun toString(): String = "ReadLockAcquisition[readLock() on $lock]"
 }
 
 /**
@@ -116,12 +117,14 @@ public suspend fun RwLock.writeLock() {
 
 /** The slow path of [writeLock]: queues and suspends. */
 private suspend fun RwLock.writeLockSuspending() {
-    WriteLockWaker(this).await<Unit>()
+    WriteLockAcquisition(this).await<Unit>(maxReaders().toLong())
 }
 
-/** The waker of one suspended [writeLock]. The lock marks itself write-locked at our claim. */
-private class WriteLockWaker(private val lock: RwLock) : ContinuationWaker() {
-    override fun start(): Acquisition = lock.writeLock(this)
+/** The queue node of one suspended [writeLock]. The lock marks itself write-locked at our claim. */
+private class WriteLockAcquisition(private val lock: RwLock) : ContinuationAcquisition() {
+    override fun start(permits: Long) {
+        lock.startWriteLock(this)
+    }
 
     override fun giveBack() = lock.writeUnlock()
 
@@ -129,7 +132,7 @@ private class WriteLockWaker(private val lock: RwLock) : ContinuationWaker() {
     override fun closedException(): Throwable =
         IllegalStateException("writeLock(): the core of $lock reported a close, which a lock never does")
 
-    override fun toString(): String = "WriteLockWaker[writeLock() on $lock]"
+    override fun toString(): String = "WriteLockAcquisition[writeLock() on $lock]"
 }
 
 /**

@@ -2,7 +2,6 @@
 
 package dev.handoff.coroutines
 
-import dev.handoff.Acquisition
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
 import kotlin.contracts.ExperimentalContracts
@@ -84,22 +83,21 @@ private suspend fun Semaphore.acquireSuspending(permits: Long) {
     require(permits <= capacity()) {
         "acquire($permits): exceeds the capacity ${capacity()}, so it could never be granted"
     }
-    SemaphoreWaker(this, permits).await<Unit>()
+    SemaphoreAcquisition(this).await<Unit>(permits)
 }
 
-/** The waker of one suspended [acquire] on a [Semaphore]. */
-private class SemaphoreWaker(
-    private val semaphore: Semaphore,
-    private val permits: Long,
-) : ContinuationWaker() {
-    override fun start(): Acquisition = semaphore.acquire(permits, this)
+/** The queue node of one suspended [acquire] on a [Semaphore]. */
+private class SemaphoreAcquisition(private val semaphore: Semaphore) : ContinuationAcquisition() {
+    override fun start(permits: Long) {
+        semaphore.startAcquisition(permits, this)
+    }
 
-    override fun giveBack() = semaphore.release(permits)
+    override fun giveBack() = semaphore.release(permits())
 
     override fun closedException(): Throwable =
-        SemaphoreClosedException("acquire($permits): the semaphore is closed")
+        SemaphoreClosedException("acquire(${permits()}): the semaphore is closed")
 
-    override fun toString(): String = "SemaphoreWaker[acquire($permits) on $semaphore]"
+    override fun toString(): String = "SemaphoreAcquisition[acquire(${permits()}) on $semaphore]"
 }
 
 /**

@@ -1,0 +1,236 @@
+package dev.handoff.coroutines
+
+import dev.handoff.Acquisition
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.resumeWithException
+import java.util.concurrent.Executor
+
+/*
+ * Implementation notes
+ * ====================
+ *
+ * A suspended acquisition is one object of this class: it IS the core's queue node (a subclass of
+ * dev.handoff.Acquisition, started with Semaphore.startAcquisition, Mutex.startLock, ...), so the
+ * slow path allocates only it and what kotlinx itself needs for a cancellable suspension (the
+ * continuation, its handler wrapper and the resumed-state record). It plays four parts:
+ *
+ *   - the queue node and its waker: claim() and wake();
+ *   - the continuation's cancellation handler, `(Throwable?) -> Unit`, which withdraws the wait;
+ *   - the `onCancellation` of the grant's resumption, `(Throwable, Unit, CoroutineContext) -> Unit`,
+ *     which gives the permits back if the coroutine is cancelled before it uses them;
+ *   - an Executor: where the wake-ups caused by its withdrawal run (the coroutine's dispatcher).
+ *
+ * Public kotlinx API only (no @InternalCoroutinesApi): kotlinx-coroutines-core 1.9.0 or newer,
+ * the first with the three-argument `resume(value, onCancellation)`. An older kotlinx on the
+ * classpath is refused loudly at the first suspending call (see KotlinxSupport), never a hang.
+ *
+ * Exactly one of grant, close and cancel wins
+ * -------------------------------------------
+ * The core decides a grant under its lock and asks claim() first. claim() reads
+ * `continuation.isActive`: false iff the continuation was already cancelled (it cannot have been
+ * resumed: only wake() resumes it). Then claim() declines, the core counts the acquisition as
+ * cancelled and hands its permits on in the same release; nothing is held by a party that cannot
+ * use it. Otherwise the grant is ours; wake(), called once the core's lock is released, resumes
+ * with `resume(Unit, onCancellation = this)`. A cancellation that lands after claim() is undone by
+ * kotlinx calling that onCancellation — whether it lands before the resume (resume then rejects
+ * the value) or after it but before the coroutine runs again (prompt cancellation) — exactly once,
+ * and onCancellation gives the permits back. The coroutine then throws CancellationException:
+ * a cancelled caller ends holding nothing, whichever came first.
+ *
+ * Where a withdrawal runs
+ * -----------------------
+ * The cancellation handler runs on the thread that cancels (for withTimeout, kotlinx's single
+ * shared timer thread). It withdraws the wait there at once — leaving the queue and handing a
+ * cancelled head's partial permits on are short steps under the core's lock, and doing them at
+ * once keeps the permits exact: when the cancelled coroutine's Job completes, its node is gone —
+ * but the wake-ups those permits cause (other waiters' wakers, which may be slow user callbacks)
+ * go to this coroutine's own dispatcher through Acquisition.cancel(Executor), this object being
+ * the Executor. A slow waker therefore never delays kotlinx's timer thread. If the dispatcher
+ * needs no dispatch (Unconfined) or refuses the task (a closed executor), the wake-ups run on the
+ * spot, so none is lost.
+ * The give-back of a grant that lost to a cancellation (onCancellation) runs where kotlinx calls
+ * it: inside resume() on the releasing thread, on the coroutine's dispatcher at its resumption,
+ * or — when the cancellation lands between the resume and the dispatch — on the cancelling
+ * thread; in that last, narrow case the release runs the next waiters' wakers there.
+ *
+ * Settling inside start()
+ * -----------------------
+ * The core may settle the acquisition before start() returns (a grant at once, closed, failed),
+ * on the calling thread, inside the suspendCancellableCoroutine block: an ordinary resumption
+ * before suspension for kotlinx. The cancellation handler is installed only if the acquisition may
+ * still be waiting (a lock-free read of its state: no lock is taken on this path); kotlinx runs it
+ * at once if the coroutine was cancelled in the meantime.
+ *
+ * Threads
+ * -------
+ * `continuation` is written before start() publishes this node to the core (under its lock), so
+ * claim() and wake() on other threads see it.
+ */
+
+/**
+ * The queue node of one suspended acquisition: see the implementation notes above. Subclasses say
+ * how to start it on their face and how to give back what a cancelled coroutine was granted;
+ * [await] does the rest. One instance per suspension; not reusable.
+ */
+internal abstract class ContinuationAcquisition :
+    Acquisition(),
+    (Throwable?) -> Unit,
+    (Throwable, Unit, CoroutineContext) -> Unit,
+    Executor {
+
+    /** Set once at the start of [await], before the core can see this node. */
+    private lateinit var continuation: CancellableContinuation<Unit>
+
+    /** Starts this node on the face with [permits], e.g. `semaphore.startAcquisition(permits, this)`. */
+    protected abstract fun start(permits: Long)
+
+    /** Returns the permits of a grant that the cancelled coroutine never got to use. */
+    protected abstract fun giveBack()
+
+    /** The exception for a closed semaphore, naming the call. */
+    protected abstract fun closedException(): Throwable
+
+    /**
+     * Runs in [claim] once the grant is this coroutine's, under the core's lock and before any
+     * waker runs: a short non-blocking step (a field store) that must not call back into the core.
+     * The kotlinx mutex view records its owner token here, as kotlinx does at its own grant.
+     */
+    protected open fun claimed() {}
+
+    /**
+     * Suspends until the acquisition of [permits] started by [start] is granted (returns), closed
+     * (throws what [closedException] makes), failed (throws its [failure]) or cancelled with the
+     * coroutine (throws CancellationException; nothing is held). Arguments must have been checked:
+     * an exception from [start] would leave the continuation behind.
+     *
+     * Call it as `await<Unit>(n)`. The type parameter is only there for the bytecode: inlining
+     * `suspendCancellableCoroutine<Unit>` across modules makes the compiler coerce the result to
+     * `Unit` and give this function a state machine (one more allocation per suspension); with an
+     * erased `T` it stays a plain tail call. The result is always `Unit`.
+     */
+    suspend fun <T> await(permits: Long): T {
+        KotlinxSupport.check()
+        return suspendCancellableCoroutine<T> { cont ->
+            @Suppress("UNCHECKED_CAST") // T is Unit at every call site; the value resumed is Unit
+            continuation = cont as CancellableContinuation<Unit>
+            if (!cont.isActive) {
+                return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
+            }
+            start(permits)
+            if (isPending) {
+                cont.invokeOnCancellation(this)
+            }
+        }
+    }
+
+    /** Under the core's lock: take the grant iff the coroutine is not cancelled. One volatile read. */
+    final override fun claim(): Boolean {
+        if (!continuation.isActive) {
+            return false
+        }
+        claimed()
+        return true
+    }
+
+    /** After the core's lock: run the coroutine (granted), or fail it (closed, failed). */
+    final override fun wake() {
+        when {
+            isGranted -> {
+                val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
+                continuation.resume(Unit, onCancellation)
+            }
+            isClosed -> continuation.resumeWithException(closedException())
+            else -> continuation.resumeWithException(
+                failure() ?: IllegalStateException("$this: woken without a grant, a close or a failure"),
+            )
+        }
+    }
+
+    /**
+     * The continuation's cancellation handler: withdraws the wait at once (a no-op if the grant or
+     * close won); the wake-ups of the waiters that the withdrawn permits complete run on this
+     * coroutine's dispatcher (see [execute]), not on the cancelling thread.
+     */
+    final override fun invoke(cause: Throwable?) {
+        if (isPending) {
+            cancel(this)
+        }
+    }
+
+    /** Where the wake-ups of a withdrawal run: this coroutine's dispatcher. */
+    final override fun execute(command: Runnable) {
+        runOnOwnDispatcher(continuation.context, command)
+    }
+
+    /**
+     * `onCancellation` of a granted resumption: the coroutine will not use the permits, so they go
+     * back at once (exactly once: kotlinx calls it iff the value was not delivered).
+     */
+    final override fun invoke(cause: Throwable, value: Unit, context: CoroutineContext) {
+        giveBack()
+    }
+
+    private companion object {
+        /**
+         * Runs [task] on the dispatcher of [context] if it has one that wants to dispatch, so that
+         * the permits a cancellation frees, and the wakers they run, never land on the thread
+         * that cancelled (kotlinx's timer thread for withTimeout). Runs it here otherwise, and if
+         * the dispatcher refuses it (a closed executor), so that nothing is ever lost.
+         */
+        fun runOnOwnDispatcher(context: CoroutineContext, task: Runnable) {
+            val dispatcher = context[ContinuationInterceptor] as? CoroutineDispatcher
+            if (dispatcher != null) {
+                val dispatched = try {
+                    if (dispatcher.isDispatchNeeded(context)) {
+                        dispatcher.dispatch(context, task)
+                        true
+                    } else {
+                        false
+                    }
+                } catch (refused: Throwable) {
+                    false
+                }
+                if (dispatched) {
+                    return
+                }
+            }
+            task.run()
+        }
+    }
+}
+
+/**
+ * The kotlinx-coroutines version check: handoff-kotlin uses the public three-argument
+ * `CancellableContinuation.resume(value, onCancellation)` of kotlinx-coroutines-core 1.9.0. With an
+ * older kotlinx on the classpath (Maven's nearest-wins may pick an application's own), the first
+ * suspending call fails with this message instead of hanging.
+ */
+internal object KotlinxSupport {
+    const val OLDEST_SUPPORTED: String = "1.9.0"
+
+    private val supported: Boolean = try {
+        CancellableContinuation::class.java.getMethod(
+            "resume",
+            Any::class.java,
+            Function3::class.java,
+        )
+        true
+    } catch (missing: NoSuchMethodException) {
+        false
+    }
+
+    fun check() {
+        if (!supported) {
+            throw UnsupportedOperationException(
+                "handoff-kotlin needs kotlinx-coroutines-core $OLDEST_SUPPORTED or newer, but the classpath has " +
+                    (CancellableContinuation::class.java.`package`?.implementationVersion ?: "an older version") +
+                    " (CancellableContinuation.resume(value, onCancellation: (cause, value, context) -> Unit) is " +
+                    "missing); upgrade org.jetbrains.kotlinx:kotlinx-coroutines-core",
+            )
+        }
+    }
+}

@@ -37,7 +37,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *   QUEUED    set iff the queue is non-empty. Changed only under the lock.
  *   CLOSED    set once by close(), under the lock; never cleared.
  *   CLAIMING  set under the lock for the claim() window of an acquisition granted at once (see
- *             below); lock-free release backs off to the lock while it is set, tryAcquire not.
+ *             below), and cleared before that hold of the lock ends; lock-free release backs
+ *             off to the lock while it is set; tryAcquire and availablePermits do too when the
+ *             permits in transit could change their answer.
  *   free      changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
  *   (MAX_PERMITS << 3 is 2^63: the word is read as unsigned, with >>> and masks only.)
  *
@@ -63,7 +65,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * its permits and sets CLAIMING in one CAS, asks claim(), then clears CLAIMING and, if the claim
  * declined, gives the permits back (a CAS loop: tryAcquire may take what is left meanwhile).
  * While CLAIMING is set a release locks and waits, so its over-release check (held = capacity -
- * free) is never fooled by permits in transit.
+ * free) is never fooled by permits in transit. Observers are not fooled either: a declining claim
+ * is, for everyone else, an acquisition that never asked (the sequential specification says so,
+ * and Lincheck checks it with a declining waker). A tryAcquire that finds too few permits while
+ * CLAIMING is set, and availablePermits() while it is set, decide under the lock instead, where
+ * no window is open; a tryAcquire that finds enough takes them lock-free (it linearizes before
+ * the window whatever the claim decides).
  * tryAcquire fails whenever
  * QUEUED is set, so nobody barges past the queue, and since free == 0 under QUEUED, it could not
  * take anything anyway. The flag is cleared only under the lock, in the same write that returns
@@ -76,9 +83,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *              |
  *   WAITING ---+---- close() -----------------------------> CLOSED     (woken: wake())
  *   (queued)   |
- *              +---- cancel(), or claim() false/throws ----> CANCELLED  (never woken)
- * An acquisition granted or closed inside acquire() goes from new straight to GRANTED, CLOSED
- * or CANCELLED without being queued. Every transition happens once, under the lock; so exactly
+ *              +---- claim() (or the face's onGrant) throws -> FAILED     (woken: wake())
+ *              |
+ *              +---- cancel(), or claim() false ----------> CANCELLED  (never woken)
+ * An acquisition granted or closed inside acquire() goes from new straight to GRANTED, CLOSED,
+ * FAILED or CANCELLED without being queued. Every transition happens once, under the lock; so exactly
  * one of grant, close and cancel wins, and cancel() of a non-waiting node changes nothing.
  *
  * Order of steps, and why
@@ -89,11 +98,14 @@ import java.util.concurrent.locks.ReentrantLock;
  *   the word (see below). claim() is where a coroutine or future that is already gone declines;
  *   its partial permits then flow on to the next head in the same loop, so nothing is held by a
  *   party that cannot use it. claim() must not call back: lock() refuses re-entry with an
- *   IllegalStateException, and an exception from claim() counts as a decline, reported (to the
- *   uncaught-exception handler) once the lock is released.
+ *   IllegalStateException. An exception from claim() (or from a face's onGrant bookkeeping, run
+ *   right after it) fails the node: its permits flow on as for a decline, the exception is kept
+ *   in the node, and the node is woken, so its own waiter sees it (the blocking call throws it,
+ *   the future fails with it, the coroutine resumes with it) — never a silent hang, never a
+ *   false grant.
  * - Wakers run after unlock: settled nodes (granted and declined) are unlinked and chained
  *   through their `next` field under the lock, and the chain is run after the lock is released;
- *   only granted and closed nodes are woken. wake() is user code: it may block, throw or call
+ *   only granted, closed and failed nodes are woken. wake() is user code: it may block, throw or call
  *   back into the semaphore. Wake order is not promised to be grant order (nested chains run
  *   first; parked threads are unparked before deferred callbacks).
  * - Trampoline: a waker that calls release() may grant the next waiter, whose waker releases
@@ -104,7 +116,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *   queued: a waker that releases and then waits for the thread it granted cannot deadlock.
  * - Throwing wakers: caught, passed to the thread's uncaught-exception handler; the loop goes on.
  * - cancel: under the lock, unlink, mark CANCELLED, and hand the node's partial permits on
- *   exactly as a release would (they may complete the next heads).
+ *   exactly as a release would (they may complete the next heads). cancel(Executor) does the
+ *   same and runs the resulting wake-ups on the executor (kotlin-ext withdraws a cancelled
+ *   coroutine that way, so kotlinx's timer thread never runs other waiters' wakers).
+ * - The lock: every critical section is short and bounded, so a thread that finds the lock held
+ *   polls it (LOCK_SPINS times) before parking on it; parking and unparking costs microseconds,
+ *   and on two cores a worker parked on the lock is half the machine.
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
  * - Observers stay linearizable (the Lincheck tests check them): node states are written last,

@@ -214,14 +214,24 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
     private class Slot(val acquisition: Acquisition, val waker: CountingWaker)
 
     /** Counts its wake-ups and remembers whether the first one ran inside `acquire` itself. */
-    private class CountingWaker(private val caller: Thread) : Waker {
+    private class CountingWaker(private val caller: Thread, private val declines: Boolean = false) : Waker {
         val wakes = AtomicInteger()
+
+        override fun claim(): Boolean {
+            if (declines && starting && Thread.currentThread() === caller) {
+                declinedAtOnce = true // asked inside acquire itself: an immediate grant, declined
+            }
+            return !declines
+        }
 
         @Volatile
         var starting = true
 
         @Volatile
         var settledAtOnce = false
+
+        @Volatile
+        var declinedAtOnce = false
 
         override fun wake() {
             if (wakes.incrementAndGet() == 1 && starting && Thread.currentThread() === caller) {
@@ -248,6 +258,22 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
         }
     }
 
+    /** `acquire(n, waker)` with a waker whose claim declines: its party is gone by the grant. */
+    @Operation
+    fun startDeclining(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
+        val waker = CountingWaker(Thread.currentThread(), declines = true)
+        val acquisition = semaphore.acquire(n.toLong(), waker)
+        waker.starting = false
+        val slot = Slot(acquisition, waker)
+        slots[thread] = slot
+        allSlots += slot
+        return when {
+            waker.settledAtOnce -> SequentialWeightedSemaphore.CLOSED // only a close wakes it
+            waker.declinedAtOnce -> SequentialWeightedSemaphore.CANCELLED
+            else -> SequentialWeightedSemaphore.WAITING
+        }
+    }
+
     @Operation
     fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = slots[thread]?.acquisition?.cancel() ?: false
 
@@ -256,7 +282,7 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
     fun everyWakerRanOnceIffSettled() {
         for (slot in allSlots) {
             val a = slot.acquisition
-            val expected = if (a.isGranted || a.isClosed) 1 else 0
+            val expected = if (a.isGranted || a.isClosed || a.failure() != null) 1 else 0
             check(slot.waker.wakes.get() == expected) { "$a: waker ran ${slot.waker.wakes.get()} times" }
         }
     }
@@ -269,6 +295,28 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(SemaphoreCallbackLincheckTest::cancel, 1) }
+                thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
+                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+            }
+        })
+        // the claim window: a declining immediate grant is never seen by tryAcquire or the count
+        .addCustomScenario(scenario {
+            parallel {
+                thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
+                thread { actor(SemaphoreOperations::tryAcquire, 2); actor(SemaphoreOperations::release, 2) }
+                thread { actor(SemaphoreOperations::availablePermits) }
+            }
+            post { actor(SemaphoreOperations::queueLength) }
+        })
+        // a queued declining head hands the permits it collected on to the waiter behind it
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
                 thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
                 thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
             }

@@ -21,7 +21,8 @@ import kotlin.coroutines.resumeWithException
  *
  * Three faces share the queue:
  *  - the suspending `acquire` of `dev.handoff.coroutines` ([acquire]);
- *  - the callback face `acquire(n, waker)` ([start], [cancel]);
+ *  - the callback face `acquire(n, waker)` ([start], [cancel]), also with a waker whose claim
+ *    declines ([startDeclining]);
  *  - the future face `acquireAsync(n)` ([startAsync], [cancelAsync]).
  * A callback or future acquisition is remembered per thread (the `thread` argument), so that a
  * later `cancel` of the same thread can refer to it.
@@ -126,6 +127,27 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
         return handle.state
     }
 
+    /**
+     * `acquire(n, waker)` by [thread] with a waker whose `claim()` always declines (its party is
+     * gone). A declined grant is, for everyone else, as if the acquisition had never asked: if it
+     * could be granted at once it settles as `"cancelled"` and nothing changes (no permit is ever
+     * seen in transit); if it must wait it joins `Q` like any other, and when the queue reaches
+     * it with enough permits it leaves `Q` without taking them, so they go on to the next heads.
+     * A close fails it like any waiter (`"closed"`; a close does not ask the claim).
+     */
+    fun startDeclining(thread: Int, n: Int): String {
+        val w = n.toLong()
+        if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n, decliningWaker)")
+        val handle = Handle(thread, w, declines = true)
+        handles[thread] = handle
+        when {
+            closed -> handle.state = CLOSED
+            w == 0L || (queue.isEmpty() && pool >= w) -> handle.state = CANCELLED
+            else -> queue.addLast(handle)
+        }
+        return handle.state
+    }
+
     /** `Acquisition.cancel()` of the last acquisition of [thread]: true iff it was still waiting. */
     fun cancel(thread: Int): Boolean {
         val handle = handles[thread] ?: return false
@@ -148,8 +170,7 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
     private fun grantHeads() {
         while (queue.isNotEmpty() && queue.first().weight <= pool) {
             val head = queue.removeFirst()
-            held += head.weight
-            head.grant()
+            if (head.grant()) held += head.weight // a declining head takes nothing
         }
     }
 
@@ -158,7 +179,8 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
     }
 
     private abstract class Waiter(val weight: Long) {
-        abstract fun grant()
+        /** The queue reached this waiter with enough permits; returns whether it took them. */
+        abstract fun grant(): Boolean
         abstract fun fail()
 
         /** What identifies this waiter for state equality (continuations are compared by Lincheck). */
@@ -169,8 +191,12 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
         weight: Long,
         private val continuation: CancellableContinuation<Unit>,
     ) : Waiter(weight) {
-        override fun grant() {
-            continuation.resume(Unit) { _, _, _ -> release(weight.toInt()) }
+        override fun grant(): Boolean {
+            // A grant that loses to a cancellation is given back. If others released more than
+            // they held meanwhile (misuse), the real give-back's over-release check throws (to
+            // kotlinx's exception handler) and changes nothing; so does this one.
+            continuation.resume(Unit) { _, _, _ -> if (held >= weight) release(weight.toInt()) }
+            return true
         }
 
         override fun fail() {
@@ -180,18 +206,19 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
         override fun key(): Any = weight
     }
 
-    private class Handle(val thread: Int, weight: Long) : Waiter(weight) {
+    private class Handle(val thread: Int, weight: Long, val declines: Boolean = false) : Waiter(weight) {
         var state = WAITING
 
-        override fun grant() {
-            state = GRANTED
+        override fun grant(): Boolean {
+            state = if (declines) CANCELLED else GRANTED
+            return !declines
         }
 
         override fun fail() {
             state = CLOSED
         }
 
-        override fun key(): Any = listOf(thread, weight)
+        override fun key(): Any = listOf(thread, weight, declines)
     }
 
     // ------------------------------------------------------------------ state equality for Lincheck's LTS

@@ -64,16 +64,16 @@ public abstract class Acquisition {
     long permits;
 
     /**
-     * A face's bookkeeping, run under the core's lock right after a successful claim (the RwLock
-     * write flag), or {@code null}. Set once when it starts.
+     * Two things that are never needed at the same time, in one field to keep the node small:
+     * while the acquisition can still be granted, the face's bookkeeping ({@link Runnable}) run
+     * under the core's lock right after a successful claim (the RwLock write flag), or
+     * {@code null}; once it FAILED, the {@link Throwable} its claim threw (written under the lock
+     * before {@link #state}). Set once when it starts.
      */
-    Runnable onGrant;
+    Object hook;
 
     /** One of the states above. Written under {@code owner}'s lock; volatile for lock-free reads. */
     volatile int state;
-
-    /** What a throwing claim threw; written under the lock before {@link #state} becomes FAILED. */
-    Throwable failure;
 
     /**
      * Permits already handed to this waiter while it waits (partial assignment). Only the head of
@@ -101,7 +101,7 @@ public abstract class Acquisition {
     Acquisition(BatchSemaphore owner, long permits, Runnable onGrant) {
         this.owner = owner;
         this.permits = permits;
-        this.onGrant = onGrant;
+        this.hook = onGrant;
     }
 
     /**
@@ -114,7 +114,7 @@ public abstract class Acquisition {
                     + "); an Acquisition can be started once");
         }
         this.permits = n;
-        this.onGrant = grantHook;
+        this.hook = grantHook;
     }
 
     /**
@@ -156,7 +156,7 @@ public abstract class Acquisition {
      * @return the exception, or {@code null} if the acquisition did not fail that way
      */
     public final Throwable failure() {
-        return settledState() == FAILED ? failure : null;
+        return settledState() == FAILED ? failureCause() : null;
     }
 
     /**
@@ -234,6 +234,12 @@ public abstract class Acquisition {
      */
     protected abstract void wake();
 
+    /** The exception of a FAILED node (see {@link #hook}); {@code null} otherwise. */
+    final Throwable failureCause() {
+        Object h = hook;
+        return h instanceof Throwable ? (Throwable) h : null;
+    }
+
     private int settledState() {
         BatchSemaphore core = owner;
         return core == null ? WAITING : core.settledState(this);
@@ -254,7 +260,7 @@ public abstract class Acquisition {
                 case WAITING: s = "waiting"; break;
                 case GRANTED: s = "granted"; break;
                 case CLOSED: s = "closed"; break;
-                case FAILED: s = "failed: " + failure; break;
+                case FAILED: s = "failed: " + failureCause(); break;
                 default: s = "cancelled"; break;
             }
         }

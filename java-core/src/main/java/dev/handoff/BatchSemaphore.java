@@ -445,13 +445,13 @@ final class BatchSemaphore {
             if (!a.claim()) {
                 return false;
             }
-            Runnable hook = a.onGrant;
+            Object hook = a.hook;
             if (hook != null) {
-                hook.run();
+                ((Runnable) hook).run();
             }
             return true;
         } catch (Throwable t) {
-            a.failure = t;
+            a.hook = t; // the grant hook is not needed any more: the node keeps its failure there
             return false;
         }
     }
@@ -470,7 +470,7 @@ final class BatchSemaphore {
         if (taken) {
             return Acquisition.GRANTED;
         }
-        return a.failure != null ? Acquisition.FAILED : Acquisition.CANCELLED;
+        return a.failureCause() != null ? Acquisition.FAILED : Acquisition.CANCELLED;
     }
 
     /** Under the lock, with QUEUED set and the queue now empty: free := rem, clear QUEUED. */
@@ -858,7 +858,7 @@ final class BatchSemaphore {
             throw closedException(call);
         }
         if (st == Acquisition.FAILED) {
-            throw failedGrant(call, a.failure);
+            throw failedGrant(call, a.failureCause());
         }
         return true;
     }

@@ -43,6 +43,7 @@ public final class BenchmarkReport {
     static final String BLOCKING4 = "BlockingContendedBenchmark.threads4";
     static final String BLOCKING8 = "BlockingContendedBenchmark.threads8";
     static final String COROUTINES = "CoroutineContendedBenchmark.tasks8permits2";
+    static final String FUTURES = "FutureContendedBenchmark.chains8permits2";
     static final String WEIGHTED = "WeightedBenchmark.capacity16weights1to8";
     static final String FOOTPRINT = "WaiterFootprint";
 
@@ -57,6 +58,7 @@ public final class BenchmarkReport {
         WORKLOADS.put(COROUTINES, "3. coroutines, 8 tasks, 2 permits, yield inside");
         WORKLOADS.put(WEIGHTED, "4. weighted, capacity 16, weights 1..8");
         WORKLOADS.put(FOOTPRINT, "6. live bytes per suspended coroutine");
+        WORKLOADS.put(FUTURES, "7. futures, 8 chains, 2 permits, hop inside");
     }
 
     /** Short labels of the workloads, for the chart's axis. */
@@ -67,7 +69,8 @@ public final class BenchmarkReport {
             WORKLOADS.get(BLOCKING8), "2 blocking 8 thr",
             WORKLOADS.get(COROUTINES), "3 coroutines 8/2",
             WORKLOADS.get(WEIGHTED), "4 weighted",
-            WORKLOADS.get(FOOTPRINT), "6 per waiter");
+            WORKLOADS.get(FOOTPRINT), "6 per waiter",
+            WORKLOADS.get(FUTURES), "7 futures 8/2");
 
     private BenchmarkReport() {}
 
@@ -289,6 +292,7 @@ public final class BenchmarkReport {
             time(rows, COROUTINES, Peers.MONITOR, null);
             time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
             time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
+            time(rows, FUTURES, Peers.KOTLINX, null);
             return rows;
         }
 
@@ -299,6 +303,7 @@ public final class BenchmarkReport {
             bytes(rows, COROUTINES, Peers.MONITOR, null);
             bytes(rows, WEIGHTED, Peers.KOTLINX_MUTEX, null);
             bytes(rows, WEIGHTED, Peers.MONITOR, null);
+            bytes(rows, FUTURES, Peers.KOTLINX, null);
             time(rows, FOOTPRINT, Peers.KOTLINX, Comparison.Target.atMost(1));
             return rows;
         }

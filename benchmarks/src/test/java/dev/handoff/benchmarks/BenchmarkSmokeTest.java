@@ -47,6 +47,14 @@ class BenchmarkSmokeTest {
             }
         }
         assertEquals(16, report.timeComparisons().size(), report.markdown());
+        // The load of other processes was watched (one window per measured iteration: one per JMH
+        // run here) and is stated; a smoke run is never rejected, however busy CI is.
+        int jmhRuns = report.measured().entrySet().stream()
+                .filter(e -> !e.getKey().equals(BenchmarkReport.FOOTPRINT)).mapToInt(e -> e.getValue().size()).sum();
+        assertTrue(report.load().measured(), "load of other processes not measured");
+        assertEquals(jmhRuns, report.load().windows(), report.markdown());
+        assertFalse(report.rejected());
+        assertTrue(report.markdown().contains("Load of other processes"), report.markdown());
         assertFalse(report.memoryComparisons().isEmpty(), report.markdown());
         assertTrue(Files.size(out.resolve("benchmarks.png")) > 10_000, "chart not written");
         assertTrue(Files.readString(out.resolve("results.md")).contains("| handoff / peer |"));

@@ -2,7 +2,14 @@
 # Builds the benchmarks module and runs the whole suite: JMH, handoff against java.util.concurrent,
 # kotlinx.coroutines and a Go-style monitor, in one run. About 7-10 minutes on 2 cores. Prints the
 # table of ratios (ours / peer, with error bars) and writes docs/benchmarks/{results.md,
-# jmh-results.json, benchmarks.png}.
+# results.tsv, jmh-results.json, benchmarks.png}.
+#
+# Load guard: the report measures the CPU used by other processes during every measured JMH
+# iteration (/proc/stat busy time minus this run's own JVMs). If it exceeds 0.25 CPU in any of
+# them, the full run is rejected: docs/benchmarks/ is left alone, the results go to
+# benchmarks/target/rejected-run/ (--rejected-out DIR), the console says which benchmark saw how
+# much load and from which processes, and the exit status is 3. A quiet run's results.md states
+# the maximum load measured. --smoke is never rejected (it writes to benchmarks/target/smoke).
 #
 #   ./bench.sh                 full run
 #   ./bench.sh --smoke         every benchmark once, tiny iterations, seconds (CI runs the same

@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -14,12 +15,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.format.OutputFormatFactory;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
@@ -30,6 +33,14 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * run, one benchmark at a time, forks from the annotations, {@code -prof gc}), measures the bytes
  * per suspended waiter in fresh JVMs, prints the ratios ours / peer with error bars, and writes
  * {@code results.md}, {@code results.tsv}, {@code jmh-results.json} and the chart {@code benchmarks.png}.
+ *
+ * <p>Load guard: while JMH measures, {@link LoadGuard} records the CPU used by other processes in
+ * every measured iteration ({@link OtherLoad}). If any iteration had more than
+ * {@value OtherLoad#THRESHOLD_CPUS} CPU of other load, a full run is rejected: its files go to
+ * {@code --rejected-out} (default {@code benchmarks/target/rejected-run}) instead of {@code --out},
+ * the report says why, and the command exits with status {@value #EXIT_LOADED}. A quiet run writes
+ * to {@code --out} and results.md states the maximum load measured. A smoke run is never rejected
+ * (its figures mean nothing anyway); its results.md still states the load.
  *
  * <pre>{@code
  * java -jar benchmarks/target/benchmarks.jar                    # full run, writes docs/benchmarks/
@@ -43,6 +54,7 @@ public final class BenchmarkReport {
     static final String BLOCKING4 = "BlockingContendedBenchmark.threads4";
     static final String BLOCKING8 = "BlockingContendedBenchmark.threads8";
     static final String COROUTINES = "CoroutineContendedBenchmark.tasks8permits2";
+    static final String FUTURES = "FutureContendedBenchmark.chains8permits2";
     static final String WEIGHTED = "WeightedBenchmark.capacity16weights1to8";
     static final String FOOTPRINT = "WaiterFootprint";
 
@@ -57,6 +69,7 @@ public final class BenchmarkReport {
         WORKLOADS.put(COROUTINES, "3. coroutines, 8 tasks, 2 permits, yield inside");
         WORKLOADS.put(WEIGHTED, "4. weighted, capacity 16, weights 1..8");
         WORKLOADS.put(FOOTPRINT, "6. live bytes per suspended coroutine");
+        WORKLOADS.put(FUTURES, "7. futures, 8 chains, 2 permits, hop inside");
     }
 
     /** Short labels of the workloads, for the chart's axis. */
@@ -67,7 +80,11 @@ public final class BenchmarkReport {
             WORKLOADS.get(BLOCKING8), "2 blocking 8 thr",
             WORKLOADS.get(COROUTINES), "3 coroutines 8/2",
             WORKLOADS.get(WEIGHTED), "4 weighted",
-            WORKLOADS.get(FOOTPRINT), "6 per waiter");
+            WORKLOADS.get(FOOTPRINT), "6 per waiter",
+            WORKLOADS.get(FUTURES), "7 futures 8/2");
+
+    /** The exit status of a full run rejected because other processes loaded the machine. */
+    static final int EXIT_LOADED = 3;
 
     private BenchmarkReport() {}
 
@@ -94,12 +111,20 @@ public final class BenchmarkReport {
                 : run(settings);
         System.out.println();
         System.out.println(report.markdown());
-        System.out.println("Wrote " + settings.out.toAbsolutePath().normalize() + "/{results.md, results.tsv, jmh-results.json, benchmarks.png}");
+        Path written = settings.redraw || !report.rejected() ? settings.out : settings.rejectedOut;
+        System.out.println("Wrote " + written.toAbsolutePath().normalize() + "/{results.md, results.tsv, jmh-results.json, benchmarks.png}");
+        if (!settings.redraw && report.rejected()) {
+            System.out.flush();
+            System.err.println(report.rejection(settings.out, settings.rejectedOut));
+            System.exit(EXIT_LOADED);
+        }
     }
 
     /**
-     * Runs the benchmarks and the footprint, and writes {@code results.md}, {@code jmh-results.json}
-     * and {@code benchmarks.png} into {@code settings.out}.
+     * Runs the benchmarks and the footprint, watching the load of other processes, and writes
+     * {@code results.md}, {@code results.tsv}, {@code jmh-results.json} and {@code benchmarks.png}
+     * into {@code settings.out}, or into {@code settings.rejectedOut} if the run is
+     * {@linkplain Report#rejected() rejected} (then {@code settings.out} is not touched).
      *
      * @param settings what to run
      * @return the report
@@ -108,21 +133,53 @@ public final class BenchmarkReport {
      * @throws InterruptedException if interrupted while waiting for a footprint JVM
      */
     public static Report run(Settings settings) throws RunnerException, IOException, InterruptedException {
-        Files.createDirectories(settings.out);
-        Machine machine = Machine.current();
-        long start = System.nanoTime();
-        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
-        for (RunResult result : runJmh(settings)) {
-            Measurement m = Measurement.of(result);
-            measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+        // JMH writes its JSON while it runs, before the load is judged: into a staging directory.
+        Path staging = Files.createTempDirectory("handoff-bench-");
+        try {
+            Machine machine = Machine.current();
+            LoadGuard guard = LoadGuard.start();
+            long start = System.nanoTime();
+            Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
+            for (RunResult result : runJmh(settings, staging.resolve("jmh-results.json"), guard)) {
+                Measurement m = Measurement.of(result);
+                measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+            }
+            if (settings.waiters > 0) {
+                measureFootprint(settings, measured);
+            }
+            Report report = new Report(machine, Machine.loadAverage(),
+                    (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured, guard.finish());
+            publish(report, staging.resolve("jmh-results.json"), settings);
+            return report;
+        } finally {
+            try (Stream<Path> files = Files.walk(staging)) {
+                for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
         }
-        if (settings.waiters > 0) {
-            measureFootprint(settings, measured);
+    }
+
+    /**
+     * Writes all four files of a finished run into {@code settings.out}, or, if the run is
+     * {@linkplain Report#rejected() rejected}, into {@code settings.rejectedOut} without touching
+     * {@code settings.out}.
+     *
+     * @param report  the report
+     * @param jmhJson JMH's results, where JMH wrote them (may be missing)
+     * @param settings where to write
+     * @return the directory written
+     * @throws IOException if a file cannot be written
+     */
+    static Path publish(Report report, Path jmhJson, Settings settings) throws IOException {
+        Path out = report.rejected() ? settings.rejectedOut : settings.out;
+        Files.createDirectories(out);
+        if (Files.exists(jmhJson)) {
+            Files.copy(jmhJson, out.resolve("jmh-results.json"), StandardCopyOption.REPLACE_EXISTING);
         }
-        Report report = new Report(machine, Machine.loadAverage(),
-                (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured);
-        Files.writeString(settings.out.resolve("results.tsv"), report.tsv());
-        return write(report, settings.out);
+        Files.writeString(out.resolve("results.tsv"), report.tsv());
+        write(report, out);
+        return out;
     }
 
     /**
@@ -135,17 +192,17 @@ public final class BenchmarkReport {
      */
     static Report write(Report report, Path out) throws IOException {
         Files.writeString(out.resolve("results.md"), report.markdown());
-        ReportChart.write(out.resolve("benchmarks.png"), report.machine(),
+        ReportChart.write(out.resolve("benchmarks.png"), report.machine(), report.load().shortText(),
                 report.timeComparisons(), report.memoryComparisons());
         return report;
     }
 
-    private static Collection<RunResult> runJmh(Settings settings) throws RunnerException {
+    private static Collection<RunResult> runJmh(Settings settings, Path json, LoadGuard guard) throws RunnerException {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include(settings.include)
                 .addProfiler(GCProfiler.class)
                 .shouldFailOnError(true)
-                .result(settings.out.resolve("jmh-results.json").toString())
+                .result(json.toString())
                 .resultFormat(ResultFormatType.JSON)
                 .jvmArgsAppend("-Xms1g", "-Xmx1g", "-Djava.awt.headless=true");
         if (settings.smoke) {
@@ -158,7 +215,11 @@ public final class BenchmarkReport {
         } else if (settings.forks >= 0) {
             options.forks(settings.forks);
         }
-        return new Runner(options.build()).run();
+        // JMH's console output, as new Runner(options) would make it, wrapped to hear the measured
+        // iterations (also those of the forks, which report them to this JVM).
+        VerboseMode verbosity = settings.smoke ? VerboseMode.SILENT : VerboseMode.NORMAL;
+        return new Runner(options.build(), guard.watching(OutputFormatFactory.createFormatInstance(System.out, verbosity)))
+                .run();
     }
 
     /**
@@ -268,9 +329,44 @@ public final class BenchmarkReport {
      * @param smoke     whether this was a smoke run (figures meaningless)
      * @param waiters   the suspended coroutines of the footprint (0: not measured)
      * @param measured  benchmark → peer → measurement
+     * @param load      the load of other processes while it measured
      */
     public record Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
-                         Map<String, Map<String, Measurement>> measured) {
+                         Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load) {
+
+        /**
+         * @return whether the figures must not be published: a full run during which other
+         *     processes used more than {@value OtherLoad#THRESHOLD_CPUS} CPU in a measured iteration
+         */
+        public boolean rejected() {
+            return !smoke && load.loaded();
+        }
+
+        /**
+         * @param out         where a quiet run would have written
+         * @param rejectedOut where this run was written
+         * @return the loud message for the console
+         */
+        String rejection(Path out, Path rejectedOut) {
+            StringBuilder s = new StringBuilder();
+            String bar = "!".repeat(100);
+            s.append(bar).append('\n');
+            s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: other processes used more than %.2f CPU "
+                    + "in %d of %d measured iterations.%n", OtherLoad.THRESHOLD_CPUS, load.flagged().size(), load.judged()));
+            s.append("!!! Worst: ").append(load.worst().describe()).append('\n');
+            int shown = Math.min(5, load.flagged().size());
+            for (OtherLoad.Window w : load.flagged().subList(0, shown)) {
+                s.append("!!!   ").append(w.describe()).append('\n');
+            }
+            if (load.flagged().size() > shown) {
+                s.append("!!!   ... and ").append(load.flagged().size() - shown).append(" more, listed in results.md\n");
+            }
+            s.append("!!! ").append(out.toAbsolutePath().normalize()).append(" was NOT touched (nor the README).\n");
+            s.append("!!! This run's results are in ").append(rejectedOut.toAbsolutePath().normalize())
+                    .append("; re-run on a quiet machine.\n");
+            s.append(bar);
+            return s.toString();
+        }
 
         /** @return the rows of time and throughput, with the targets */
         public List<Comparison> timeComparisons() {
@@ -289,6 +385,7 @@ public final class BenchmarkReport {
             time(rows, COROUTINES, Peers.MONITOR, null);
             time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
             time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
+            time(rows, FUTURES, Peers.KOTLINX, null);
             return rows;
         }
 
@@ -299,6 +396,7 @@ public final class BenchmarkReport {
             bytes(rows, COROUTINES, Peers.MONITOR, null);
             bytes(rows, WEIGHTED, Peers.KOTLINX_MUTEX, null);
             bytes(rows, WEIGHTED, Peers.MONITOR, null);
+            bytes(rows, FUTURES, Peers.KOTLINX, null);
             time(rows, FOOTPRINT, Peers.KOTLINX, Comparison.Target.atMost(1));
             return rows;
         }
@@ -342,10 +440,17 @@ public final class BenchmarkReport {
         /** @return the whole report as Markdown: stamp, ratios, checks, raw measurements */
         public String markdown() {
             StringBuilder md = new StringBuilder();
+            if (rejected()) {
+                md.append(String.format(Locale.ROOT, "**REJECTED RUN: other processes used up to %.2f CPU while the "
+                        + "benchmarks measured (limit %.2f CPU). These figures are not published; see below.**%n%n",
+                        load.worst().otherCpus(), OtherLoad.THRESHOLD_CPUS));
+            }
             md.append(String.format(Locale.ROOT, "Machine: %s. Load average %s at the start, %s at the end; %.0f s.%n",
                     machine.stamp(), fmtLoad(machine.loadBefore()), fmtLoad(loadAfter), seconds));
+            md.append('\n').append(load.markdown());
             if (smoke) {
-                md.append("\n**Smoke run: tiny iterations in one JVM, the figures mean nothing.**\n");
+                md.append("\n**Smoke run: tiny iterations in one JVM, the figures mean nothing")
+                        .append(load.loaded() ? "; the load limit is not enforced." : ".").append("**\n");
             }
             md.append("\nRatios ours / peer, same run; error bars are JMH's 99.9% confidence intervals ")
                     .append("(footprint: half the range of the runs). A verdict counts only when the whole error bar ")
@@ -400,6 +505,7 @@ public final class BenchmarkReport {
                             Long.toString(m.acquisitions()), Long.toString(m.suspended()))).append('\n');
                 }
             }
+            t.append(load.tsv());
             return t.toString();
         }
 
@@ -417,15 +523,21 @@ public final class BenchmarkReport {
             Machine machine = new Machine(run[1], Integer.parseInt(run[2]), run[3], run[4],
                     java.time.LocalDate.parse(run[5]), Double.parseDouble(run[6]));
             Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
+            List<String[]> loadLines = new ArrayList<>();
             for (int i = 1; i < lines.length; i++) {
                 String[] f = lines[i].split("\t", -1);
+                if (f[0].equals("load") || f[0].equals("loadwindow")) {
+                    loadLines.add(f);
+                    continue;
+                }
                 Estimate bytes = f[5].isEmpty() ? null : new Estimate(Double.parseDouble(f[5]), Double.parseDouble(f[6]));
                 Measurement m = new Measurement(f[0], f[1], new Estimate(Double.parseDouble(f[2]), Double.parseDouble(f[3])),
                         f[4], bytes, Long.parseLong(f[7]), Long.parseLong(f[8]));
                 measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
             }
             return new Report(machine, Double.parseDouble(run[7]), Double.parseDouble(run[8]),
-                    Boolean.parseBoolean(run[9]), Integer.parseInt(run[10]), measured);
+                    Boolean.parseBoolean(run[9]), Integer.parseInt(run[10]), measured,
+                    OtherLoad.Summary.parseTsv(loadLines));
         }
 
         private static String fmtLoad(double load) {
@@ -436,10 +548,12 @@ public final class BenchmarkReport {
     /** What to run and where to write. */
     static final class Settings {
         static final String USAGE = String.join("\n",
-                "usage: java -jar benchmarks.jar [--smoke] [--out DIR] [--waiters N] [--include REGEX] [--forks N]",
+                "usage: java -jar benchmarks.jar [--smoke] [--out DIR] [--rejected-out DIR] [--waiters N] [--include REGEX] [--forks N]",
                 "       java -jar benchmarks.jar jmh <JMH arguments>     (JMH's own command line, e.g. -prof stack)",
                 "  --smoke        every benchmark once with tiny iterations in this JVM (seconds; figures meaningless)",
                 "  --out DIR      where results.md, jmh-results.json and benchmarks.png go (default docs/benchmarks)",
+                "  --rejected-out DIR  where they go instead, with exit status 3, if other processes used more than",
+                "                 0.25 CPU during a measured iteration (default benchmarks/target/rejected-run; not for --smoke)",
                 "  --waiters N    suspended coroutines for the footprint (default 1000000, smoke 10000; 0 skips it)",
                 "  --include RE   JMH include pattern (default: every benchmark of this module)",
                 "  --forks N      override the forks of every benchmark (default: the annotations, 2)",
@@ -448,6 +562,7 @@ public final class BenchmarkReport {
         boolean smoke;
         boolean redraw;
         Path out = Path.of("docs", "benchmarks");
+        Path rejectedOut = Path.of("benchmarks", "target", "rejected-run");
         int waiters = -1;
         String include = "dev\\.handoff\\.benchmarks\\..*Benchmark\\..*";
         int forks = -1;
@@ -467,6 +582,7 @@ public final class BenchmarkReport {
                     case "--smoke" -> s.smoke = true;
                     case "--redraw" -> s.redraw = true;
                     case "--out" -> s.out = Path.of(value(args, ++i, arg));
+                    case "--rejected-out" -> s.rejectedOut = Path.of(value(args, ++i, arg));
                     case "--waiters" -> s.waiters = Integer.parseInt(value(args, ++i, arg));
                     case "--include" -> s.include = value(args, ++i, arg);
                     case "--forks" -> s.forks = Integer.parseInt(value(args, ++i, arg));

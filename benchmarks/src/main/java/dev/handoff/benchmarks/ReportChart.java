@@ -15,7 +15,7 @@ import org.knowm.xchart.style.Styler;
 /**
  * The PNG chart of a report, drawn with XChart: one panel of time ratios (ours / peer, log scale,
  * with the parity line) and one of bytes (per operation and per waiter, ours beside
- * each peer). The machine, JDK, date and load average are in the title.
+ * each peer). The machine, JDK, date, load average and the load of other processes are in the title.
  */
 final class ReportChart {
     private static final int WIDTH = 1400;
@@ -28,16 +28,18 @@ final class ReportChart {
      *
      * @param file    the PNG to write (".png" is added if missing)
      * @param machine the stamp for the title
+     * @param load    the load of other processes, for the title
      * @param timeRows the comparisons of time or throughput, drawn as time ratios
      * @param memoryRows the comparisons of bytes, drawn as absolute values
      * @throws IOException if the file cannot be written
      */
-    static void write(Path file, Machine machine, List<Comparison> timeRows, List<Comparison> memoryRows)
+    static void write(Path file, Machine machine, String load, List<Comparison> timeRows, List<Comparison> memoryRows)
             throws IOException {
         List<CategoryChart> panels = new ArrayList<>();
         String title = "handoff vs peers: " + machine.stamp()
                 + (Double.isNaN(machine.loadBefore()) ? ""
-                : String.format(java.util.Locale.ROOT, ", load average %.1f at start", machine.loadBefore()));
+                : String.format(java.util.Locale.ROOT, ", load average %.1f at start", machine.loadBefore()))
+                + ", " + load;
         panels.add(timePanel(title, timeRows));
         if (!memoryRows.isEmpty()) {
             panels.add(memoryPanel(memoryRows));

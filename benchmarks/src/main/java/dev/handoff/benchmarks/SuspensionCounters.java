@@ -5,9 +5,10 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * JMH secondary results of the coroutine workloads: how many acquisitions ran, and how many of
- * them suspended. A contended benchmark where nothing suspends measures only the fast path, so the
- * report prints the share. JMH zeroes the fields before each iteration.
+ * JMH secondary results of the coroutine and future workloads: how many acquisitions ran, and how
+ * many of them suspended (for a future: was not yet complete when {@code acquireAsync} returned).
+ * A contended benchmark where nothing waits measures only the fast path, so the report prints the
+ * share. JMH zeroes the fields before each iteration.
  */
 @State(Scope.Thread)
 @AuxCounters(AuxCounters.Type.EVENTS)
@@ -15,6 +16,6 @@ public class SuspensionCounters {
     /** Acquisitions run in this iteration. */
     public long acquisitions;
 
-    /** Acquisitions that suspended in this iteration. */
+    /** Acquisitions that suspended (or whose future was not yet complete) in this iteration. */
     public long suspended;
 }

@@ -2,6 +2,7 @@ package dev.handoff.benchmarks
 
 import dev.handoff.Semaphore
 import dev.handoff.coroutines.acquire
+import java.util.concurrent.CompletableFuture
 
 /**
  * Ours: [dev.handoff.Semaphore], with the suspending `acquire` of `dev.handoff.coroutines`.
@@ -15,7 +16,7 @@ import dev.handoff.coroutines.acquire
  *
  * @param capacity the capacity of the semaphore, all free.
  */
-public class HandoffPermits(capacity: Long) : BlockingPermits, SuspendingPermits {
+public class HandoffPermits(capacity: Long) : BlockingPermits, SuspendingPermits, FuturePermits {
     /** The semaphore behind this adapter. */
     public val semaphore: Semaphore = Semaphore(capacity)
 
@@ -27,6 +28,8 @@ public class HandoffPermits(capacity: Long) : BlockingPermits, SuspendingPermits
     override fun acquireBlocking(permits: Long): Unit = semaphore.acquireBlocking(permits)
 
     override suspend fun acquire(permits: Long): Unit = semaphore.acquire(permits)
+
+    override fun acquireAsync(permits: Long): CompletableFuture<Void?> = semaphore.acquireAsync(permits)
 
     override fun release(permits: Long): Unit = semaphore.release(permits)
 }

@@ -64,4 +64,14 @@ public object Peers {
     public fun suspending(name: String, capacity: Long): SuspendingPermits =
         permits(name, capacity) as? SuspendingPermits
             ?: throw IllegalArgumentException("peer '$name' has no suspending acquire")
+
+    /**
+     * A new semaphore of [capacity] free permits for callers that chain on a `CompletableFuture`.
+     *
+     * @throws IllegalArgumentException if [name] is unknown or the peer has no future face.
+     */
+    @JvmStatic
+    public fun future(name: String, capacity: Long): FuturePermits =
+        permits(name, capacity) as? FuturePermits
+            ?: throw IllegalArgumentException("peer '$name' has no future acquire")
 }

@@ -1,7 +1,9 @@
 package dev.handoff.benchmarks
 
+import java.util.concurrent.CompletableFuture
+
 /*
- * The adapters. Every semaphore in the comparison is driven through these three small interfaces,
+ * The adapters. Every semaphore in the comparison is driven through these four small interfaces,
  * so a benchmark method is the same code for every peer and only the adapter behind it changes.
  * JMH runs each peer (@Param) in its own forked JVM, so the interface call site stays monomorphic
  * there and is inlined: the adapters cost nothing in the full run.
@@ -68,4 +70,23 @@ public interface SuspendingPermits : Permits {
      * a coroutine cancelled while it waits throws `CancellationException`.
      */
     public suspend fun acquire(permits: Long)
+}
+
+/**
+ * A semaphore seen by a caller that chains work on a [CompletableFuture] instead of waiting.
+ *
+ * ```
+ * val p = Peers.future(Peers.HANDOFF, capacity = 2)
+ * p.acquireAsync(1).thenRun { try { work() } finally { p.release(1) } }
+ * ```
+ */
+public interface FuturePermits : Permits {
+    /**
+     * Takes [permits] permits asynchronously. The returned future is already complete if they were
+     * granted at once; otherwise it completes when they are granted, on the thread whose `release`
+     * granted them (for every peer here), which then runs the dependent stages.
+     *
+     * @return a future completed once the permits are held; they must be given back with [release].
+     */
+    public fun acquireAsync(permits: Long): CompletableFuture<Void?>
 }

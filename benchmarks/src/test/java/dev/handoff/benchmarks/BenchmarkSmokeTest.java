@@ -22,6 +22,7 @@ class BenchmarkSmokeTest {
             BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
             BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR),
             BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR),
+            BenchmarkReport.FUTURES, List.of(Peers.HANDOFF, Peers.KOTLINX),
             BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX));
 
     @Test
@@ -38,14 +39,22 @@ class BenchmarkSmokeTest {
                 assertTrue(Double.isFinite(m.score().value()) && m.score().value() > 0, m + ": no score");
             }
         }
-        // The contended coroutine workloads must really queue, or they measure only the fast path.
-        for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.WEIGHTED)) {
+        // The contended coroutine and future workloads must really queue, or they measure only the fast path.
+        for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.WEIGHTED, BenchmarkReport.FUTURES)) {
             for (BenchmarkReport.Measurement m : report.measured().get(contended).values()) {
                 assertTrue(m.acquisitions() > 0, m + ": acquisitions not counted");
                 assertTrue(m.suspended() > 0, m + ": no acquisition suspended");
             }
         }
-        assertEquals(15, report.timeComparisons().size(), report.markdown());
+        assertEquals(16, report.timeComparisons().size(), report.markdown());
+        // The load of other processes was watched (one window per measured iteration: one per JMH
+        // run here) and is stated; a smoke run is never rejected, however busy CI is.
+        int jmhRuns = report.measured().entrySet().stream()
+                .filter(e -> !e.getKey().equals(BenchmarkReport.FOOTPRINT)).mapToInt(e -> e.getValue().size()).sum();
+        assertTrue(report.load().measured(), "load of other processes not measured");
+        assertEquals(jmhRuns, report.load().windows(), report.markdown());
+        assertFalse(report.rejected());
+        assertTrue(report.markdown().contains("Load of other processes"), report.markdown());
         assertFalse(report.memoryComparisons().isEmpty(), report.markdown());
         assertTrue(Files.size(out.resolve("benchmarks.png")) > 10_000, "chart not written");
         assertTrue(Files.readString(out.resolve("results.md")).contains("| handoff / peer |"));
@@ -84,6 +93,15 @@ class BenchmarkSmokeTest {
             assertTrue(suspended >= 0, name);
             assertTrue(p.tryAcquire(16), name + ": permits lost in the weighted round");
             p.release(16);
+        }
+        for (String name : List.of(Peers.HANDOFF, Peers.KOTLINX)) {
+            FuturePermits p = Peers.future(name, 2);
+            long waited = FutureRounds.run(p, 8, 50, 10, FutureRounds.POOL);
+            assertTrue(waited > 0, name + ": no acquisition waited in the future round");
+            assertTrue(p.tryAcquire(1) && p.tryAcquire(1), name + ": permits lost in the future round");
+            assertFalse(p.tryAcquire(1), name);
+            p.release(1);
+            p.release(1);
         }
     }
 }

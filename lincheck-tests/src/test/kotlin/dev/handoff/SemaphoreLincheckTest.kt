@@ -13,6 +13,7 @@ import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ExecutionException
 import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicLongArray
 import kotlin.reflect.KClass
 import dev.handoff.coroutines.acquire as acquireSuspending
 
@@ -31,6 +32,17 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  *    never holds permits (the post part's observers would see them missing).
  * Each has custom scenarios for the races that matter: grant vs cancel, cancel of a partially
  * served head, close vs cancel, close vs release.
+ *
+ * Owned releases on the suspending face. With public kotlinx API only, a coroutine whose grant
+ * races its cancellation holds the permits for an instant — between the grant (claim() saw the
+ * continuation active) and the give-back of the resumption's onCancellation — and then gives them
+ * back; its call ends CANCELLED, holding nothing. A release by a thread that holds nothing (misuse:
+ * the semaphore has no owners) can land in that instant and spend those permits; the give-back's
+ * over-release check then throws (to kotlinx's exception handler) and changes nothing. No
+ * sequential history has that, since the specification's cancelled calls never held permits, so
+ * the suspending face's test releases only what the calling thread's own acquires obtained (slot
+ * 0, the initial part's, may be released by anyone: the custom scenarios hand it on). The
+ * callback and future faces settle atomically at the claim and keep unowned releases.
  *
  * What Lincheck cannot see here:
  *  - The blocking face (acquireBlocking, tryAcquire with a timeout): Lincheck treats
@@ -55,9 +67,6 @@ abstract class SemaphoreOperations(capacity: Long, private val specification: KC
     fun tryAcquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = semaphore.tryAcquire(n.toLong())
 
     @Operation
-    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = semaphore.release(n.toLong())
-
-    @Operation
     fun close() = semaphore.close()
 
     @Operation
@@ -73,8 +82,32 @@ abstract class SemaphoreOperations(capacity: Long, private val specification: KC
 abstract class SemaphoreLincheckTest(capacity: Long, private val specification: KClass<*>) :
     SemaphoreOperations(capacity, specification) {
 
+    /** Permits each thread's own acquires obtained (slot 0, the initial part's, is released by anyone). */
+    private val held = AtomicLongArray(SequentialWeightedSemaphore.MAX_THREADS)
+
     @Operation(cancellableOnSuspension = true, promptCancellation = true)
-    suspend fun acquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = acquirePermits(n.toLong())
+    suspend fun acquire(@Param(gen = ThreadIdGen::class) owner: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
+        acquirePermits(n.toLong())
+        held.addAndGet(owner, n.toLong())
+    }
+
+    /**
+     * `release(n)` of permits that [owner]'s own acquires obtained; `false` without calling the
+     * semaphore if it holds fewer. (Owner 0, the initial part, releases unchecked: the custom
+     * scenarios hand its tryAcquire's permits on.) See the notes at the top of this file.
+     */
+    @Operation
+    fun release(@Param(gen = ThreadIdGen::class) owner: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean {
+        if (owner != SequentialWeightedSemaphore.INITIAL) {
+            while (true) {
+                val h = held.get(owner)
+                if (h < n) return false
+                if (held.compareAndSet(owner, h, h - n)) break
+            }
+        }
+        semaphore.release(n.toLong())
+        return true
+    }
 
     /** The suspending acquire under test; a broken variant overrides it (see BrokenVariantsTest). */
     protected open suspend fun acquirePermits(n: Long) = semaphore.acquireSuspending(n)
@@ -95,11 +128,11 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 2))
                     actor(SemaphoreOperations::queueLength) // cancelled or granted: it no longer waits
                 }
                 thread {
-                    actor(SemaphoreOperations::release, 2)
+                    actor(SemaphoreLincheckTest::release, 0, 2)
                     actor(SemaphoreOperations::availablePermits)
                     actor(SemaphoreOperations::tryAcquire, 2)
                 }
@@ -110,7 +143,7 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 1) }
             parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 2) }
+                thread { actor(SemaphoreLincheckTest::acquire, 1, 2) }
                 thread {
                     actor(SemaphoreOperations::tryAcquire, 1)
                     actor(SemaphoreOperations::queueLength)
@@ -122,16 +155,16 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 2))
                     actor(SemaphoreOperations::availablePermits)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
+                    actor(SemaphoreLincheckTest::acquire, 2, 1)
                     actor(SemaphoreOperations::queueLength)
                 }
                 thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreLincheckTest::release, 0, 1)
+                    actor(SemaphoreLincheckTest::release, 0, 1)
                 }
             }
         })
@@ -140,7 +173,7 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 1) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 2))
                     actor(SemaphoreOperations::queueLength)
                     actor(SemaphoreOperations::availablePermits)
                 }
@@ -152,12 +185,12 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 2)
+                    actor(SemaphoreLincheckTest::acquire, 1, 2)
                     actor(SemaphoreOperations::availablePermits)
                 }
                 thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreLincheckTest::release, 0, 1)
+                    actor(SemaphoreLincheckTest::release, 0, 1)
                 }
                 thread {
                     actor(SemaphoreOperations::close)
@@ -174,15 +207,15 @@ class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaph
             initial { actor(SemaphoreOperations::tryAcquire, 3) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 3))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 3))
                     actor(SemaphoreOperations::queueLength)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
+                    actor(SemaphoreLincheckTest::acquire, 2, 1)
                     actor(SemaphoreOperations::availablePermits)
                 }
                 thread {
-                    actor(SemaphoreOperations::release, 2)
+                    actor(SemaphoreLincheckTest::release, 0, 2)
                     actor(SemaphoreOperations::availablePermits)
                 }
             }
@@ -191,14 +224,14 @@ class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaph
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 3) }
+                thread { actor(SemaphoreLincheckTest::acquire, 1, 3) }
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreLincheckTest::acquire, 2, 1)
+                    actor(SemaphoreLincheckTest::release, 2, 1)
                 }
                 thread {
                     actor(SemaphoreOperations::tryAcquire, 1)
-                    actor(SemaphoreOperations::release, 2)
+                    actor(SemaphoreLincheckTest::release, 0, 2)
                 }
             }
         })
@@ -277,6 +310,9 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
     @Operation
     fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = slots[thread]?.acquisition?.cancel() ?: false
 
+    @Operation
+    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = semaphore.release(n.toLong())
+
     /** Every waker ran exactly once if its acquisition settled (granted or closed), never otherwise. */
     @Validate
     fun everyWakerRanOnceIffSettled() {
@@ -296,7 +332,7 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
             parallel {
                 thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(SemaphoreCallbackLincheckTest::cancel, 1) }
                 thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
-                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
+                thread { actor(SemaphoreCallbackLincheckTest::release, 1); actor(SemaphoreCallbackLincheckTest::release, 1) }
             }
             post {
                 actor(SemaphoreOperations::availablePermits)
@@ -307,7 +343,7 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
         .addCustomScenario(scenario {
             parallel {
                 thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
-                thread { actor(SemaphoreOperations::tryAcquire, 2); actor(SemaphoreOperations::release, 2) }
+                thread { actor(SemaphoreOperations::tryAcquire, 2); actor(SemaphoreCallbackLincheckTest::release, 2) }
                 thread { actor(SemaphoreOperations::availablePermits) }
             }
             post { actor(SemaphoreOperations::queueLength) }
@@ -318,7 +354,7 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
             parallel {
                 thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
                 thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
-                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
+                thread { actor(SemaphoreCallbackLincheckTest::release, 1); actor(SemaphoreCallbackLincheckTest::release, 1) }
             }
             post {
                 actor(SemaphoreOperations::availablePermits)
@@ -356,6 +392,9 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
 
     private val slots = arrayOfNulls<Slot>(SequentialWeightedSemaphore.MAX_THREADS)
     private val allSlots = java.util.concurrent.ConcurrentLinkedQueue<Slot>()
+
+    @Operation
+    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = semaphore.release(n.toLong())
 
     @Operation
     fun startAsync(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
@@ -405,7 +444,7 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2); actor(SemaphoreFutureLincheckTest::cancelAsync, 1) }
-                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
+                thread { actor(SemaphoreFutureLincheckTest::release, 1); actor(SemaphoreFutureLincheckTest::release, 1) }
                 thread { actor(SemaphoreOperations::close) }
             }
             post {

@@ -38,6 +38,9 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
     /** The last callback or future acquisition started by each thread. */
     private val handles = arrayOfNulls<Handle>(MAX_THREADS)
 
+    /** Permits obtained by each thread's own suspending acquires (see [release] with an owner). */
+    private val ownedBy = LongArray(MAX_THREADS)
+
     private val pool: Long get() = capacity - held
 
     // ------------------------------------------------------------------ observers
@@ -90,6 +93,25 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
      * cancelled after the grant but before it runs again (prompt cancellation), the permits are
      * released again. (Under Lincheck 3.7 neither side runs this undo, see SemaphoreLincheckTest.kt.)
      */
+    suspend fun acquire(owner: Int, n: Int) {
+        acquire(n)
+        ownedBy[owner] += n.toLong()
+    }
+
+    /**
+     * `release(n)` of permits that [owner]'s own suspending acquires obtained, `false` (changing
+     * nothing) if it holds fewer; owner [INITIAL] releases unchecked. The suspending face's tests
+     * only release what a thread holds (see SemaphoreLincheckTest.kt).
+     */
+    fun release(owner: Int, n: Int): Boolean {
+        if (owner != INITIAL) {
+            if (ownedBy[owner] < n) return false
+            ownedBy[owner] -= n.toLong()
+        }
+        release(n)
+        return true
+    }
+
     suspend fun acquire(n: Int) {
         val w = n.toLong()
         if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n)")
@@ -224,7 +246,7 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
     // ------------------------------------------------------------------ state equality for Lincheck's LTS
 
     private fun snapshot(): List<Any?> =
-        listOf(held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } })
+        listOf(held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } }, ownedBy.toList())
 
     override fun equals(other: Any?): Boolean =
         other is SequentialWeightedSemaphore && capacity == other.capacity && snapshot() == other.snapshot()
@@ -239,6 +261,9 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
         const val GRANTED = "granted"
         const val CLOSED = "closed"
         const val CANCELLED = "cancelled"
+
+        /** The thread number of Lincheck's initial part. */
+        const val INITIAL = 0
 
         /** Lincheck numbers its threads from 0 (initial part) to threads + 1 (post part); room for 6. */
         const val MAX_THREADS = 8

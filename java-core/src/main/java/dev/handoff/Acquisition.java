@@ -22,12 +22,25 @@ import java.util.concurrent.Executor;
  * </ul>
  * Granted, closed and failed acquisitions are woken; cancelled ones never are.
  *
- * <p>Example: give up on a wait after a deadline, without ever leaking a permit.
+ * <p>Example: give up on a wait after a deadline, without ever leaking a permit. Everything runs
+ * on one event-loop thread, so the handle is stored before the deadline or the task posted by
+ * {@code wake()} can read it. Exactly one of the grant, the close and the deadline decides; only a
+ * grant is released, and then once, however the send ends.
  * <pre>{@code
- * Acquisition a = budget.acquire(bytes, () -> loop.execute(() -> send(request)));
- * loop.schedule(() -> {
- *     if (a.cancel()) request.fail("timed out waiting for " + bytes + " bytes of budget");
- * }, 5, TimeUnit.SECONDS);
+ * final class Send implements Waker {                      // created and started on the loop
+ *     private Acquisition acquisition;
+ *     void start() {
+ *         acquisition = budget.acquire(bytes, this);
+ *         loop.schedule(() -> {
+ *             if (acquisition.cancel()) request.fail("timed out waiting for " + bytes + " bytes");
+ *         }, 5, TimeUnit.SECONDS);                           // false: granted or closed, run() sees it
+ *     }
+ *     public void wake() { loop.execute(this::run); }     // never runs after a cancel() that won
+ *     private void run() {
+ *         if (!acquisition.isGranted()) { request.fail("shutting down"); return; } // nothing held
+ *         try { send(request); } finally { budget.release(bytes); }
+ *     }
+ * }
  * }</pre>
  *
  * <h2>Subclassing: an acquisition that is its own waker</h2>
@@ -44,8 +57,13 @@ import java.util.concurrent.Executor;
  *     @Override protected void wake() { done.countDown(); }
  * }
  * Signal s = semaphore.startAcquisition(4, new Signal());
- * s.done.await();
- * if (s.isGranted()) { try { work(); } finally { semaphore.release(4); } }
+ * try {
+ *     s.done.await();
+ * } catch (InterruptedException e) {
+ *     if (!s.cancel() && s.isGranted()) semaphore.release(4); // the grant won the race
+ *     throw e;
+ * }
+ * if (s.isGranted()) { try { work(); } finally { semaphore.release(4); } } // else: nothing held
  * }</pre>
  */
 public abstract class Acquisition {
@@ -186,7 +204,9 @@ public abstract class Acquisition {
      * thread). If the executor rejects the task, the wakers run on the calling thread.
      *
      * <pre>{@code
-     * timer.schedule(() -> acquisition.cancel(eventLoop), 5, TimeUnit.SECONDS);
+     * timer.schedule(() -> {
+     *     if (acquisition.cancel(eventLoop)) eventLoop.execute(() -> request.fail("timed out")); // nothing held
+     * }, 5, TimeUnit.SECONDS);
      * }</pre>
      *
      * @param wakeExecutor where the wake-ups caused by this withdrawal run

@@ -100,6 +100,15 @@ public final class Mutex {
      * exactly once iff granted; a failed acquisition fails the result and releases nothing;
      * cancelling the result before the grant withdraws the wait).
      *
+     * <pre>{@code
+     * CompletableFuture<Void> saved = mutex.withLockAsync(() -> store.writeAsync(snapshot));
+     * }</pre>
+     * Prefer it to unlocking in a {@code whenComplete} on {@link #lockAsync()}, which also runs
+     * when the wait failed (cancelled, timed out) and nothing was locked by this caller; and to
+     * handing out a {@code lockAsync().thenApply(..)} chain that unlocks in {@code finally}: if its
+     * caller cancels it before the grant, the lock still comes, the cancelled stage is skipped and
+     * nothing unlocks. Cancelling this method's result before the grant withdraws the wait.
+     *
      * @param body the work to run holding the lock; returns the stage whose completion unlocks
      * @param <T> the result type
      * @return a future completed with the stage's result, or failed with its, {@code body}'s or the

@@ -153,6 +153,10 @@ public final class RwLock {
      * exactly once iff granted; a failed acquisition fails the result and releases nothing;
      * cancelling the result before the grant withdraws the wait).
      *
+     * <pre>{@code
+     * CompletableFuture<Page> page = lock.withReadLockAsync(() -> index.lookupAsync(query));
+     * }</pre>
+     *
      * @param body the work to run holding the lock; returns the stage whose completion unlocks
      * @param <T> the result type
      * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
@@ -264,6 +268,10 @@ public final class RwLock {
      * {@link Semaphore#withPermitsAsync(long, java.util.function.Supplier)} for the rules (released
      * exactly once iff granted; a failed acquisition fails the result and releases nothing;
      * cancelling the result before the grant withdraws the wait).
+     *
+     * <pre>{@code
+     * CompletableFuture<Void> rebuilt = lock.withWriteLockAsync(() -> index.rebuildAsync(changes));
+     * }</pre>
      *
      * @param body the work to run holding the lock; returns the stage whose completion unlocks
      * @param <T> the result type

@@ -165,17 +165,27 @@ public final class Semaphore {
      * a special case for "granted at once"; a caller who wants the allocation-free fast path calls
      * {@code tryAcquire(n)} first. Withdraw the wait with {@link Acquisition#cancel()}.
      *
-     * <p>The waker learns the outcome from the {@link Acquisition} ({@code isGranted()} or
-     * {@code isClosed()}). Since {@code wake()} may run before {@code acquire} returns, read the
-     * handle from where {@code wake()} hands off to, as in this event-loop integration (the task
-     * queued by {@code wake()} runs after {@code start()} has stored the handle):
+     * <p>The waker learns the outcome from the {@link Acquisition}: {@code isGranted()}, or
+     * {@code isClosed()} (or, for a waker whose {@code claim()} threw, {@code failure()}). A waker
+     * also runs when nothing was granted, so release only after {@code isGranted()}, and then on
+     * every path. Since {@code wake()} may run before {@code acquire} returns, read the handle from
+     * where {@code wake()} hands off to, as in this event-loop integration (the task queued by
+     * {@code wake()} runs after {@code start()} has stored the handle):
      * <pre>{@code
      * final class Send implements Waker {                  // created and started on the loop
      *     private Acquisition acquisition;
      *     void start() { acquisition = budget.acquire(request.bytes(), this); }
      *     public void wake() { loop.execute(this::run); }
      *     private void run() {
-     *         if (acquisition.isGranted()) send(request); else request.fail("shutting down");
+     *         if (!acquisition.isGranted()) {              // closed: nothing held, nothing to release
+     *             request.fail("shutting down");
+     *             return;
+     *         }
+     *         try {
+     *             send(request);
+     *         } finally {
+     *             budget.release(request.bytes());         // granted: released once, however send ends
+     *         }
      *     }
      * }
      * }</pre>
@@ -215,8 +225,13 @@ public final class Semaphore {
      *     @Override protected void wake() { done.countDown(); }
      * }
      * Signal s = semaphore.startAcquisition(4, new Signal());
-     * s.done.await();
-     * if (s.isGranted()) { try { work(); } finally { semaphore.release(4); } }
+     * try {
+     *     s.done.await();
+     * } catch (InterruptedException e) {
+     *     if (!s.cancel() && s.isGranted()) semaphore.release(4); // the grant won the race
+     *     throw e;
+     * }
+     * if (s.isGranted()) { try { work(); } finally { semaphore.release(4); } } // else: nothing held
      * }</pre>
      *
      * @param n the number of permits
@@ -258,13 +273,24 @@ public final class Semaphore {
      *
      * <p>Release exactly when the grant happened: chain the release on the work that runs
      * <em>after</em> the grant, never on the acquisition's own outcome (a failed acquisition holds
-     * nothing; releasing for it would give back another holder's permits). Or let
-     * {@link #withPermitsAsync(long, Supplier)} do it.
+     * nothing; releasing for it would give back another holder's permits), and cover the work
+     * throwing instead of failing its stage. Time out or cancel this future, not a later stage of
+     * the chain: a stage cancelled (or failed by {@code orTimeout}) before the grant is skipped
+     * when the grant comes, and the release with it. To hand the outcome to code that may cancel
+     * it, use {@link #withPermitsAsync(long, Supplier)}, which does all of this and withdraws the
+     * wait when its result is cancelled.
      * <pre>{@code
      * budget.acquireAsync(item.size())
      *       .orTimeout(30, TimeUnit.SECONDS)                   // fails the wait: nothing held
-     *       .thenCompose(granted -> download(item)             // runs only after a grant
-     *               .whenComplete((body, error) -> budget.release(item.size())));
+     *       .thenCompose(granted -> {                          // runs only after a grant
+     *           try {
+     *               return download(item)
+     *                       .whenComplete((body, error) -> budget.release(item.size()));
+     *           } catch (Throwable t) {                        // download threw: no stage to wait for
+     *               budget.release(item.size());
+     *               throw t;
+     *           }
+     *       });
      * }</pre>
      *
      * @param n the number of permits

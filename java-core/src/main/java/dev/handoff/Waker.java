@@ -3,16 +3,26 @@ package dev.handoff;
 /**
  * The continuation of a waiting {@link Acquisition}: what the semaphore runs when the wait is over.
  *
- * <p>One abstract method, so a lambda is a {@code Waker}:
+ * <p>One abstract method, so a lambda is a {@code Waker}. A waker also runs when nothing was
+ * granted (on close), so the code it leads to checks {@link Acquisition#isGranted()} before it
+ * uses and releases the permits. Here everything runs on one event-loop thread, so the task that
+ * {@code wake()} posts runs after the handle is stored (see
+ * {@link Semaphore#acquire(long, Waker)}):
  * <pre>{@code
- * Acquisition a = semaphore.acquire(4, () -> executor.execute(this::sendBatch));
+ * pending = semaphore.acquire(4, () -> loop.execute(this::sendBatch));    // called on the loop
+ *
+ * void sendBatch() {
+ *     if (!pending.isGranted()) { batch.fail("closed"); return; }         // nothing held
+ *     try { send(batch); } finally { semaphore.release(4); }
+ * }
  * }</pre>
  *
  * <p><b>Settling.</b> Every acquisition settles through its waker exactly once: on a grant the
  * semaphore first calls {@link #claim()} and, if that returns {@code true}, later calls
- * {@link #wake()}; on {@link Semaphore#close() close} it calls only {@link #wake()}. A cancelled
- * acquisition ({@link Acquisition#cancel()} returned {@code true}, or {@code claim()} returned
- * {@code false}) is never woken.
+ * {@link #wake()}; on {@link Semaphore#close() close} it calls only {@link #wake()}; if
+ * {@code claim()} throws, it calls {@link #wake()} without a grant
+ * ({@link Acquisition#failure()}). A cancelled acquisition ({@link Acquisition#cancel()} returned
+ * {@code true}, or {@code claim()} returned {@code false}) is never woken.
  *
  * <p><b>Threads and locks.</b> {@code wake()} runs on the thread whose {@code acquire},
  * {@code release}, {@code close} or {@code cancel} call resolved the acquisition, after every
@@ -30,8 +40,10 @@ package dev.handoff;
 public interface Waker {
 
     /**
-     * The grant (or the close) is final: run the waiter. Check {@link Acquisition#isGranted()} or
-     * {@link Acquisition#isClosed()} to tell which. Called at most once, never while an internal
+     * The grant (or the close, or a failed claim) is final: run the waiter. Check
+     * {@link Acquisition#isGranted()}, {@link Acquisition#isClosed()} or
+     * {@link Acquisition#failure()} to tell which; only a granted acquisition holds permits to
+     * release. Called at most once, never while an internal
      * lock is held. After a successful {@link #claim()}, {@code wake()} runs on the same thread as
      * that {@code claim()}, so state handed from one to the other needs no synchronization.
      */
@@ -47,10 +59,11 @@ public interface Waker {
      * cancelled): the acquisition then counts as cancelled, the permits it was partially handed
      * go on to the next waiters in the same release, and {@link #wake()} is not called. This is
      * what makes "exactly one of grant and cancel wins" exact when the waiting party can be
-     * cancelled from outside. A {@code claim()} that throws counts as {@code false}; the exception
-     * is passed to the thread's uncaught-exception handler once the lock is released. A
-     * {@code claim()} that calls a method of the semaphore that needs the lock gets an
-     * {@link IllegalStateException} (and so counts as {@code false}).
+     * cancelled from outside. A {@code claim()} that throws fails the acquisition: nothing is
+     * held, the permits go on as for {@code false}, and the waiter is woken so that it learns of it
+     * ({@link Acquisition#failure()} returns the exception). A {@code claim()} that calls a method
+     * of the semaphore that needs the lock gets an {@link IllegalStateException} (and so fails
+     * that way).
      *
      * @return {@code true} (the default) to take the grant, {@code false} to decline it
      */

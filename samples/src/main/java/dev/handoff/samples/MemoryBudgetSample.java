@@ -5,19 +5,24 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * Sample 1: a memory budget with {@link CompletableFuture}s.
  *
  * <p>A batch of downloads of very different sizes must never hold more than {@link #BUDGET} bytes in
- * memory at once. Each download takes as many permits as it has bytes ({@code acquireAsync(size)}),
- * and gives them back when it is done. Because the semaphore is strictly FIFO, a huge download is
- * not starved by the stream of small ones queued behind it: no later download starts before it.
+ * memory at once. Each download takes as many permits as it has bytes and gives them back when it
+ * is done, with {@code withPermitsAsync(size, download)}: the asynchronous {@code try/finally},
+ * which gives the permits back exactly once if they were granted, however the download ends, and
+ * never if the acquisition itself failed (see {@link #withinBudget}). Because the semaphore is
+ * strictly FIFO, a huge download is not starved by the stream of small ones queued behind it: no
+ * later download starts before it.
  */
 public final class MemoryBudgetSample {
 
@@ -81,16 +86,14 @@ public final class MemoryBudgetSample {
                 for (int i = 0; i < sizes.length; i++) {
                     int index = i;
                     long size = sizes[i];
-                    all.add(budget.acquireAsync(size)                   // weight = bytes
-                            .thenCompose(granted -> {
-                                startOrder.add(index);
-                                peak.accumulateAndGet(inFlight.addAndGet(size), Math::max);
-                                return simulateDownload(network, size);
-                            })
-                            .whenComplete((body, failure) -> {
-                                inFlight.addAndGet(-size);
-                                budget.release(size);                   // always give them back
-                            }));
+                    all.add(withinBudget(budget, size, () -> {          // weight = bytes
+                        startOrder.add(index);
+                        peak.accumulateAndGet(inFlight.addAndGet(size), Math::max);
+                        // Counted out before the permits go back (they go back when this stage
+                        // completes), so the peak never counts bytes the budget has let go.
+                        return simulateDownload(network, size)
+                                .whenComplete((body, failure) -> inFlight.addAndGet(-size));
+                    }));
                 }
                 return all;
             }, network).join();
@@ -113,6 +116,31 @@ public final class MemoryBudgetSample {
         } finally {
             network.shutdown();
         }
+    }
+
+    /**
+     * The pattern of this sample: runs {@code download} holding {@code size} permits of
+     * {@code budget}, and gives them back when the stage it returns completes, however it completes
+     * (normally, exceptionally, or because {@code download} threw). The permits are given back if,
+     * and only if, they were granted, and exactly once: an acquisition that fails (the budget is
+     * closed, the caller cancels the result or times it out with {@code orTimeout} before the
+     * grant) fails the result and gives back nothing, because it holds nothing. Giving back in a
+     * {@code whenComplete} on the acquisition (or on a chain that starts with it) instead would
+     * return permits that a failed acquisition never got: another holder's.
+     *
+     * <p>That is {@link Semaphore#withPermitsAsync(long, Supplier)}; this method only names it
+     * for the sample and its tests.
+     *
+     * @param budget the byte budget
+     * @param size the bytes this download holds in memory, the permits it takes
+     * @param download starts the download once the bytes fit; runs on the granting thread
+     * @param <T> the download's result
+     * @return a future completed with the download's result, or failed with its exception or the
+     *     acquisition's ({@link dev.handoff.SemaphoreClosedException}, a timeout, a cancellation)
+     */
+    static <T> CompletableFuture<T> withinBudget(Semaphore budget, long size,
+            Supplier<? extends CompletionStage<T>> download) {
+        return budget.withPermitsAsync(size, download);
     }
 
     /** Sizes from 16 KiB to 8 MiB, plus one huge download of 60 MiB early in the batch. */
@@ -140,7 +168,7 @@ public final class MemoryBudgetSample {
      */
     public static void main(String[] args) {
         Figures f = run();
-        System.out.println("1. Memory budget with CompletableFuture (acquireAsync, weight = bytes)");
+        System.out.println("1. Memory budget with CompletableFuture (withPermitsAsync, weight = bytes)");
         System.out.printf("   %d downloads of 16 KiB .. 8 MiB plus one of %d MiB, budget %d MiB%n",
                 f.downloads(), f.hugeSize() >> 20, f.budget() >> 20);
         System.out.printf("   peak bytes in flight: %,d  (budget %,d, never above it: %b)%n",

@@ -12,15 +12,17 @@ import org.junit.jupiter.api.Timeout;
 class CallbackSampleTest {
 
     @Test
-    void theTimedOutRequestIsCancelledAndEverythingElseCompletesOnTheLoop() throws InterruptedException {
+    void theTimedOutRequestIsCancelledTheShutdownRefusesAndEverythingElseCompletesOnTheLoop()
+            throws InterruptedException {
         CallbackSample.Figures f = CallbackSample.run();
 
         assertEquals(1, f.timedOut(), "ping times out behind export");
-        assertEquals(f.requests() - 1, f.completed());
+        assertEquals(2, f.refusedByClose(), "late (woken by the shutdown) and after-shutdown hold nothing");
+        assertEquals(f.requests() - 3, f.completed());
         assertEquals(0, f.wakesAfterCancel());
         assertEquals(0, f.handlersOffLoop());
         assertTrue(f.peakSlotsInUse() <= f.slots(), () -> "peak " + f.peakSlotsInUse());
         assertEquals(f.slots(), f.peakSlotsInUse(), "export holds every slot");
-        assertEquals(f.slots(), f.availableAfter(), "every slot returned");
+        assertEquals(f.slots(), f.availableAfter(), "every slot returned, none given back twice");
     }
 }

@@ -254,6 +254,15 @@ public abstract class Acquisition {
      */
     protected abstract void wake();
 
+    /**
+     * The least number of permits this acquisition can be granted with: {@link #permits} for an
+     * exact request; an up-to request's minimum (then {@code permits} is its maximum until the
+     * grant, and what it took after). Fixed once started.
+     */
+    long minimum() {
+        return permits;
+    }
+
     /** The exception of a FAILED node (see {@link #hook}); {@code null} otherwise. */
     final Throwable failureCause() {
         Object h = hook;

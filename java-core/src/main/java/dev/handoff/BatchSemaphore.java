@@ -32,22 +32,46 @@ import java.util.concurrent.locks.ReentrantLock;
  * -----------------
  *     63                                   3      2        1        0
  *    +--------------------------------------+--------+--------+--------+
- *    |  free permits (<= MAX_PERMITS = 2^60) |CLAIMING| CLOSED | QUEUED |
+ *    |  free permits (<= MAX_PERMITS = 2^60) |GATED| CLOSED | QUEUED |
  *    +--------------------------------------+--------+--------+--------+
  *   QUEUED    set iff the queue is non-empty. Changed only under the lock.
  *   CLOSED    set once by close(), under the lock; never cleared.
- *   CLAIMING  set under the lock for the claim() window of an acquisition granted at once (see
- *             below), and cleared before that hold of the lock ends; lock-free release backs
- *             off to the lock while it is set; tryAcquire and availablePermits do too when the
- *             permits in transit could change their answer.
+ *   GATED     "the lock decides". Set under the lock (1) for the claim() window of an
+ *             acquisition granted at once (see below), cleared before that hold of the lock ends;
+ *             (2) while debt is owed (setCapacity shrank below what is held), cleared by the
+ *             release that pays the last of it; (3) for the duration of a setCapacity, so that no
+ *             lock-free path reads the new capacity with the old word or the other way round.
+ *             Lock-free release backs off to the lock while it is set; tryAcquire and
+ *             availablePermits do too when the permits in transit could change their answer.
  *   free      changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
  *   (MAX_PERMITS << 3 is 2^63: the word is read as unsigned, with >>> and masks only.)
  *
  * Invariants (hold whenever the lock is free)
  *   I1  QUEUED == (head != null).
  *   I2  QUEUED implies free == 0.  (Permits never float while someone waits.)
- *   I3  only the head may have assigned > 0, and then assigned < permits.
- *   I4  capacity == free + held-by-callers + head.assigned.
+ *   I3  only the head may have assigned > 0, and then assigned < its minimum.
+ *   I4  capacity + debt == free + held-by-callers + head.assigned.
+ *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
+ *
+ * Capacity control (setCapacity, debt, shedding, up-to requests)
+ * --------------------------------------------------------------
+ * capacity is volatile, written under the lock with GATED set. Growing by d is a release of d
+ * new permits (giveBack: debt first, then the queue in FIFO order, then free). Shrinking by d
+ * takes what it can from free and records the rest as debt (I5); held permits are never revoked.
+ * Waiting nodes whose minimum exceeds the new capacity could never be granted: they fail at once
+ * (FAILED, woken with an IllegalStateException) and their partial permits go back. Every path
+ * that returns permits — release, a withdrawn or failed head's partial, growth — goes through
+ * giveBack, so the debt is always paid first. Over-release: held = capacity + debt - free -
+ * head.assigned (I4), checked under the lock whenever QUEUED or GATED is set.
+ * Shedding is decided in enqueue, under the lock, where queueing is decided: a node that would
+ * have to queue while queuedPermits + its minimum > maxQueuedPermits, or queueLength + 1 >
+ * maxQueueLength, is refused (SemaphoreRejectedException), nothing changed. queuedPermits is the
+ * sum of the minimums of the queued nodes, kept under the lock. An up-to node (minimum < permits)
+ * is granted as soon as minimum permits can be given to it, taking up to permits of what is being
+ * handed out; its permits field is then set to what it took.
+ * closeAndAwait registers a future (volatile), then checks the word; every release checks the
+ * future after its CAS. Both are volatile accesses, so at least one of them sees the other: the
+ * future completes exactly when free == capacity with no debt and no queue after a close.
  *
  * Why release may skip the lock (the "permits slip through" race of seed 000)
  * ---------------------------------------------------------------------------
@@ -62,13 +86,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *     does not add to free but takes the lock and hands its permits to the queue.
  * Either way no permit is added to free while a waiter is queued (I2). One other moment has
  * permits out of free but held by nobody: an acquisition granted at once inside acquire() takes
- * its permits and sets CLAIMING in one CAS, asks claim(), then clears CLAIMING and, if the claim
+ * its permits and sets GATED in one CAS, asks claim(), then clears GATED and, if the claim
  * declined, gives the permits back (a CAS loop: tryAcquire may take what is left meanwhile).
- * While CLAIMING is set a release locks and waits, so its over-release check (held = capacity -
+ * While GATED is set a release locks and waits, so its over-release check (held = capacity -
  * free) is never fooled by permits in transit. Observers are not fooled either: a declining claim
  * is, for everyone else, an acquisition that never asked (the sequential specification says so,
  * and Lincheck checks it with a declining waker). A tryAcquire that finds too few permits while
- * CLAIMING is set, and availablePermits() while it is set, decide under the lock instead, where
+ * GATED is set, and availablePermits() while it is set, decide under the lock instead, where
  * no window is open; a tryAcquire that finds enough takes them lock-free (it linearizes before
  * the window whatever the claim decides).
  * tryAcquire fails whenever
@@ -159,7 +183,7 @@ final class BatchSemaphore {
 
     private static final long QUEUED = 1L;
     private static final long CLOSED = 2L;
-    private static final long CLAIMING = 4L;
+    private static final long GATED = 4L;
     /**
      * The count sits above the three flags. MAX_PERMITS << SHIFT is 2^63: the word is read as an
      * unsigned value (only {@code >>>}, masks, and exact additions and subtractions touch it).
@@ -182,16 +206,32 @@ final class BatchSemaphore {
      */
     static final int LOCK_SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
 
+    /** After spinning, how many times a thread yields before it parks on the lock (see lockContended). */
+    static final int LOCK_YIELDS = 32;
+
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
 
-    /** Capacity N. Immutable. */
-    final long capacity;
+    /** Capacity N. Written under the lock with GATED set (setCapacity); read anywhere. */
+    volatile long capacity;
+
+    /** Permits owed after a shrink below what was held (I5). Guarded by {@link #lock}. */
+    private long debt;
+
+    /** The sum of the minimums of the queued nodes. Guarded by {@link #lock}. */
+    private long queuedPermits;
+
+    /** Shedding bounds: the most weight, and the most nodes, that may wait. */
+    final long maxQueuedPermits;
+    final int maxQueueLength;
+
+    /** Completed when, after a close, every permit is back and no debt is owed; or null. */
+    private volatile CompletableFuture<Void> drained;
 
     /** The state word, see the notes. CAS-ed lock-free while QUEUED is clear. */
     private volatile long state;
 
-    /** Guards the queue, the QUEUED/CLOSED/CLAIMING bits and every node's links, state and assigned. */
+    /** Guards the queue, the QUEUED/CLOSED/GATED bits and every node's links, state and assigned. */
     private final ReentrantLock lock = new ReentrantLock();
 
     /** FIFO queue of waiting nodes. Guarded by {@link #lock}. */
@@ -202,7 +242,13 @@ final class BatchSemaphore {
     private int queueLength;
 
     BatchSemaphore(long capacity) {
+        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE);
+    }
+
+    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength) {
         this.capacity = capacity;
+        this.maxQueuedPermits = maxQueuedPermits;
+        this.maxQueueLength = maxQueueLength;
         this.state = capacity << SHIFT;
     }
 
@@ -210,8 +256,8 @@ final class BatchSemaphore {
 
     long availablePermits() {
         long s = state;
-        if ((s & CLAIMING) != 0 && !lock.isHeldByCurrentThread()) {
-            // Permits in transit: read under the lock, where no claim window is open (CLAIMING is
+        if ((s & GATED) != 0 && !lock.isHeldByCurrentThread()) {
+            // Permits in transit: read under the lock, where no claim window is open (GATED is
             // set and cleared within one hold of the lock), so we see the claim's outcome.
             lock();
             try {
@@ -267,13 +313,13 @@ final class BatchSemaphore {
     /** Permits held by callers (capacity - free - handed to a waiting head). A snapshot. */
     long heldPermits() {
         long s = state;
-        if ((s & (QUEUED | CLAIMING)) == 0) {
+        if ((s & (QUEUED | GATED)) == 0) {
             return capacity - (s >>> SHIFT);
         }
         lock();
         try {
             s = state;
-            return capacity - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
+            return capacity + debt - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
         } finally {
             lock.unlock();
         }
@@ -298,7 +344,7 @@ final class BatchSemaphore {
                 if (n == 0) {
                     return true; // zero permits are granted even while others wait
                 }
-                if ((s & CLAIMING) == 0 || lock.isHeldByCurrentThread()) {
+                if ((s & GATED) == 0 || lock.isHeldByCurrentThread()) {
                     return false; // (inside a claim this thread holds the window open itself)
                 }
                 return tryAcquireAfterClaimWindow(n);
@@ -313,7 +359,7 @@ final class BatchSemaphore {
 
     /**
      * tryAcquire when a claim window was open and too few permits were free: decides under the
-     * lock, where no window is open (CLAIMING is set and cleared within one hold of the lock), so
+     * lock, where no window is open (GATED is set and cleared within one hold of the lock), so
      * it linearizes after the claim's outcome instead of failing on permits in transit. Lock-free
      * releases and tryAcquires may still race, hence the CAS loop.
      */
@@ -345,7 +391,7 @@ final class BatchSemaphore {
     long release(long n) {
         long s = state;
         for (;;) {
-            if ((s & (QUEUED | CLAIMING)) != 0) {
+            if ((s & (QUEUED | GATED)) != 0) {
                 return releaseToQueue(n);
             }
             long held = capacity - (s >>> SHIFT);
@@ -354,6 +400,9 @@ final class BatchSemaphore {
             }
             long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
             if (witness == s) {
+                if ((s & CLOSED) != 0) {
+                    checkDrained();
+                }
                 return -1;
             }
             s = witness;
@@ -366,21 +415,24 @@ final class BatchSemaphore {
         Acquisition woken;
         lock();
         try {
-            if ((state & QUEUED) == 0) {
+            long s = state;
+            if ((s & (QUEUED | GATED)) == 0) {
                 // The queue emptied (or a claim window ended) since we looked. QUEUED and
-                // CLAIMING are only set under this lock, so the lock-free path cannot come back
+                // GATED are only set under this lock, so the lock-free path cannot come back
                 // here: it adds to free, or reports the held.
                 return release(n);
             }
-            long held = capacity - head.assigned; // free == 0 (I2)
+            // Under the lock GATED means debt (a claim window or a setCapacity is over by now).
+            long held = capacity + debt - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
             if (n > held) {
                 return held;
             }
-            woken = handOut(n);
+            woken = giveBack(n);
         } finally {
             lock.unlock();
         }
         wakeAll(woken);
+        checkDrained();
         return -1;
     }
 
@@ -394,16 +446,18 @@ final class BatchSemaphore {
         Acquisition last = null;
         Acquisition h;
         while ((h = head) != null) {
-            long need = h.permits - h.assigned;
+            long need = h.minimum() - h.assigned; // > 0: a head that fitted would have been granted
             if (rem < need) {
                 h.assigned += rem; // partial assignment; stop at the first that does not fit
                 rem = 0;
                 break;
             }
+            long give = Math.min(rem, h.permits - h.assigned); // an up-to node takes what is here
             unlink(h);
             if (claimUnderLock(h)) {
-                rem -= need;
-                h.assigned = h.permits; // marks the grant; the state is published below
+                rem -= give;
+                h.assigned += give;
+                h.permits = h.assigned; // marks the grant (an up-to node: what it took)
             } else {
                 rem += h.assigned; // it declined: its partial permits go on to the next heads
                 h.assigned = 0;
@@ -420,6 +474,59 @@ final class BatchSemaphore {
         }
         publishOutcomes(first);
         return first;
+    }
+
+    /**
+     * Under the lock: {@code rem} permits come back (a release, growth, a withdrawn or failed
+     * node's partial permits). They pay the debt first (I5), then go to the queue in FIFO order,
+     * then become free; clears QUEUED if the queue is (or became) empty and GATED once the debt is
+     * paid. Returns the chain of nodes settled, for {@link #wakeAll}.
+     */
+    private Acquisition giveBack(long rem) {
+        if (debt > 0) {
+            long pay = Math.min(rem, debt);
+            debt -= pay;
+            rem -= pay;
+            if (debt == 0) {
+                updateWord(0L, GATED); // free is 0 (I5); lock-free paths may run again
+            }
+        }
+        if (head != null) {
+            return handOut(rem);
+        }
+        if ((state & QUEUED) != 0) {
+            returnToFreeAndClearQueued(rem); // the caller just unlinked the last node
+        } else if (rem > 0) {
+            updateWord(rem << SHIFT, 0L); // no queue: lock-free tryAcquire may race
+        }
+        return null;
+    }
+
+    /**
+     * Under the lock: adds {@code add} to the word and clears the bits {@code clear}, by CAS,
+     * since lock-free tryAcquire (and release while QUEUED and GATED are clear) may race.
+     */
+    private void updateWord(long add, long clear) {
+        long s = state;
+        for (;;) {
+            long witness = (long) STATE.compareAndExchange(this, s, (s & ~clear) + add);
+            if (witness == s) {
+                return;
+            }
+            s = witness;
+        }
+    }
+
+    /** Under the lock: sets the bits {@code set}, by CAS. */
+    private void setBits(long set) {
+        long s = state;
+        for (;;) {
+            long witness = (long) STATE.compareAndExchange(this, s, s | set);
+            if (witness == s) {
+                return;
+            }
+            s = witness;
+        }
     }
 
     /**
@@ -478,7 +585,7 @@ final class BatchSemaphore {
         // Every lock-free CAS expects a word with QUEUED clear, so none can succeed while it is
         // set: a plain volatile write is exact. CLOSED is only written under this lock. (An ABA
         // of the word, free X -> QUEUED -> free X, is harmless: the word is a pure value.)
-        state = (rem << SHIFT) | (state & CLOSED);
+        state = (rem << SHIFT) | (state & (CLOSED | GATED)); // GATED: debt may still be owed
     }
 
     /**
@@ -486,8 +593,9 @@ final class BatchSemaphore {
      * queues {@code a} at the tail, draining the free permits into it. Settles through the
      * node's waker as the contract says. Returns {@code a}.
      */
-    <A extends Acquisition> A enqueue(A a) {
-        long n = a.permits;
+    <A extends Acquisition> A enqueue(A a, String call) {
+        long max = a.permits;
+        long min = a.minimum();
         Acquisition woken = null;
         lock();
         try {
@@ -498,39 +606,48 @@ final class BatchSemaphore {
                     woken = a;
                     break;
                 }
-                if (n == 0) {
-                    a.state = outcome(a, claimAtOnce(a)); // permits == assigned == 0 either way
+                if (max == 0) {
+                    a.state = outcome(a, claimAtOnce(a, 0)); // permits == assigned == 0 either way
                     woken = a; // fire() wakes it if granted or failed, skips a decline
                     break;
                 }
+                if (min > capacity) { // the capacity shrank since the face checked the argument
+                    a.hook = tooHeavy(call, min, capacity);
+                    a.state = Acquisition.FAILED;
+                    woken = a;
+                    break;
+                }
                 if ((s & QUEUED) != 0) {
+                    shedIfFull(call, min);
                     linkLast(a); // free == 0 (I2): nothing to drain
                     break;
                 }
                 long free = s >>> SHIFT;
-                if (free >= n) {
-                    // Take the permits and set CLAIMING for the claim window: while claim() runs,
+                if (free >= min) {
+                    // Take the permits and set GATED for the claim window: while claim() runs,
                     // the permits are out of free but held by nobody yet, so a lock-free release
-                    // could not check over-release exactly; CLAIMING sends it to the lock.
-                    // tryAcquire ignores the flag and may take what is left.
-                    long witness = (long) STATE.compareAndExchange(this, s, (s - (n << SHIFT)) | CLAIMING);
+                    // could not check over-release exactly; GATED sends it to the lock.
+                    // tryAcquire may take what is left lock-free, or decides under the lock.
+                    long take = Math.min(free, max);
+                    long witness = (long) STATE.compareAndExchange(this, s, (s - (take << SHIFT)) | GATED);
                     if (witness != s) {
                         s = witness;
                         continue;
                     }
                     boolean taken = false;
                     try {
-                        taken = claimAtOnce(a);
+                        taken = claimAtOnce(a, take);
                     } finally {
-                        endClaimWindow(n, taken); // even if an Error escaped the claim
+                        endClaimWindow(take, taken); // even if an Error escaped the claim
                     }
                     a.state = outcome(a, taken); // last
                     woken = a;
                     break;
                 }
+                shedIfFull(call, min); // it would have to queue
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
-                // one CAS (the heart of the lock-free release; see the notes).
-                long witness = (long) STATE.compareAndExchange(this, s, (s & CLOSED) | QUEUED);
+                // one CAS (the heart of the lock-free release; see the notes). GATED (debt) stays.
+                long witness = (long) STATE.compareAndExchange(this, s, (s & (CLOSED | GATED)) | QUEUED);
                 if (witness != s) {
                     s = witness;
                     continue;
@@ -547,14 +664,32 @@ final class BatchSemaphore {
     }
 
     /**
-     * Under the lock, at the end of an immediate grant's claim window: clears CLAIMING, and gives
+     * Under the lock, for a node that would have to queue: refuses it if the queue bounds would be
+     * exceeded. Nothing has changed when it throws.
+     */
+    private void shedIfFull(String call, long min) {
+        if (queuedPermits + min > maxQueuedPermits || queueLength >= maxQueueLength) {
+            throw new SemaphoreRejectedException(call + ": rejected, the wait queue is full (queued permits "
+                    + queuedPermits + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
+                    + ", or queue length " + queueLength + " + 1 > maxQueueLength " + maxQueueLength + ")");
+        }
+    }
+
+    /** The failure of a waiting node whose minimum the capacity can no longer cover. */
+    private static IllegalStateException tooHeavy(String call, long weight, long capacity) {
+        return new IllegalStateException(call + ": the weight " + weight + " exceeds the capacity " + capacity
+                + " (set by setCapacity), so it could never be granted");
+    }
+
+    /**
+     * Under the lock, at the end of an immediate grant's claim window: clears GATED, and gives
      * the permits back to free if the claim declined. A CAS loop, as tryAcquire may run meanwhile.
      */
     private void endClaimWindow(long n, boolean taken) {
         long back = taken ? 0L : n << SHIFT;
         long s = state;
         for (;;) {
-            long witness = (long) STATE.compareAndExchange(this, s, (s & ~CLAIMING) + back);
+            long witness = (long) STATE.compareAndExchange(this, s, (s & ~GATED) + back);
             if (witness == s) {
                 return;
             }
@@ -562,10 +697,14 @@ final class BatchSemaphore {
         }
     }
 
-    /** Under the lock, the permits already taken: claims, and says whether the grant was taken. */
-    private static boolean claimAtOnce(Acquisition a) {
+    /**
+     * Under the lock, the {@code take} permits already taken: claims, and says whether the grant
+     * was taken (an up-to node then holds {@code take}).
+     */
+    private static boolean claimAtOnce(Acquisition a, long take) {
         if (claimUnderLock(a)) {
-            a.assigned = a.permits;
+            a.permits = take;
+            a.assigned = take;
             return true;
         }
         return false;
@@ -624,10 +763,8 @@ final class BatchSemaphore {
             long give = a.assigned;
             unlink(a);
             a.assigned = 0;
-            if (head == null) {
-                returnToFreeAndClearQueued(give);
-            } else if (give > 0) {
-                woken = handOut(give); // only the head had permits; the next heads may now fit
+            if (head == null || give > 0) {
+                woken = giveBack(give); // only the head had permits: debt first, then the next heads
             }
             a.state = Acquisition.CANCELLED;
         } finally {
@@ -655,8 +792,13 @@ final class BatchSemaphore {
             head = null;
             tail = null;
             queueLength = 0;
+            queuedPermits = 0;
+            long pay = Math.min(returned, debt); // returned permits pay the debt first (I5)
+            debt -= pay;
+            returned -= pay;
+            long gate = debt > 0 ? GATED : 0L;
             for (;;) { // lock-free CASes may race while QUEUED is clear
-                long next = (((s >>> SHIFT) + returned) << SHIFT) | CLOSED;
+                long next = (((s >>> SHIFT) + returned) << SHIFT) | CLOSED | gate;
                 long witness = (long) STATE.compareAndExchange(this, s, next);
                 if (witness == s) {
                     break;
@@ -685,10 +827,20 @@ final class BatchSemaphore {
         }
     }
 
-    /** Polls the held lock up to {@link #LOCK_SPINS} times before parking on it. */
+    /**
+     * Polls the held lock up to {@link #LOCK_SPINS} times, then yields the processor up to
+     * {@link #LOCK_YIELDS} times (the holder may have been descheduled: on two cores, spinning
+     * cannot help it finish, giving it the core can), and only then parks on it.
+     */
     private void lockContended() {
         for (int i = LOCK_SPINS; i > 0; i--) {
             Thread.onSpinWait();
+            if (!lock.isLocked() && lock.tryLock()) {
+                return;
+            }
+        }
+        for (int i = LOCK_SPINS == 0 ? 0 : LOCK_YIELDS; i > 0; i--) {
+            Thread.yield();
             if (!lock.isLocked() && lock.tryLock()) {
                 return;
             }
@@ -708,6 +860,7 @@ final class BatchSemaphore {
         }
         tail = a;
         queueLength++;
+        queuedPermits += a.minimum();
     }
 
     private void unlink(Acquisition a) {
@@ -726,13 +879,14 @@ final class BatchSemaphore {
         a.prev = null;
         a.next = null;
         queueLength--;
+        queuedPermits -= a.minimum();
     }
 
     // ------------------------------------------------------------------ faces
 
     /** The callback face, arguments valid; {@code onGrant} (nullable) as for {@link #acquireAsync}. */
-    Acquisition acquire(long n, Waker waker, Runnable onGrant) {
-        return enqueue(new CallbackAcquisition(this, n, onGrant, waker));
+    Acquisition acquire(long n, Waker waker, Runnable onGrant, String call) {
+        return enqueue(new CallbackAcquisition(this, n, onGrant, waker), call);
     }
 
     /**
@@ -741,7 +895,7 @@ final class BatchSemaphore {
      */
     <A extends Acquisition> A start(A a, long n, Runnable onGrant, String call) {
         a.bind(this, n, onGrant, call);
-        return enqueue(a);
+        return enqueue(a, call);
     }
 
     /**
@@ -778,9 +932,247 @@ final class BatchSemaphore {
         } catch (Throwable failedGrant) { // nothing is held; the future reports it, as on a handoff
             return CompletableFuture.failedFuture(failedGrant);
         }
-        FutureAcquisition f = new FutureAcquisition(this, n, call, onGrant);
-        enqueue(f.node);
+        FutureAcquisition<Void> f = new FutureAcquisition<>(this, n, n, call, onGrant, false);
+        try {
+            enqueue(f.node, call);
+        } catch (SemaphoreRejectedException shed) {
+            return CompletableFuture.failedFuture(shed);
+        }
         return f;
+    }
+
+    /** The up-to future face, arguments valid ({@code 1 <= min <= max}, {@code min <= capacity}). */
+    CompletableFuture<Long> acquireUpToAsync(long min, long max, String call) {
+        long got = tryAcquireRange(min, max);
+        if (got > 0) {
+            return CompletableFuture.completedFuture(got);
+        }
+        FutureAcquisition<Long> f = new FutureAcquisition<>(this, min, max, call, null, true);
+        try {
+            enqueue(f.node, call);
+        } catch (SemaphoreRejectedException shed) {
+            return CompletableFuture.failedFuture(shed);
+        }
+        return f;
+    }
+
+    /** The up-to blocking face, arguments valid; returns the number of permits taken. */
+    long acquireUpToBlocking(long min, long max, String call) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException(call + ": interrupted before waiting");
+        }
+        long got = tryAcquireRange(min, max);
+        if (got > 0) {
+            return got;
+        }
+        ParkingAcquisition a = enqueue(new ParkingAcquisition(this, min, max, null), call);
+        await(a, false, 0L, call);
+        return a.permits;
+    }
+
+    /**
+     * The timed future face, arguments valid: {@code true} once granted, {@code false} on timeout
+     * with nothing held (a grant that wins against the timer counts); fails on close. The timer is
+     * the JDK's (orTimeout), cancelled and dropped as soon as the wait settles.
+     */
+    CompletableFuture<Boolean> tryAcquireAsync(long n, long nanos, String call) {
+        if (tryAcquire(n)) {
+            return CompletableFuture.completedFuture(Boolean.TRUE);
+        }
+        if (isClosed()) {
+            return CompletableFuture.failedFuture(closedException(call));
+        }
+        if (nanos <= 0) {
+            return CompletableFuture.completedFuture(Boolean.FALSE);
+        }
+        FutureAcquisition<Void> f = new FutureAcquisition<>(this, n, n, call, null, false);
+        try {
+            enqueue(f.node, call);
+        } catch (SemaphoreRejectedException shed) {
+            return CompletableFuture.failedFuture(shed);
+        }
+        return TimedAcquisition.of(f, nanos);
+    }
+
+    /**
+     * Takes between {@code min} and {@code max} permits ({@code 0 <= min <= max}) if nobody waits,
+     * not closed, and at least {@code min} are free: as many as are free, up to {@code max}.
+     * Returns how many, or 0. While GATED is set (a claim window, debt, a resize) and fewer than
+     * {@code max} are free, it decides under the lock, so permits in transit never shrink it.
+     */
+    long tryAcquireRange(long min, long max) {
+        long s = state;
+        for (;;) {
+            if ((s & (QUEUED | CLOSED)) != 0) {
+                return 0;
+            }
+            long free = s >>> SHIFT;
+            if ((s & GATED) != 0 && free < max && !lock.isHeldByCurrentThread()) {
+                lock();
+                try {
+                    return tryAcquireRangeLocked(min, max);
+                } finally {
+                    lock.unlock();
+                }
+            }
+            long take = Math.min(free, max);
+            if (free < min || take == 0) {
+                return 0;
+            }
+            long witness = (long) STATE.compareAndExchange(this, s, s - (take << SHIFT));
+            if (witness == s) {
+                return take;
+            }
+            s = witness;
+        }
+    }
+
+    /** {@link #tryAcquireRange} under the lock, where no claim window or resize is in progress. */
+    private long tryAcquireRangeLocked(long min, long max) {
+        long s = state;
+        for (;;) {
+            long free = s >>> SHIFT;
+            long take = Math.min(free, max);
+            if ((s & (QUEUED | CLOSED)) != 0 || free < min || take == 0) {
+                return 0;
+            }
+            long witness = (long) STATE.compareAndExchange(this, s, s - (take << SHIFT));
+            if (witness == s) {
+                return take;
+            }
+            s = witness;
+        }
+    }
+
+    /** The sum of the minimums of the waiting acquisitions: 0 while nobody waits, else under the lock. */
+    long queuedPermits() {
+        if ((state & QUEUED) == 0) {
+            return 0;
+        }
+        if (lock.isHeldByCurrentThread()) {
+            return queuedPermits;
+        }
+        lock();
+        try {
+            return queuedPermits;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Changes the capacity to {@code n} ({@code 0 <= n <= MAX_PERMITS} assumed); never blocks.
+     * Growing hands the new permits back as a release would (debt first); shrinking takes what it
+     * can from free and owes the rest; waiting nodes heavier than {@code n} fail at once.
+     */
+    void setCapacity(long n, String call) {
+        Acquisition woken = null;
+        lock();
+        try {
+            long c = capacity;
+            if (n == c) {
+                return;
+            }
+            setBits(GATED); // lock-free paths wait while the capacity and the word disagree
+            if (n > c) {
+                capacity = n;
+                woken = giveBack(n - c);
+            } else {
+                long d = c - n;
+                long s = state;
+                long took;
+                for (;;) {
+                    took = Math.min(s >>> SHIFT, d);
+                    long witness = (long) STATE.compareAndExchange(this, s, s - (took << SHIFT));
+                    if (witness == s) {
+                        break;
+                    }
+                    s = witness;
+                }
+                debt += d - took;
+                capacity = n;
+                woken = failHeavierThan(n, call);
+            }
+            if (debt == 0) {
+                updateWord(0L, GATED);
+            }
+        } finally {
+            lock.unlock();
+        }
+        wakeAll(woken);
+        checkDrained();
+    }
+
+    /**
+     * Under the lock, after a shrink to {@code n}: fails every waiting node whose minimum exceeds
+     * {@code n} (it could never be granted), gives their partial permits back, and returns the
+     * chain to wake (the failed nodes, then whoever their permits completed).
+     */
+    private Acquisition failHeavierThan(long n, String call) {
+        Acquisition first = null;
+        Acquisition last = null;
+        long back = 0;
+        boolean any = false;
+        for (Acquisition a = head; a != null; ) {
+            Acquisition next = a.next;
+            long weight = a.minimum();
+            if (weight > n) {
+                any = true;
+                back += a.assigned;
+                a.assigned = 0;
+                unlink(a);
+                a.hook = tooHeavy(call + " of a waiting acquisition", weight, n);
+                if (last == null) {
+                    first = a;
+                } else {
+                    last.next = a;
+                }
+                last = a;
+            }
+            a = next;
+        }
+        if (!any) {
+            return null;
+        }
+        Acquisition more = giveBack(back); // also clears QUEUED if the queue emptied
+        publishOutcomes(first); // FAILED: assigned 0 and a failure in the hook
+        last.next = more;
+        return first;
+    }
+
+    /**
+     * Completes the drain future of {@link #closeAndAwait} once, after a close, every permit is
+     * back: free == capacity, no debt (GATED clear), nobody queued. Called after every release
+     * and resize; no lock needed (see the notes).
+     */
+    private void checkDrained() {
+        CompletableFuture<Void> d = drained;
+        if (d != null && !d.isDone()) {
+            long s = state;
+            if ((s & (QUEUED | GATED)) == 0 && (s & CLOSED) != 0 && (s >>> SHIFT) == capacity) {
+                d.complete(null);
+            }
+        }
+    }
+
+    /** close(), then a future completed when every held permit (and any debt) has come back. */
+    CompletableFuture<Void> closeAndAwait() {
+        close();
+        CompletableFuture<Void> d = drained;
+        if (d == null) {
+            lock();
+            try {
+                d = drained;
+                if (d == null) {
+                    d = new CompletableFuture<>();
+                    drained = d;
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        checkDrained();
+        return d.copy(); // each caller's own: cancelling it does not touch the shared one
     }
 
     /**
@@ -793,7 +1185,7 @@ final class BatchSemaphore {
             throw new InterruptedException(call + ": interrupted before waiting");
         }
         if (!tryAcquire(n, onGrant)) {
-            await(enqueue(new ParkingAcquisition(this, n, onGrant)), false, 0L, call);
+            await(enqueue(new ParkingAcquisition(this, n, n, onGrant), call), false, 0L, call);
         }
     }
 
@@ -811,7 +1203,7 @@ final class BatchSemaphore {
             }
             return false;
         }
-        return await(enqueue(new ParkingAcquisition(this, n, onGrant)), true, nanos, call);
+        return await(enqueue(new ParkingAcquisition(this, n, n, onGrant), call), true, nanos, call);
     }
 
     /** Parks until the node settles; spins a little first. Cancels on interrupt or timeout. */
@@ -887,8 +1279,17 @@ final class BatchSemaphore {
     static final class ParkingAcquisition extends Acquisition {
         private final Thread thread = Thread.currentThread();
 
-        ParkingAcquisition(BatchSemaphore owner, long permits, Runnable onGrant) {
-            super(owner, permits, onGrant);
+        /** The least it takes: {@code permits} for an exact request, less for an up-to one. */
+        private final long min;
+
+        ParkingAcquisition(BatchSemaphore owner, long min, long max, Runnable onGrant) {
+            super(owner, max, onGrant);
+            this.min = min;
+        }
+
+        @Override
+        long minimum() {
+            return min;
         }
 
         @Override

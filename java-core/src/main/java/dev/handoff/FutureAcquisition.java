@@ -24,7 +24,7 @@ import java.util.function.Supplier;
  * <p>The waker is the {@link Node}, never this future: the object handed to the caller has no
  * method that could fake a grant (a public {@code claim()}/{@code wake()} would).
  */
-final class FutureAcquisition extends CompletableFuture<Void> {
+final class FutureAcquisition<T> extends CompletableFuture<T> {
 
     private static final int OPEN = 0;
     private static final int CLAIMED = 1;
@@ -39,18 +39,29 @@ final class FutureAcquisition extends CompletableFuture<Void> {
     /** OPEN, CLAIMED or WITHDRAWN; moves once, by CAS. */
     private volatile int settled;
 
-    FutureAcquisition(BatchSemaphore owner, long permits, String call, Runnable onGrant) {
-        this.node = new Node(owner, permits, onGrant, this);
+    /** Whether the future completes with the number of permits taken (up-to) or null. */
+    private final boolean countResult;
+
+    FutureAcquisition(BatchSemaphore owner, long min, long max, String call, Runnable onGrant, boolean countResult) {
+        this.node = new Node(owner, min, max, onGrant, this);
         this.call = call;
+        this.countResult = countResult;
     }
 
     /** The queue node of a future: claims and completes it. Never handed out. */
     static final class Node extends Acquisition {
-        private final FutureAcquisition future;
+        private final FutureAcquisition<?> future;
+        private final long min;
 
-        Node(BatchSemaphore owner, long permits, Runnable onGrant, FutureAcquisition future) {
-            super(owner, permits, onGrant);
+        Node(BatchSemaphore owner, long min, long max, Runnable onGrant, FutureAcquisition<?> future) {
+            super(owner, max, onGrant);
+            this.min = min;
             this.future = future;
+        }
+
+        @Override
+        long minimum() {
+            return min;
         }
 
         @Override
@@ -67,7 +78,9 @@ final class FutureAcquisition extends CompletableFuture<Void> {
     /** Completes the future as the node settled: granted, closed or failed. */
     private void settle(Node n) {
         if (n.isGranted()) {
-            super.complete(null);
+            @SuppressWarnings("unchecked") // T is Long when countResult, Void otherwise
+            T value = countResult ? (T) Long.valueOf(n.permits()) : null;
+            super.complete(value);
         } else if (n.isClosed()) {
             super.completeExceptionally(BatchSemaphore.closedException(call));
         } else {
@@ -100,7 +113,7 @@ final class FutureAcquisition extends CompletableFuture<Void> {
      * completion by hand would hold none. Use {@code cancel} or {@code orTimeout} to give up.
      */
     @Override
-    public boolean complete(Void value) {
+    public boolean complete(T value) {
         throw new UnsupportedOperationException(call + ": complete is not supported on an acquisition's future;"
                 + " use cancel or orTimeout to give up the wait");
     }
@@ -113,26 +126,26 @@ final class FutureAcquisition extends CompletableFuture<Void> {
 
     /** Not supported, for the reason of {@link #complete}: use {@code orTimeout} to bound the wait. */
     @Override
-    public CompletableFuture<Void> completeOnTimeout(Void value, long timeout, TimeUnit unit) {
+    public CompletableFuture<T> completeOnTimeout(T value, long timeout, TimeUnit unit) {
         throw new UnsupportedOperationException(call + ": completeOnTimeout is not supported on an acquisition's future;"
                 + " use orTimeout to bound the wait");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */
     @Override
-    public CompletableFuture<Void> completeAsync(Supplier<? extends Void> supplier, Executor executor) {
+    public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier, Executor executor) {
         throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */
     @Override
-    public CompletableFuture<Void> completeAsync(Supplier<? extends Void> supplier) {
+    public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier) {
         throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
     }
 
     /** Not supported: forcing a value could hide or invent a grant. */
     @Override
-    public void obtrudeValue(Void value) {
+    public void obtrudeValue(T value) {
         throw new UnsupportedOperationException(call + ": obtrudeValue is not supported on an acquisition's future");
     }
 

@@ -72,7 +72,7 @@ public final class Mutex {
         if (waker == null) {
             throw new NullPointerException("lock(null): the waker is null");
         }
-        return core.acquire(1, waker, null);
+        return core.acquire(1, waker, null, "lock(waker)");
     }
 
     /**

@@ -125,7 +125,7 @@ public final class RwLock {
         if (waker == null) {
             throw new NullPointerException("readLock(null): the waker is null");
         }
-        return core.acquire(1, waker, null);
+        return core.acquire(1, waker, null, "readLock(waker)");
     }
 
     /**
@@ -241,7 +241,7 @@ public final class RwLock {
         if (waker == null) {
             throw new NullPointerException("writeLock(null): the waker is null");
         }
-        return core.acquire(maxReaders, waker, markWriteLocked);
+        return core.acquire(maxReaders, waker, markWriteLocked, "writeLock(waker)");
     }
 
     /**

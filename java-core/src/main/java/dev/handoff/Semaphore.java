@@ -71,11 +71,102 @@ public final class Semaphore {
      * @throws IllegalArgumentException if {@code permits < 0} or {@code permits > MAX_PERMITS}
      */
     public Semaphore(long permits) {
+        checkCapacity("new Semaphore", permits);
+        this.core = new BatchSemaphore(permits);
+    }
+
+    private Semaphore(Builder b) {
+        this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength);
+    }
+
+    private static void checkCapacity(String call, long permits) {
         if (permits < 0 || permits > MAX_PERMITS) {
-            throw new IllegalArgumentException("new Semaphore(" + permits
+            throw new IllegalArgumentException(call + "(" + permits
                     + "): the capacity must be between 0 and MAX_PERMITS (" + MAX_PERMITS + ")");
         }
-        this.core = new BatchSemaphore(permits);
+    }
+
+    /**
+     * Starts building a semaphore with {@code capacity} permits and options: a bound on the wait
+     * queue for load shedding. Without options it is {@code new Semaphore(capacity)}.
+     *
+     * <pre>{@code
+     * Semaphore tokens = Semaphore.builder(100_000)   // tokens per second of a model, say
+     *         .maxQueuedPermits(400_000)              // at most 4 s of work waiting; shed the rest
+     *         .build();
+     * try {
+     *     tokens.acquireBlocking(request.tokens());
+     * } catch (SemaphoreRejectedException busy) {
+     *     return Response.status(503);                // nothing queued, nothing held
+     * }
+     * }</pre>
+     *
+     * @param capacity the capacity {@code N}, from {@code 0} to {@link #MAX_PERMITS}
+     * @return a builder
+     * @throws IllegalArgumentException if {@code capacity < 0} or {@code capacity > MAX_PERMITS}
+     */
+    public static Builder builder(long capacity) {
+        checkCapacity("builder", capacity);
+        return new Builder(capacity);
+    }
+
+    /**
+     * Options of a {@link Semaphore}: see {@link Semaphore#builder(long)}. Not thread-safe; each
+     * {@link #build()} makes a new semaphore.
+     */
+    public static final class Builder {
+        private final long capacity;
+        private long maxQueuedPermits = Long.MAX_VALUE;
+        private int maxQueueLength = Integer.MAX_VALUE;
+
+        private Builder(long capacity) {
+            this.capacity = capacity;
+        }
+
+        /**
+         * Bounds the total weight that may wait: an acquisition that would have to queue while
+         * {@code queuedPermits() + n > q} is rejected at once with
+         * {@link SemaphoreRejectedException} (a failed future for the asynchronous faces), nothing
+         * queued, nothing held. An acquisition that can be granted at once is never rejected.
+         * {@code 0} means "never queue". Unbounded by default.
+         *
+         * @param q the most permits that may wait in total, {@code >= 0}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code q < 0}
+         */
+        public Builder maxQueuedPermits(long q) {
+            if (q < 0) {
+                throw new IllegalArgumentException("maxQueuedPermits(" + q + "): must not be negative");
+            }
+            this.maxQueuedPermits = q;
+            return this;
+        }
+
+        /**
+         * Bounds how many acquisitions may wait: one that would have to queue while
+         * {@code queueLength() + 1 > k} is rejected at once, as for {@link #maxQueuedPermits}.
+         * {@code 0} means "never queue". Unbounded by default.
+         *
+         * @param k the most waiting acquisitions, {@code >= 0}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code k < 0}
+         */
+        public Builder maxQueueLength(int k) {
+            if (k < 0) {
+                throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
+            }
+            this.maxQueueLength = k;
+            return this;
+        }
+
+        /**
+         * Builds the semaphore, all permits free.
+         *
+         * @return a new semaphore with these options
+         */
+        public Semaphore build() {
+            return new Semaphore(this);
+        }
     }
 
     /** The core, for the other faces in this package. */
@@ -84,12 +175,177 @@ public final class Semaphore {
     }
 
     /**
-     * Returns the capacity {@code N} given at construction.
+     * Returns the capacity {@code N}: given at construction, changed by {@link #setCapacity(long)}.
      *
      * @return the capacity
      */
     public long capacity() {
         return core.capacity;
+    }
+
+    /**
+     * Returns the sum of the weights of the waiting acquisitions (for an up-to request, its
+     * minimum). A snapshot, exact at some moment during the call; {@code 0} while nobody waits.
+     *
+     * @return the permits waited for
+     */
+    public long queuedPermits() {
+        return core.queuedPermits();
+    }
+
+    /**
+     * Changes the capacity to {@code n} at run time; never blocks, never revokes.
+     *
+     * <p>Growing by {@code d} hands the {@code d} new permits to the queue exactly as
+     * {@code release(d)} would (partial assignment included). Shrinking by {@code d} takes what it
+     * can from the free permits and records the rest as <em>debt</em>: while debt is owed,
+     * {@link #availablePermits()} is {@code 0} and every released permit pays the debt first,
+     * before any waiter or the free count is served; held permits are never revoked. Waiting
+     * acquisitions that can no longer ever fit (weight above {@code n}) fail at once: a blocking
+     * call or a coroutine throws, a future fails, a callback {@link Acquisition} is woken with
+     * {@link Acquisition#failure()} an {@link IllegalStateException} naming the weight and the new
+     * capacity (not granted, not closed); their partial permits go on, and the requests behind
+     * them may then be served. Over-release is still detected exactly: the permits held are
+     * {@code capacity + debt - free - permits handed to the waiting head}. Works on a closed
+     * semaphore too. An adaptive limiter calls this all the time:
+     *
+     * <pre>{@code
+     * if (latencyMillis > targetMillis) limit.setCapacity(Math.max(1, limit.capacity() / 2));
+     * else limit.setCapacity(limit.capacity() + 1);
+     * }</pre>
+     *
+     * @param n the new capacity, from {@code 0} to {@link #MAX_PERMITS}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > MAX_PERMITS}
+     */
+    public void setCapacity(long n) {
+        if (n < 0 || n > MAX_PERMITS) {
+            throw new IllegalArgumentException("setCapacity(" + n
+                    + "): the capacity must be between 0 and MAX_PERMITS (" + MAX_PERMITS + ")");
+        }
+        core.setCapacity(n, "setCapacity(" + n + ")");
+    }
+
+    /**
+     * Takes as many permits as are free, up to {@code max}, without ever waiting: if nobody waits
+     * and the semaphore is not closed, takes {@code min(max, availablePermits())} (maybe 0) and
+     * returns it; otherwise returns 0. Never barges: while anyone waits it takes nothing.
+     *
+     * <pre>{@code
+     * long rows = budget.tryAcquireUpTo(batch.size());   // send what fits now, keep the rest
+     * try { send(batch.subList(0, (int) rows)); } finally { budget.release(rows); }
+     * }</pre>
+     *
+     * @param max the most permits to take, {@code >= 0}
+     * @return the permits taken, to be released later; {@code 0} if none
+     * @throws IllegalArgumentException if {@code max < 0}
+     */
+    public long tryAcquireUpTo(long max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("tryAcquireUpTo(" + max + "): max must not be negative");
+        }
+        return core.tryAcquireRange(0, max);
+    }
+
+    /**
+     * One FIFO request for between {@code min} and {@code max} permits: it waits in the queue like
+     * any other, is granted as soon as at least {@code min} permits can be given to it, and then
+     * takes as many as are being handed out (or are free), up to {@code max}. The future completes
+     * with the number taken, which the caller must release. Same cancellation, close and shedding
+     * rules as {@link #acquireAsync(long)} (the shedding weight is {@code min}).
+     *
+     * <pre>{@code
+     * budget.acquireUpToAsync(64 << 10, 4 << 20)            // 64 KiB to 4 MiB of buffer
+     *       .thenAccept(bytes -> readChunk(bytes).whenComplete((r, e) -> budget.release(bytes)));
+     * }</pre>
+     *
+     * @param min the least permits to be granted with, {@code 1 <= min <= max}, {@code min <= capacity()}
+     * @param max the most permits to take
+     * @return a future completed with the number of permits taken
+     * @throws IllegalArgumentException if {@code min < 1}, {@code min > max} or {@code min > capacity()}
+     */
+    public CompletableFuture<Long> acquireUpToAsync(long min, long max) {
+        checkRange("acquireUpToAsync", min, max);
+        return core.acquireUpToAsync(min, max, "acquireUpToAsync(" + min + ", " + max + ")");
+    }
+
+    /**
+     * The blocking form of {@link #acquireUpToAsync(long, long)}: parks until at least {@code min}
+     * permits are granted, and returns how many were taken (at most {@code max}). Interrupt, close
+     * and shedding as for {@link #acquireBlocking(long)}.
+     *
+     * @param min the least permits to be granted with, {@code 1 <= min <= max}, {@code min <= capacity()}
+     * @param max the most permits to take
+     * @return the permits taken, to be released later
+     * @throws InterruptedException if interrupted before the grant (nothing is held)
+     * @throws IllegalArgumentException if {@code min < 1}, {@code min > max} or {@code min > capacity()}
+     * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full
+     */
+    public long acquireUpToBlocking(long min, long max) throws InterruptedException {
+        checkRange("acquireUpToBlocking", min, max);
+        return core.acquireUpToBlocking(min, max, "acquireUpToBlocking(" + min + ", " + max + ")");
+    }
+
+    private void checkRange(String call, long min, long max) {
+        if (min < 1 || min > max) {
+            throw new IllegalArgumentException(call + "(" + min + ", " + max + "): needs 1 <= min <= max");
+        }
+        if (min > core.capacity) {
+            throw new IllegalArgumentException(call + "(" + min + ", " + max + "): min exceeds the capacity "
+                    + core.capacity + ", so it could never be granted");
+        }
+    }
+
+    /**
+     * Takes {@code n} permits, giving up after {@code timeout}, without blocking a thread: the
+     * future completes with {@code true} once granted (the caller must release), with
+     * {@code false} if the timeout came first (nothing held; permits partially handed to the
+     * wait went on to the waiters behind it), and fails with {@link SemaphoreClosedException} on
+     * close ({@link SemaphoreRejectedException} if shed). Whichever of timer and grant wins, the
+     * answer is exact. The timer is dropped as soon as the wait settles, so a million requests
+     * granted in time leave no timer task behind. Cancelling the future withdraws the wait; if the
+     * grant won that race, {@code cancel} returns {@code false} and the future completes with
+     * {@code true}.
+     *
+     * <pre>{@code
+     * budget.tryAcquireAsync(bytes, Duration.ofMillis(200)).thenAccept(granted -> {
+     *     if (!granted) { reply(429); return; }
+     *     send(body).whenComplete((r, e) -> budget.release(bytes));
+     * });
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param timeout the longest wait; zero or negative does not wait
+     * @return a future of whether the permits were granted
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public CompletableFuture<Boolean> tryAcquireAsync(long n, Duration timeout) {
+        if (n < 0) {
+            throw negative("tryAcquireAsync", n);
+        }
+        if (timeout == null) {
+            throw new NullPointerException("tryAcquireAsync(" + n + ", null): the timeout is null");
+        }
+        checkFits("tryAcquireAsync", n);
+        return core.tryAcquireAsync(n, saturatedNanos(timeout), "tryAcquireAsync(" + n + ", " + timeout + ")");
+    }
+
+    /**
+     * Closes the semaphore (see {@link #close()}) and returns a future that completes when every
+     * held permit has been released and any debt paid: a graceful drain before exit. It completes
+     * exactly when the last held permit comes back, even if that release runs on another thread at
+     * the same instant as the close; at once if nothing is held. Each call returns its own future
+     * (cancelling it does not affect the drain).
+     *
+     * <pre>{@code
+     * limiter.closeAndAwait().get(30, TimeUnit.SECONDS);   // refuse new work, let running work finish
+     * }</pre>
+     *
+     * @return a future completed when nothing is held any more
+     */
+    public CompletableFuture<Void> closeAndAwait() {
+        return core.closeAndAwait();
     }
 
     /**
@@ -209,7 +465,7 @@ public final class Semaphore {
             throw new NullPointerException("acquire(" + n + ", null): the waker is null");
         }
         checkFits("acquire", n);
-        return core.acquire(n, waker, null);
+        return core.acquire(n, waker, null, "acquire(" + n + ", waker)");
     }
 
     /**

@@ -53,7 +53,7 @@ class ReviewDefectsTest {
         queued.await();
         awaitQueueLength(core, 1);
         RecordingWaker next = new RecordingWaker();
-        Acquisition behind = core.acquire(1, next, null);
+        Acquisition behind = core.acquire(1, next, null, "acquire(test)");
         core.release(2);
         waiter.join(WAIT_MS);
         assertFalse(waiter.isAlive(), "the waiter hangs");
@@ -89,7 +89,7 @@ class ReviewDefectsTest {
         assertTrue(core.tryAcquire(2));
         CompletableFuture<Void> f = core.acquireAsync(2, "writeLockAsync()", FAILING_GRANT);
         RecordingWaker next = new RecordingWaker();
-        Acquisition behind = core.acquire(1, next, null);
+        Acquisition behind = core.acquire(1, next, null, "acquire(test)");
         core.release(2);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT_MS, TimeUnit.MILLISECONDS));
         assertTrue(e.getCause() instanceof StackOverflowError, String.valueOf(e.getCause()));
@@ -112,7 +112,7 @@ class ReviewDefectsTest {
         assertEquals(3, core.availablePermits());
         // The callback face's immediate grant: claimed inside acquire, under the claim window.
         AtomicInteger wakes = new AtomicInteger();
-        Acquisition a = core.acquire(3, wakes::incrementAndGet, FAILING_GRANT);
+        Acquisition a = core.acquire(3, wakes::incrementAndGet, FAILING_GRANT, "writeLock(waker)");
         assertTrue(a.failure() instanceof StackOverflowError);
         assertEquals(1, wakes.get(), "woken, so that its waiter learns of the failure");
         assertEquals(3, core.availablePermits());

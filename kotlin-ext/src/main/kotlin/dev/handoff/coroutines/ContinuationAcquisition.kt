@@ -120,7 +120,12 @@ internal abstract class ContinuationAcquisition :
             if (!cont.isActive) {
                 return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
             }
-            start(permits)
+            try {
+                start(permits)
+            } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
+                cont.resumeWithException(refused)
+                return@suspendCancellableCoroutine
+            }
             if (isPending) {
                 cont.invokeOnCancellation(this)
             }

@@ -4,7 +4,14 @@ package dev.handoff.coroutines
 
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
+import kotlinx.coroutines.suspendCancellableCoroutine
+import kotlinx.coroutines.withTimeoutOrNull
+import java.util.concurrent.CompletionException
 import kotlin.contracts.ExperimentalContracts
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.resume
+import kotlin.coroutines.resumeWithException
+import kotlin.time.Duration
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
@@ -230,4 +237,102 @@ private class KotlinxSemaphoreView(private val semaphore: Semaphore) : KotlinxSe
     }
 
     override fun toString(): String = "KotlinxSemaphoreView[$semaphore]"
+}
+
+/**
+ * Takes [permits] permits, suspending for at most [timeout]: returns `true` iff the permits are
+ * held when it returns (the caller must release them), `false` if the timeout came first, with
+ * nothing held and the permits partially handed to the wait passed on to the waiters behind it.
+ *
+ * Unlike `withTimeoutOrNull(timeout) { acquire(permits) }`, this never loses a grant that lands
+ * as the timeout fires (kotlinx.coroutines issue 2233): the answer and the permits always agree.
+ * Cancellation of the calling coroutine: as [acquire] (prompt; nothing held), then it throws
+ * [CancellationException][kotlinx.coroutines.CancellationException].
+ *
+ * ```kotlin
+ * if (budget.tryAcquire(bytes, 200.milliseconds)) {
+ *     try { send(body) } finally { budget.release(bytes) }
+ * } else {
+ *     reply(429)
+ * }
+ * ```
+ *
+ * @param permits the number of permits, from `0` to [Semaphore.capacity]
+ * @param timeout the longest wait; zero or negative does not suspend
+ * @return whether the permits are held
+ * @throws IllegalArgumentException if [permits] is negative or greater than the capacity
+ * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
+ */
+public suspend fun Semaphore.tryAcquire(permits: Long, timeout: Duration): Boolean {
+    require(permits >= 0) { "tryAcquire($permits, $timeout): the number of permits must not be negative" }
+    require(permits <= capacity()) {
+        "tryAcquire($permits, $timeout): exceeds the capacity ${capacity()}, so it could never be granted"
+    }
+    if (tryAcquire(permits)) return true
+    if (isClosed) throw SemaphoreClosedException("tryAcquire($permits, $timeout): the semaphore is closed")
+    if (!timeout.isPositive()) return false
+    var acquired = false
+    try {
+        withTimeoutOrNull(timeout) {
+            acquire(permits)
+            acquired = true // set with the grant, so a timeout that fires right after cannot hide it
+        }
+    } catch (e: Throwable) {
+        if (acquired) release(permits)
+        throw e
+    }
+    return acquired
+}
+
+/**
+ * One FIFO request for between [min] and [max] permits: suspends until at least [min] can be
+ * granted to it, then takes as many as are being handed out (or are free), up to [max], and
+ * returns how many; the caller must release them. Cancellation as for [acquire]: a cancelled
+ * caller ends holding nothing, whichever of the grant and the cancellation came first.
+ *
+ * ```kotlin
+ * val bytes = buffers.acquireUpTo(64L shl 10, 4L shl 20)
+ * try { readChunk(bytes) } finally { buffers.release(bytes) }
+ * ```
+ *
+ * @return the permits taken, from [min] to [max]
+ * @throws IllegalArgumentException unless `1 <= min <= max` and `min <= capacity()`
+ * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
+ */
+public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
+    val future = acquireUpToAsync(min, max)
+    if (future.isDone) return future.getNow(null) ?: error("acquireUpTo($min, $max): completed without a value")
+    return suspendCancellableCoroutine { cont ->
+        future.whenComplete { taken: Long?, error: Throwable? ->
+            if (error == null) {
+                val onCancellation: (Throwable, Long, CoroutineContext) -> Unit = { _, granted, _ -> release(granted) }
+                cont.resume(taken!!, onCancellation)
+            } else {
+                cont.resumeWithException((error as? CompletionException)?.cause ?: error)
+            }
+        }
+        // Withdraws the wait if it still waits; if the grant won, the resume above gives it back.
+        cont.invokeOnCancellation { future.cancel(false) }
+    }
+}
+
+/**
+ * Closes the semaphore and suspends until every held permit (and any debt after a shrink) has
+ * come back: `closeAndAwait()` for coroutines, named like kotlinx's `cancelAndJoin`. Cancelling
+ * the caller stops the waiting, not the drain.
+ *
+ * ```kotlin
+ * limiter.closeAndJoin() // refuse new work, let running work finish
+ * ```
+ */
+public suspend fun Semaphore.closeAndJoin() {
+    val drained = closeAndAwait()
+    if (drained.isDone) return
+    suspendCancellableCoroutine { cont ->
+        drained.whenComplete { _, error: Throwable? ->
+            if (error == null) cont.resume(Unit) else cont.resumeWithException(error)
+        }
+    }
 }

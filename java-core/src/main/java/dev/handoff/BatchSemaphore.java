@@ -314,7 +314,10 @@ final class BatchSemaphore {
     long heldPermits() {
         long s = state;
         if ((s & (QUEUED | GATED)) == 0) {
-            return capacity - (s >>> SHIFT);
+            long held = capacity - (s >>> SHIFT);
+            if (state == s) { // the capacity goes with this word (see release)
+                return held;
+            }
         }
         lock();
         try {
@@ -394,8 +397,16 @@ final class BatchSemaphore {
             if ((s & (QUEUED | GATED)) != 0) {
                 return releaseToQueue(n);
             }
+            // Read after the word: a setCapacity in between changes the word for good (it sets
+            // GATED, and moves free or leaves debt), so the CAS below, or the re-read before
+            // reporting an over-release, catches a capacity that does not go with this word.
             long held = capacity - (s >>> SHIFT);
             if (n > held) {
+                long now = state;
+                if (now != s) {
+                    s = now;
+                    continue;
+                }
                 return held;
             }
             long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
@@ -601,6 +612,13 @@ final class BatchSemaphore {
         try {
             long s = state;
             for (;;) {
+                if (min > capacity) {
+                    // The capacity shrank since the face checked the argument: the call takes
+                    // effect now, after the shrink, so it answers as the check would have (the
+                    // contract checks the weight before the close).
+                    throw new IllegalArgumentException(call + ": exceeds the capacity " + capacity
+                            + ", so it could never be granted");
+                }
                 if ((s & CLOSED) != 0) {
                     a.state = Acquisition.CLOSED;
                     woken = a;
@@ -609,12 +627,6 @@ final class BatchSemaphore {
                 if (max == 0) {
                     a.state = outcome(a, claimAtOnce(a, 0)); // permits == assigned == 0 either way
                     woken = a; // fire() wakes it if granted or failed, skips a decline
-                    break;
-                }
-                if (min > capacity) { // the capacity shrank since the face checked the argument
-                    a.hook = tooHeavy(call, min, capacity);
-                    a.state = Acquisition.FAILED;
-                    woken = a;
                     break;
                 }
                 if ((s & QUEUED) != 0) {
@@ -1149,7 +1161,8 @@ final class BatchSemaphore {
         CompletableFuture<Void> d = drained;
         if (d != null && !d.isDone()) {
             long s = state;
-            if ((s & (QUEUED | GATED)) == 0 && (s & CLOSED) != 0 && (s >>> SHIFT) == capacity) {
+            if ((s & (QUEUED | GATED)) == 0 && (s & CLOSED) != 0 && (s >>> SHIFT) == capacity
+                    && state == s) { // the capacity goes with this word (see release)
                 d.complete(null);
             }
         }

@@ -30,7 +30,7 @@ import kotlin.coroutines.resumeWithException
  * Subclasses fix the capacity, because Lincheck creates the specification with its no-argument
  * constructor: [SequentialWeightedSemaphore1], [SequentialWeightedSemaphore2], ...
  */
-open class SequentialWeightedSemaphore(private val capacity: Long) {
+open class SequentialWeightedSemaphore(private var capacity: Long) {
     private var held = 0L
     private var closed = false
     private val queue = ArrayDeque<Waiter>()
@@ -45,8 +45,39 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
 
     // ------------------------------------------------------------------ observers
 
-    /** Free permits: the pool while nobody waits, 0 while anyone waits. */
-    fun availablePermits(): Long = if (queue.isEmpty()) pool else 0L
+    /** Free permits: the pool while nobody waits (0 while it is negative: debt), 0 while anyone waits. */
+    fun availablePermits(): Long = if (queue.isEmpty()) maxOf(pool, 0L) else 0L
+
+    /** The sum of the weights of the waiting acquisitions. */
+    fun queuedPermits(): Long = queue.sumOf { it.weight }
+
+    fun capacity(): Long = capacity
+
+    /**
+     * Changes `N` (CONTRACT.md section 5). The pool `N - held` moves by the difference: growing
+     * serves the queue as a release would; shrinking below what is held makes the pool negative,
+     * which is the debt (releases fill it before anyone is served). Waiters heavier than the new
+     * `N` fail (their partial permits are part of the pool and stay there); the next heads may then
+     * be served.
+     */
+    fun setCapacity(n: Int) {
+        val c = n.toLong()
+        if (c < 0) throw IllegalArgumentException("setCapacity($n)")
+        capacity = c
+        val tooHeavy = queue.filter { it.weight > c }
+        queue.removeAll(tooHeavy)
+        tooHeavy.forEach { it.failTooHeavy() }
+        grantHeads()
+    }
+
+    /** Takes `min(max, pool)` if nobody waits and not closed (maybe 0), else 0. */
+    fun tryAcquireUpTo(max: Int): Long {
+        if (max < 0) throw IllegalArgumentException("tryAcquireUpTo($max)")
+        if (closed || queue.isNotEmpty()) return 0
+        val take = minOf(max.toLong(), maxOf(pool, 0L))
+        held += take
+        return take
+    }
 
     fun queueLength(): Int = queue.size
 
@@ -205,6 +236,9 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
         abstract fun grant(): Boolean
         abstract fun fail()
 
+        /** setCapacity made this waiter heavier than the capacity: it fails, holding nothing. */
+        abstract fun failTooHeavy()
+
         /** What identifies this waiter for state equality (continuations are compared by Lincheck). */
         abstract fun key(): Any
     }
@@ -225,6 +259,10 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
             continuation.resumeWithException(SemaphoreClosedException("acquire($weight)"))
         }
 
+        override fun failTooHeavy() {
+            continuation.resumeWithException(IllegalStateException("acquire($weight): exceeds the new capacity"))
+        }
+
         override fun key(): Any = weight
     }
 
@@ -240,13 +278,17 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
             state = CLOSED
         }
 
+        override fun failTooHeavy() {
+            state = FAILED
+        }
+
         override fun key(): Any = listOf(thread, weight, declines)
     }
 
     // ------------------------------------------------------------------ state equality for Lincheck's LTS
 
     private fun snapshot(): List<Any?> =
-        listOf(held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } }, ownedBy.toList())
+        listOf(capacity, held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } }, ownedBy.toList())
 
     override fun equals(other: Any?): Boolean =
         other is SequentialWeightedSemaphore && capacity == other.capacity && snapshot() == other.snapshot()
@@ -261,6 +303,7 @@ open class SequentialWeightedSemaphore(private val capacity: Long) {
         const val GRANTED = "granted"
         const val CLOSED = "closed"
         const val CANCELLED = "cancelled"
+        const val FAILED = "failed"
 
         /** The thread number of Lincheck's initial part. */
         const val INITIAL = 0

@@ -13,7 +13,7 @@ public final class RunAll {
     }
 
     /**
-     * Runs the five samples.
+     * Runs the six samples.
      *
      * @param args ignored
      * @throws InterruptedException if interrupted
@@ -30,5 +30,7 @@ public final class RunAll {
         WithPermitsSample.main(args);
         System.out.println();
         RwLockCacheSample.main(args);
+        System.out.println();
+        AdaptiveLimitSample.main(args);
     }
 }

@@ -1,0 +1,130 @@
+package dev.handoff.coroutines
+
+import dev.handoff.Semaphore
+import dev.handoff.SemaphoreClosedException
+import dev.handoff.SemaphoreRejectedException
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
+import java.time.Duration as JavaDuration
+import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
+import kotlin.test.assertFalse
+import kotlin.test.assertTrue
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.microseconds
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+/** CONTRACT.md section 5 on the coroutine face: timed acquire, up-to, closeAndJoin, shedding. */
+@Timeout(60) // a guard against hangs, not a speed check
+class CapacityControlSuspendTest {
+
+    @Test
+    fun `tryAcquire with a timeout is true iff the permits are held`(): Unit = runBlocking {
+        val s = Semaphore(2)
+        assertTrue(s.tryAcquire(2, Duration.ZERO))
+        assertFalse(s.tryAcquire(1, Duration.ZERO))
+        assertFalse(s.tryAcquire(1, 30.milliseconds))
+        assertEquals(0, s.queueLength(), "the timed-out wait was withdrawn")
+        val later = async(Dispatchers.Default) { s.tryAcquire(1, 10.seconds) }
+        while (s.queueLength() == 0) delay(1)
+        s.release(1)
+        assertTrue(later.await())
+        s.release(2)
+        assertEquals(2, s.availablePermits())
+        assertFailsWith<IllegalArgumentException> { s.tryAcquire(3, 1.seconds) }
+        assertFailsWith<IllegalArgumentException> { s.tryAcquire(-1, 1.seconds) }
+        s.close()
+        assertFailsWith<SemaphoreClosedException> { s.tryAcquire(1, 1.seconds) }
+    }
+
+    @Test
+    fun `timed tryAcquire racing a release never leaks, 2_000 rounds on Dispatchers Default`(): Unit = runBlocking {
+        val s = Semaphore(1)
+        var granted = 0
+        repeat(2_000) { round ->
+            assertTrue(s.tryAcquire(1))
+            val timeout = (50 + round % 200).microseconds
+            val waiter = async(Dispatchers.Default) { s.tryAcquire(1, timeout) }
+            launch(Dispatchers.Default) { s.release(1) }.join()
+            if (waiter.await()) {
+                granted++
+                s.release(1)
+            }
+            assertEquals(1, s.availablePermits(), "round $round")
+        }
+        assertTrue(granted > 0)
+    }
+
+    @Test
+    fun `acquireUpTo takes between min and max in FIFO order`(): Unit = runBlocking {
+        val s = Semaphore(10)
+        assertEquals(10, s.acquireUpTo(1, 10)) // all free: taken at once; held until the releases below
+        val heavy = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { s.acquire(6) }
+        val upTo = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { s.acquireUpTo(2, 5) }
+        s.release(7)
+        heavy.await()
+        assertFalse(upTo.isCompleted)
+        s.release(3)
+        assertEquals(4, upTo.await())
+        s.release(6)
+        s.release(4)
+        assertEquals(10, s.availablePermits())
+        assertFailsWith<IllegalArgumentException> { s.acquireUpTo(3, 2) }
+    }
+
+    @Test
+    fun `a cancelled acquireUpTo holds nothing whichever came first`(): Unit = runBlocking {
+        val s = Semaphore(4)
+        repeat(2_000) {
+            assertTrue(s.tryAcquire(4))
+            val waiter = launch(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) {
+                val got = s.acquireUpTo(2, 4)
+                s.release(got)
+            }
+            launch(Dispatchers.Default) { s.release(4) }
+            waiter.cancel()
+            waiter.join()
+            while (s.availablePermits() != 4L) delay(1) // the releaser may still be running
+            assertEquals(0, s.queueLength())
+        }
+    }
+
+    @Test
+    fun `closeAndJoin waits for the last holder`(): Unit = runBlocking {
+        val s = Semaphore(3)
+        assertTrue(s.tryAcquire(2))
+        val closing = async(Dispatchers.Default) { s.closeAndJoin() }
+        delay(20)
+        assertFalse(closing.isCompleted)
+        assertTrue(s.isClosed)
+        s.release(1)
+        delay(20)
+        assertFalse(closing.isCompleted)
+        s.release(1)
+        withTimeout(10.seconds) { closing.await() }
+    }
+
+    @Test
+    fun `a suspend acquire that would exceed the queue bound is rejected and queues nothing`(): Unit = runBlocking {
+        val s = Semaphore.builder(1).maxQueuedPermits(1).build()
+        assertTrue(s.tryAcquire(1))
+        val first = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { s.acquire(1) }
+        assertEquals(1, s.queuedPermits())
+        assertFailsWith<SemaphoreRejectedException> { s.acquire(1) }
+        assertEquals(1, s.queueLength())
+        s.release(1)
+        first.await()
+        s.release(1)
+        assertEquals(1, s.availablePermits())
+        assertTrue(s.tryAcquireAsync(1, JavaDuration.ZERO).get())
+        s.release(1)
+    }
+}

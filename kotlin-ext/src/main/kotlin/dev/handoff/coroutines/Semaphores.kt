@@ -303,7 +303,13 @@ public suspend fun Semaphore.tryAcquire(permits: Long, timeout: Duration): Boole
  */
 public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
     val future = acquireUpToAsync(min, max)
-    if (future.isDone) return future.getNow(null) ?: error("acquireUpTo($min, $max): completed without a value")
+    if (future.isDone) {
+        try {
+            return future.join()
+        } catch (failed: CompletionException) {
+            throw failed.cause ?: failed // closed or shed: nothing held
+        }
+    }
     return suspendCancellableCoroutine { cont ->
         future.whenComplete { taken: Long?, error: Throwable? ->
             if (error == null) {

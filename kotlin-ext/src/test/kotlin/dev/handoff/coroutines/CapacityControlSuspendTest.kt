@@ -98,6 +98,16 @@ class CapacityControlSuspendTest {
     }
 
     @Test
+    fun `acquireUpTo on a closed or full semaphore throws the cause, not a wrapper`(): Unit = runBlocking {
+        val full = Semaphore.builder(2).maxQueueLength(0).build()
+        assertTrue(full.tryAcquire(2))
+        assertFailsWith<SemaphoreRejectedException> { full.acquireUpTo(1, 2) }
+        val closed = Semaphore(2)
+        closed.close()
+        assertFailsWith<SemaphoreClosedException> { closed.acquireUpTo(1, 2) }
+    }
+
+    @Test
     fun `closeAndJoin waits for the last holder`(): Unit = runBlocking {
         val s = Semaphore(3)
         assertTrue(s.tryAcquire(2))

@@ -135,6 +135,13 @@ public abstract class Acquisition {
         this.hook = grantHook;
     }
 
+    /** Undoes {@link #bind} after the start was refused before the core saw the node. */
+    final void unbind() {
+        this.permits = 0;
+        this.hook = null;
+        OWNER.setVolatile(this, null);
+    }
+
     /**
      * Returns the number of permits this acquisition asked for.
      *

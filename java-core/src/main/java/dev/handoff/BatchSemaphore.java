@@ -39,8 +39,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *   GATED     "the lock decides". Set under the lock (1) for the claim() window of an
  *             acquisition granted at once (see below), cleared before that hold of the lock ends;
  *             (2) while debt is owed (setCapacity shrank below what is held), cleared by the
- *             release that pays the last of it; (3) for the duration of a setCapacity, so that no
- *             lock-free path reads the new capacity with the old word or the other way round.
+ *             release that pays the last of it; (3) for good once setCapacity has run: the
+ *             capacity lives outside the word and the word has no room for a stamp, so two
+ *             resizes could restore the word bit for bit while the capacity moved — an ABA that a
+ *             lock-free release (held = capacity - free) could not see. A resized semaphore
+ *             releases under the lock; tryAcquire stays lock-free while enough permits are free.
  *             Lock-free release backs off to the lock while it is set; tryAcquire and
  *             availablePermits do too when the permits in transit could change their answer.
  *   free      changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
@@ -52,10 +55,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *   I3  only the head may have assigned > 0, and then assigned < its minimum.
  *   I4  capacity + debt == free + held-by-callers + head.assigned.
  *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
+ *   I6  resized implies GATED.                  (See the state word.)
  *
  * Capacity control (setCapacity, debt, shedding, up-to requests)
  * --------------------------------------------------------------
- * capacity is volatile, written under the lock with GATED set. Growing by d is a release of d
+ * capacity is volatile, written under the lock with GATED set (and GATED then stays set, see the
+ * state word). Growing by d is a release of d
  * new permits (giveBack: debt first, then the queue in FIFO order, then free). Shrinking by d
  * takes what it can from free and records the rest as debt (I5); held permits are never revoked.
  * Waiting nodes whose minimum exceeds the new capacity could never be granted: they fail at once
@@ -218,6 +223,15 @@ final class BatchSemaphore {
     /** Permits owed after a shrink below what was held (I5). Guarded by {@link #lock}. */
     private long debt;
 
+    /**
+     * Whether setCapacity ever ran. Guarded by {@link #lock}. From then on GATED stays set for
+     * good (see {@link #gate()}): the capacity lives outside the word and the word has no room for
+     * a stamp, so two resizes can restore the word bit for bit while the capacity has moved (an
+     * ABA that a lock-free release could not detect). A semaphore that was resized therefore
+     * releases under the lock; tryAcquire stays lock-free while enough permits are free.
+     */
+    private boolean resized;
+
     /** The sum of the minimums of the queued nodes. Guarded by {@link #lock}. */
     private long queuedPermits;
 
@@ -315,7 +329,7 @@ final class BatchSemaphore {
         long s = state;
         if ((s & (QUEUED | GATED)) == 0) {
             long held = capacity - (s >>> SHIFT);
-            if (state == s) { // the capacity goes with this word (see release)
+            if (state == s) { // never resized (see release)
                 return held;
             }
         }
@@ -397,9 +411,9 @@ final class BatchSemaphore {
             if ((s & (QUEUED | GATED)) != 0) {
                 return releaseToQueue(n);
             }
-            // Read after the word: a setCapacity in between changes the word for good (it sets
-            // GATED, and moves free or leaves debt), so the CAS below, or the re-read before
-            // reporting an over-release, catches a capacity that does not go with this word.
+            // GATED clear means this semaphore was never resized, so the capacity is the
+            // constructor's; a first resize sets GATED for good, so the CAS below (or the re-read
+            // before reporting an over-release) fails if it happened since the word was read.
             long held = capacity - (s >>> SHIFT);
             if (n > held) {
                 long now = state;
@@ -433,7 +447,7 @@ final class BatchSemaphore {
                 // here: it adds to free, or reports the held.
                 return release(n);
             }
-            // Under the lock GATED means debt (a claim window or a setCapacity is over by now).
+            // Under the lock GATED means debt or a past resize (no claim window is open now).
             long held = capacity + debt - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
             if (n > held) {
                 return held;
@@ -499,7 +513,7 @@ final class BatchSemaphore {
             debt -= pay;
             rem -= pay;
             if (debt == 0) {
-                updateWord(0L, GATED); // free is 0 (I5); lock-free paths may run again
+                updateWord(0L, GATED & ~gate()); // free is 0 (I5); lock-free paths may run again
             }
         }
         if (head != null) {
@@ -701,7 +715,7 @@ final class BatchSemaphore {
         long back = taken ? 0L : n << SHIFT;
         long s = state;
         for (;;) {
-            long witness = (long) STATE.compareAndExchange(this, s, (s & ~GATED) + back);
+            long witness = (long) STATE.compareAndExchange(this, s, ((s & ~GATED) | gate()) + back);
             if (witness == s) {
                 return;
             }
@@ -808,7 +822,7 @@ final class BatchSemaphore {
             long pay = Math.min(returned, debt); // returned permits pay the debt first (I5)
             debt -= pay;
             returned -= pay;
-            long gate = debt > 0 ? GATED : 0L;
+            long gate = gate();
             for (;;) { // lock-free CASes may race while QUEUED is clear
                 long next = (((s >>> SHIFT) + returned) << SHIFT) | CLOSED | gate;
                 long witness = (long) STATE.compareAndExchange(this, s, next);
@@ -907,7 +921,12 @@ final class BatchSemaphore {
      */
     <A extends Acquisition> A start(A a, long n, Runnable onGrant, String call) {
         a.bind(this, n, onGrant, call);
-        return enqueue(a, call);
+        try {
+            return enqueue(a, call);
+        } catch (RuntimeException refused) { // shed, or too heavy after a shrink: nothing changed
+            a.unbind();
+            throw refused;
+        }
     }
 
     /**
@@ -1085,7 +1104,8 @@ final class BatchSemaphore {
             if (n == c) {
                 return;
             }
-            setBits(GATED); // lock-free paths wait while the capacity and the word disagree
+            resized = true;
+            setBits(GATED); // lock-free paths go to the lock from now on (see resized)
             if (n > c) {
                 capacity = n;
                 woken = giveBack(n - c);
@@ -1105,9 +1125,8 @@ final class BatchSemaphore {
                 capacity = n;
                 woken = failHeavierThan(n, call);
             }
-            if (debt == 0) {
-                updateWord(0L, GATED);
-            }
+            // GATED stays set for good once resized (see resized): no gap in which a lock-free
+            // release could pair the new capacity with a word that the resize is still changing.
         } finally {
             lock.unlock();
         }
@@ -1159,13 +1178,34 @@ final class BatchSemaphore {
      */
     private void checkDrained() {
         CompletableFuture<Void> d = drained;
-        if (d != null && !d.isDone()) {
-            long s = state;
-            if ((s & (QUEUED | GATED)) == 0 && (s & CLOSED) != 0 && (s >>> SHIFT) == capacity
-                    && state == s) { // the capacity goes with this word (see release)
-                d.complete(null);
+        if (d == null || d.isDone()) {
+            return;
+        }
+        long s = state;
+        if ((s & (CLOSED | QUEUED)) != CLOSED) {
+            return;
+        }
+        boolean done;
+        if ((s & GATED) == 0) {
+            // Never resized (GATED is only clear then), so the capacity is the constructor's.
+            done = (s >>> SHIFT) == capacity;
+        } else {
+            lock();
+            try {
+                long w = state;
+                done = debt == 0 && (w & QUEUED) == 0 && (w >>> SHIFT) == capacity;
+            } finally {
+                lock.unlock();
             }
         }
+        if (done) {
+            d.complete(null);
+        }
+    }
+
+    /** Under the lock: the GATED bit the word must carry when no claim window is open. */
+    private long gate() {
+        return debt > 0 || resized ? GATED : 0L;
     }
 
     /** close(), then a future completed when every held permit (and any debt) has come back. */

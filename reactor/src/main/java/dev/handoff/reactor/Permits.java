@@ -12,12 +12,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>{@link #release()} is idempotent: only its first call gives the permits back, so it is safe
  * to call from several cleanup paths ({@code doFinally}, a discard hook, a {@code finally} block).
- * Whoever receives the handle in {@code onNext} owns it and must release it; a handle that was
- * never delivered (the subscriber cancelled first) is released by the library.
+ * Whoever receives the handle in {@code onNext} owns it and must release it, also when it cancels
+ * at that moment; a handle that was never delivered (the cancel reached the library first) is
+ * released by the library. See {@link ReactorSemaphores#acquire(dev.handoff.Semaphore, long)} for
+ * subscribers and operators that drop a value arriving as they are cancelled.
  *
  * <pre>{@code
- * Mono<Permits> upload = ReactorSemaphores.acquire(budget, body.length)
- *         .doOnNext(permits -> client.send(body, permits::release)); // released by the callback
+ * ReactorSemaphores.acquire(budget, body.length)
+ *         .subscribe(permits -> client.send(body, permits::release)); // the callback releases
  * }</pre>
  */
 public final class Permits {

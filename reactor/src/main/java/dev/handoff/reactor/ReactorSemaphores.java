@@ -125,19 +125,20 @@ public final class ReactorSemaphores {
      * subscriber that receives the handle owns the permits and must call
      * {@link Permits#release()} (idempotent). A subscriber that cancels before receiving it holds
      * nothing: the wait is withdrawn, or, if the grant won the race, the library releases it. See
-     * the class documentation for failures and threads. Prefer
-     * {@link #withPermits(Semaphore, long, Supplier)} when the work is a {@code Mono}: it cannot
-     * forget the release.
+     * the class documentation for failures and threads.
+     *
+     * <p>Once {@code onNext} has handed the handle over, only the subscriber can release it. A
+     * subscriber or operator that drops a value arriving while it is being cancelled leaks the
+     * handle, and no publisher can see that: the lambda subscriber of {@code subscribe(consumer)}
+     * after {@code dispose()}, {@code block(timeout)} timing out, and (observed with reactor-core
+     * 3.8.8) {@code flatMap} cancelled as the handle arrives. So when the consumer can be
+     * cancelled, prefer {@link #withPermits(Semaphore, long, Supplier)} and
+     * {@link #withPermitsMany(Semaphore, long, Supplier)}, which are exact under every cancel;
+     * use the handle where the holder is not cancelled, or releases it on its own terms.
      *
      * <pre>{@code
      * ReactorSemaphores.acquire(budget, job.cost())
-     *         .subscribe(permits -> executor.submit(() -> {
-     *             try {
-     *                 job.run();
-     *             } finally {
-     *                 permits.release();
-     *             }
-     *         }));
+     *         .subscribe(permits -> job.start(permits::release)); // the job's callback releases
      * }</pre>
      *
      * @param semaphore the semaphore to take permits from

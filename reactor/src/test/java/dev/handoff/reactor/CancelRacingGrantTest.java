@@ -126,28 +126,6 @@ class CancelRacingGrantTest {
         System.out.printf("acquire: the handle was delivered in %d of %d rounds%n", delivered, ROUNDS);
     }
 
-    /** The recommended use of the handle: flatMap to the work, release in doFinally. */
-    @Test
-    void permitsHandleThroughFlatMap() {
-        AtomicInteger works = new AtomicInteger();
-        for (int round = 0; round < ROUNDS / 2; round++) {
-            assertTrue(semaphore.tryAcquire(1));
-            Mono<Void> rest = round % 2 == 0 ? Mono.empty() : Mono.never();
-            Disposable subscription = ReactorSemaphores.acquire(semaphore, 1)
-                    .flatMap(permits -> Mono.fromRunnable(works::incrementAndGet)
-                            .then(rest)
-                            .doFinally(signal -> permits.release()))
-                    .subscribe();
-            if (round % 4 < 2) {
-                racer.race(() -> semaphore.release(1), subscription::dispose);
-            } else {
-                racer.race(subscription::dispose, () -> semaphore.release(1));
-            }
-            assertRoundClean(round, "acquire+flatMap");
-        }
-        System.out.printf("acquire+flatMap: the work ran in %d of %d rounds%n", works.get(), ROUNDS / 2);
-    }
-
     /** Requests one, keeps every value it is given, cancels on demand. */
     private static final class KeepingSubscriber implements CoreSubscriber<Permits> {
         final AtomicReference<Permits> received = new AtomicReference<>();

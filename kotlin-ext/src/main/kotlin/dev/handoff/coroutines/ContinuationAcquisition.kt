@@ -8,8 +8,6 @@ import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.resumeWithException
 import java.util.concurrent.Executor
-import java.util.concurrent.atomic.AtomicReferenceFieldUpdater
-import kotlin.coroutines.EmptyCoroutineContext
 
 /*
  * Implementation notes
@@ -42,12 +40,6 @@ import kotlin.coroutines.EmptyCoroutineContext
  * the value) or after it but before the coroutine runs again (prompt cancellation) — exactly once,
  * and onCancellation gives the permits back. The coroutine then throws CancellationException:
  * a cancelled caller ends holding nothing, whichever came first.
- * One more order: the grant is decided (claim() returned true) but this node's wake() has not run
- * yet — the releasing thread may still be running earlier, slow wakers of the same chain — when
- * the cancellation lands. The cancellation handler then gives the permits back at once, so they
- * are back when the cancelled Job completes. wake() and the handler both take the continuation by
- * CAS before acting; whichever wins settles the grant, the other does nothing (wake() does not
- * resume: kotlinx resumes a cancelled continuation itself).
  *
  * Where a withdrawal runs
  * -----------------------
@@ -90,13 +82,8 @@ internal abstract class ContinuationAcquisition :
     (Throwable, Unit, CoroutineContext) -> Unit,
     Executor {
 
-    /**
-     * Set at the start of [await], before the core can see this node; taken (set to null, by
-     * CAS) by whichever of [wake] and the cancellation handler settles a grant first: [wake] to
-     * resume, the handler to give the permits back itself (see [invoke]).
-     */
-    @Volatile
-    private var continuation: CancellableContinuation<Unit>? = null
+    /** Set once at the start of [await], before the core can see this node. */
+    private lateinit var continuation: CancellableContinuation<Unit>
 
     /** Starts this node on the face with [permits], e.g. `semaphore.startAcquisition(permits, this)`. */
     protected abstract fun start(permits: Long)
@@ -147,7 +134,7 @@ internal abstract class ContinuationAcquisition :
 
     /** Under the core's lock: take the grant iff the coroutine is not cancelled. One volatile read. */
     final override fun claim(): Boolean {
-        if (continuation?.isActive != true) {
+        if (!continuation.isActive) {
             return false
         }
         claimed()
@@ -156,14 +143,13 @@ internal abstract class ContinuationAcquisition :
 
     /** After the core's lock: run the coroutine (granted), or fail it (closed, failed). */
     final override fun wake() {
-        val cont = takeContinuation() ?: return // the cancellation handler gave the grant back
         when {
             isGranted -> {
                 val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
-                cont.resume(Unit, onCancellation)
+                continuation.resume(Unit, onCancellation)
             }
-            isClosed -> cont.resumeWithException(closedException())
-            else -> cont.resumeWithException(
+            isClosed -> continuation.resumeWithException(closedException())
+            else -> continuation.resumeWithException(
                 failure() ?: IllegalStateException("$this: woken without a grant, a close or a failure"),
             )
         }
@@ -175,26 +161,14 @@ internal abstract class ContinuationAcquisition :
      * coroutine's dispatcher (see [execute]), not on the cancelling thread.
      */
     final override fun invoke(cause: Throwable?) {
-        if (isPending && cancel(this)) {
-            return
+        if (isPending) {
+            cancel(this)
         }
-        // Granted, but this node's wake() has not resumed the coroutine yet (the releasing thread
-        // may still be running earlier wakers of its chain): give the permits back now, so that
-        // nothing is held once the cancelled Job completes; wake() then finds nothing to resume.
-        if (isGranted && takeContinuation() != null) {
-            giveBack()
-        }
-    }
-
-    /** Takes the continuation for settling a grant; null if the other side took it first. */
-    private fun takeContinuation(): CancellableContinuation<Unit>? {
-        val cont = continuation ?: return null
-        return if (CONTINUATION.compareAndSet(this, cont, null)) cont else null
     }
 
     /** Where the wake-ups of a withdrawal run: this coroutine's dispatcher. */
     final override fun execute(command: Runnable) {
-        runOnOwnDispatcher(continuation?.context ?: EmptyCoroutineContext, command)
+        runOnOwnDispatcher(continuation.context, command)
     }
 
     /**
@@ -206,13 +180,6 @@ internal abstract class ContinuationAcquisition :
     }
 
     private companion object {
-        val CONTINUATION: AtomicReferenceFieldUpdater<ContinuationAcquisition, CancellableContinuation<*>> =
-            AtomicReferenceFieldUpdater.newUpdater(
-                ContinuationAcquisition::class.java,
-                CancellableContinuation::class.java,
-                "continuation",
-            )
-
         /**
          * Runs [task] on the dispatcher of [context] if it has one that wants to dispatch, so that
          * the permits a cancellation frees, and the wakers they run, never land on the thread

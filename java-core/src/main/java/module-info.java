@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * handoff: a weighted, strictly FIFO, starvation-free semaphore, with a Mutex and a fair RwLock
  * built on the same core. Exports only {@code dev.handoff}.

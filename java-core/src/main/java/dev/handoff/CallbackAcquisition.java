@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
 /** The node of the callback faces ({@code acquire(n, waker)}, {@code lock(waker)}, ...): a user's {@link Waker}. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 @file:Suppress("unused") // operations are called by Lincheck through reflection
 
 package dev.handoff

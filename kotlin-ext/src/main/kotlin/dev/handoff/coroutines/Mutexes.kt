@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 @file:JvmName("Mutexes")
 
 package dev.handoff.coroutines

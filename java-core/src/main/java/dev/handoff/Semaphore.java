@@ -10,7 +10,7 @@ import java.util.function.Supplier;
  * A weighted, strictly FIFO, starvation-free semaphore: bound concurrency by cost (bytes in
  * flight, rows per batch, tokens per request), not by count.
  *
- * <p>A semaphore has a fixed capacity of {@code N} permits. Callers take {@code n} permits at a
+ * <p>A semaphore has a capacity of {@code N} permits (changeable with {@link #setCapacity(long)}). Callers take {@code n} permits at a
  * time and give them back with {@link #release(long)}. Every way of waiting is offered on the
  * same queue: a callback ({@link #acquire(long, Waker)}), a {@link CompletableFuture}
  * ({@link #acquireAsync(long)}), a blocking call that is safe on virtual threads

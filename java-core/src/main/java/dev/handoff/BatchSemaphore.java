@@ -327,12 +327,10 @@ final class BatchSemaphore {
 
     /** Permits held by callers (capacity - free - handed to a waiting head). A snapshot. */
     long heldPermits() {
+        long c = capacity; // before the word: see release
         long s = state;
         if ((s & (QUEUED | GATED)) == 0) {
-            long held = capacity - (s >>> SHIFT);
-            if (state == s) { // never resized (see release)
-                return held;
-            }
+            return c - (s >>> SHIFT);
         }
         lock();
         try {
@@ -407,21 +405,17 @@ final class BatchSemaphore {
      *     less than {@code n}, and nothing has changed
      */
     long release(long n) {
+        // The capacity is read before the word: a word with GATED clear proves that no resize had
+        // happened when it was read (the first one sets GATED for good), so this capacity is still
+        // the constructor's. A resize after that read makes the CAS below fail.
+        long c = capacity;
         long s = state;
         for (;;) {
             if ((s & (QUEUED | GATED)) != 0) {
                 return releaseToQueue(n);
             }
-            // GATED clear means this semaphore was never resized, so the capacity is the
-            // constructor's; a first resize sets GATED for good, so the CAS below (or the re-read
-            // before reporting an over-release) fails if it happened since the word was read.
-            long held = capacity - (s >>> SHIFT);
+            long held = c - (s >>> SHIFT);
             if (n > held) {
-                long now = state;
-                if (now != s) {
-                    s = now;
-                    continue;
-                }
                 return held;
             }
             long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
@@ -1182,14 +1176,15 @@ final class BatchSemaphore {
         if (d == null || d.isDone()) {
             return;
         }
+        long c = capacity; // before the word: see release
         long s = state;
         if ((s & (CLOSED | QUEUED)) != CLOSED) {
             return;
         }
         boolean done;
         if ((s & GATED) == 0) {
-            // Never resized (GATED is only clear then), so the capacity is the constructor's.
-            done = (s >>> SHIFT) == capacity;
+            // Never resized when the word was read (GATED is only clear then): c is the constructor's.
+            done = (s >>> SHIFT) == c;
         } else {
             lock();
             try {

@@ -363,7 +363,7 @@ final class BatchSemaphore {
                 if ((s & GATED) == 0 || lock.isHeldByCurrentThread()) {
                     return false; // (inside a claim this thread holds the window open itself)
                 }
-                return tryAcquireAfterClaimWindow(n);
+                return takeUnderLock(n, n) == n; // decide where no claim window is open
             }
             long witness = (long) STATE.compareAndExchange(this, s, s - delta);
             if (witness == s) {
@@ -373,30 +373,6 @@ final class BatchSemaphore {
         }
     }
 
-    /**
-     * tryAcquire when a claim window was open and too few permits were free: decides under the
-     * lock, where no window is open (GATED is set and cleared within one hold of the lock), so
-     * it linearizes after the claim's outcome instead of failing on permits in transit. Lock-free
-     * releases and tryAcquires may still race, hence the CAS loop.
-     */
-    private boolean tryAcquireAfterClaimWindow(long n) {
-        lock();
-        try {
-            long s = state;
-            for (;;) {
-                if ((s & (QUEUED | CLOSED)) != 0 || (s >>> SHIFT) < n) {
-                    return false;
-                }
-                long witness = (long) STATE.compareAndExchange(this, s, s - (n << SHIFT));
-                if (witness == s) {
-                    return true;
-                }
-                s = witness;
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
 
     /**
      * Returns {@code n} permits ({@code n > 0}). Lock-free while nobody waits.
@@ -958,7 +934,11 @@ final class BatchSemaphore {
         } catch (Throwable failedGrant) { // nothing is held; the future reports it, as on a handoff
             return CompletableFuture.failedFuture(failedGrant);
         }
-        FutureAcquisition<Void> f = new FutureAcquisition<>(this, n, n, call, onGrant, false);
+        return enqueueFuture(new FutureAcquisition<>(this, n, n, call, onGrant, false), call);
+    }
+
+    /** Queues a future's node; a shed request gets a failed future (argument errors are thrown). */
+    private <T> CompletableFuture<T> enqueueFuture(FutureAcquisition<T> f, String call) {
         try {
             enqueue(f.node, call);
         } catch (SemaphoreRejectedException shed) {
@@ -973,13 +953,7 @@ final class BatchSemaphore {
         if (got > 0) {
             return CompletableFuture.completedFuture(got);
         }
-        FutureAcquisition<Long> f = new FutureAcquisition<>(this, min, max, call, null, true);
-        try {
-            enqueue(f.node, call);
-        } catch (SemaphoreRejectedException shed) {
-            return CompletableFuture.failedFuture(shed);
-        }
-        return f;
+        return enqueueFuture(new FutureAcquisition<>(this, min, max, call, null, true), call);
     }
 
     /** The up-to blocking face, arguments valid; returns the number of permits taken. */
@@ -1011,13 +985,8 @@ final class BatchSemaphore {
         if (nanos <= 0) {
             return CompletableFuture.completedFuture(Boolean.FALSE);
         }
-        FutureAcquisition<Void> f = new FutureAcquisition<>(this, n, n, call, null, false);
-        try {
-            enqueue(f.node, call);
-        } catch (SemaphoreRejectedException shed) {
-            return CompletableFuture.failedFuture(shed);
-        }
-        return TimedAcquisition.of(f, nanos);
+        // A shed request's failed future maps to the same failure (no timer: it is already done).
+        return TimedAcquisition.of(enqueueFuture(new FutureAcquisition<>(this, n, n, call, null, false), call), nanos);
     }
 
     /**
@@ -1034,12 +1003,7 @@ final class BatchSemaphore {
             }
             long free = s >>> SHIFT;
             if ((s & GATED) != 0 && free < max && !lock.isHeldByCurrentThread()) {
-                lock();
-                try {
-                    return tryAcquireRangeLocked(min, max);
-                } finally {
-                    lock.unlock();
-                }
+                return takeUnderLock(min, max);
             }
             long take = Math.min(free, max);
             if (free < min || take == 0) {
@@ -1053,20 +1017,30 @@ final class BatchSemaphore {
         }
     }
 
-    /** {@link #tryAcquireRange} under the lock, where no claim window or resize is in progress. */
-    private long tryAcquireRangeLocked(long min, long max) {
-        long s = state;
-        for (;;) {
-            long free = s >>> SHIFT;
-            long take = Math.min(free, max);
-            if ((s & (QUEUED | CLOSED)) != 0 || free < min || take == 0) {
-                return 0;
+    /**
+     * Takes {@code min(free, max)} permits if nobody waits, not closed and at least {@code min}
+     * are free, deciding under the lock, where no claim window or resize is in progress (the slow
+     * branch of {@link #tryAcquire(long)} and {@link #tryAcquireRange}). Lock-free tryAcquire and
+     * release may still race, hence the CAS loop. Returns the number taken, or 0.
+     */
+    private long takeUnderLock(long min, long max) {
+        lock();
+        try {
+            long s = state;
+            for (;;) {
+                long free = s >>> SHIFT;
+                long take = Math.min(free, max);
+                if ((s & (QUEUED | CLOSED)) != 0 || free < min || take == 0) {
+                    return 0;
+                }
+                long witness = (long) STATE.compareAndExchange(this, s, s - (take << SHIFT));
+                if (witness == s) {
+                    return take;
+                }
+                s = witness;
             }
-            long witness = (long) STATE.compareAndExchange(this, s, s - (take << SHIFT));
-            if (witness == s) {
-                return take;
-            }
-            s = witness;
+        } finally {
+            lock.unlock();
         }
     }
 

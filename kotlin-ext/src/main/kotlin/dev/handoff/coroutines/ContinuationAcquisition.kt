@@ -25,7 +25,7 @@ import java.util.concurrent.Executor
  *     which gives the permits back if the coroutine is cancelled before it uses them;
  *   - an Executor: where the wake-ups caused by its withdrawal run (the coroutine's dispatcher).
  *
- * Public kotlinx API only (no @InternalCoroutinesApi): kotlinx-coroutines-core 1.9.0 or newer,
+ * Public kotlinx API only (no opt-in to kotlinx internals): kotlinx-coroutines-core 1.9.0 or newer,
  * the first with the three-argument `resume(value, onCancellation)`. An older kotlinx on the
  * classpath is refused loudly at the first suspending call (see KotlinxSupport), never a hang.
  *

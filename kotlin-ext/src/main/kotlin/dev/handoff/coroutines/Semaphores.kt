@@ -5,12 +5,12 @@ package dev.handoff.coroutines
 
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
+import kotlinx.coroutines.future.await
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withTimeoutOrNull
 import java.util.concurrent.CompletionException
 import kotlin.contracts.ExperimentalContracts
 import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.resume
 import kotlin.coroutines.resumeWithException
 import kotlin.time.Duration
 import kotlin.contracts.InvocationKind
@@ -335,11 +335,7 @@ public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
  * ```
  */
 public suspend fun Semaphore.closeAndJoin() {
-    val drained = closeAndAwait()
-    if (drained.isDone) return
-    suspendCancellableCoroutine { cont ->
-        drained.whenComplete { _, error: Throwable? ->
-            if (error == null) cont.resume(Unit) else cont.resumeWithException(error)
-        }
-    }
+    // kotlinx's await() cancels the future if the caller is cancelled; closeAndAwait() returns a
+    // copy per call, so that stops this wait and never the drain.
+    closeAndAwait().await()
 }

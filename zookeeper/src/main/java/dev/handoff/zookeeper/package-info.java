@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * A weighted, strictly FIFO, cluster-wide semaphore on Apache ZooKeeper, through Apache Curator:
+ * {@link dev.handoff.zookeeper.ZooKeeperSemaphore}, its {@link dev.handoff.zookeeper.Lease}s, and a
+ * {@link dev.handoff.zookeeper.LocalFront} that lets the callers of one JVM share one cluster
+ * request. Kotlin users also get {@code suspend fun ZooKeeperSemaphore.acquire} and
+ * {@code withPermits} (file {@code ZooKeeperSemaphores.kt}).
+ */
+package dev.handoff.zookeeper;

@@ -18,4 +18,14 @@ public class SessionLostException extends IllegalStateException {
     public SessionLostException(String message) {
         super(message);
     }
+
+    /**
+     * Creates the exception with a message and the failure that revealed the loss.
+     *
+     * @param message the detail message
+     * @param cause   Curator's or ZooKeeper's exception
+     */
+    public SessionLostException(String message, Throwable cause) {
+        super(message, cause);
+    }
 }

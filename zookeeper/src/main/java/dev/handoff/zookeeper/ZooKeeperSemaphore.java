@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorClosedException;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
@@ -539,6 +540,16 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                         .inBackground(this::created)
                         .forPath(path + "/" + nodeName(n), NO_DATA);
             } catch (Exception e) {
+                fail(e);
+            }
+        }
+
+        /** Fails the request with e, or with SessionLostException if the client was closed. */
+        void fail(Throwable e) {
+            if (e instanceof CuratorClosedException || client.getState() == CuratorFrameworkState.STOPPED) {
+                future.completeExceptionally(new SessionLostException("acquire(" + n + ") on " + path
+                        + ": the Curator client was closed before the grant", e));
+            } else {
                 future.completeExceptionally(e);
             }
         }
@@ -546,7 +557,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         private void created(CuratorFramework c, CuratorEvent event) {
             if (event.getResultCode() != 0) {
                 KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                future.completeExceptionally(code == KeeperException.Code.NONODE
+                fail(code == KeeperException.Code.NONODE
                         ? new IllegalStateException("acquire(" + n + "): " + path + " no longer exists (deleted by hand?)")
                         : KeeperException.create(code, event.getPath()));
                 return;
@@ -608,7 +619,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     client.getChildren().inBackground((c, e) -> readDone(e, false)).forPath(path);
                 }
             } catch (Exception e) {
-                future.completeExceptionally(e);
+                fail(e);
                 evaluation.set(0);
             }
         }
@@ -692,7 +703,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     }
                 }).forPath(watchPath);
             } catch (Exception e) {
-                future.completeExceptionally(e);
+                fail(e);
                 evaluation.set(0);
             }
         }

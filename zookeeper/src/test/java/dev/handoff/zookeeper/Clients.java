@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.zookeeper;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.utils.CloseableUtils;
+import org.apache.zookeeper.ZooKeeper;
+
+/** Curator clients for the tests, closed together; and the waits the tests share. */
+final class Clients implements AutoCloseable {
+
+    static final int SESSION_MS = 8_000;
+
+    private final String connectString;
+    private final List<CuratorFramework> open = new ArrayList<>();
+
+    Clients(String connectString) {
+        this.connectString = connectString;
+    }
+
+    CuratorFramework start() throws InterruptedException {
+        return start(SESSION_MS);
+    }
+
+    CuratorFramework start(int sessionMs) throws InterruptedException {
+        CuratorFramework c = CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs(sessionMs)
+                .connectionTimeoutMs(5_000)
+                .retryPolicy(new ExponentialBackoffRetry(50, 8, 1_000))
+                .build();
+        c.start();
+        if (!c.blockUntilConnected(10, TimeUnit.SECONDS)) {
+            fail("no connection to " + connectString);
+        }
+        open.add(c);
+        return c;
+    }
+
+    /**
+     * Expires the client's session on the server for real: a second handle on the same session
+     * closes it, so the server deletes the session's ephemeral nodes at once, and the client learns
+     * of the expiry when it reconnects.
+     */
+    static void expireSession(CuratorFramework c, String connectString) throws Exception {
+        ZooKeeper zk = c.getZookeeperClient().getZooKeeper();
+        ZooKeeper twin = new ZooKeeper(connectString, SESSION_MS, event -> { }, zk.getSessionId(), zk.getSessionPasswd());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!twin.getState().isConnected() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        twin.close();
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        await(what, condition, 20_000);
+    }
+
+    static void await(String what, BooleanSupplier condition, long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("timed out waiting until " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /** The request nodes under path now. */
+    static List<String> children(CuratorFramework c, String path) throws Exception {
+        List<String> all = c.getChildren().forPath(path);
+        List<String> requests = new ArrayList<>();
+        for (String name : all) {
+            if (ZooKeeperSemaphore.parse(name) != null) {
+                requests.add(name);
+            }
+        }
+        return requests;
+    }
+
+    @Override
+    public void close() {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            CloseableUtils.closeQuietly(open.get(i));
+        }
+    }
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.zookeeper;
+
+import static dev.handoff.zookeeper.Clients.await;
+import static dev.handoff.zookeeper.Clients.children;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+/** Many callers of one JVM behind one znode; the block comes back when the JVM is idle, or is lost with the session. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LocalFrontTest {
+
+    private TestingServer server;
+    private Clients clients;
+    private String path;
+
+    @BeforeEach
+    void start(TestInfo test) throws Exception {
+        server = new TestingServer(true);
+        clients = new Clients(server.getConnectString());
+        path = "/handoff-test/" + test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        clients.close();
+        server.close();
+    }
+
+    @Test
+    void manyThreadsOneNodeNeverAboveTheBudget() throws Exception {
+        CuratorFramework c1 = clients.start();
+        CuratorFramework c2 = clients.start();
+        LocalFront f1 = new ZooKeeperSemaphore(c1, path, 6).withLocalFront(3);
+        LocalFront f2 = new ZooKeeperSemaphore(c2, path, 6).withLocalFront(3);
+        AtomicLong inUse = new AtomicLong();
+        AtomicLong peak = new AtomicLong();
+        AtomicLong maxNodes = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        for (LocalFront f : List.of(f1, f2)) {
+            for (int t = 0; t < 8; t++) {
+                Thread th = new Thread(() -> {
+                    try {
+                        for (int i = 0; i < 30; i++) {
+                            long n = 1 + (i % 2);
+                            try (Lease lease = f.acquireBlocking(n)) {
+                                peak.accumulateAndGet(inUse.addAndGet(n), Math::max);
+                                maxNodes.accumulateAndGet(children(c1, path).size(), Math::max);
+                                inUse.addAndGet(-n);
+                            }
+                        }
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                });
+                th.start();
+                threads.add(th);
+            }
+        }
+        for (Thread th : threads) {
+            th.join(30_000);
+            assertFalse(th.isAlive());
+        }
+        assertTrue(peak.get() <= 6, "peak " + peak.get());
+        assertTrue(maxNodes.get() <= 2, "one node per front at most, saw " + maxNodes.get());
+        await("both blocks returned", () -> !f1.holdsBlock() && !f2.holdsBlock());
+        await("no node left", () -> count(c1) == 0);
+    }
+
+    @Test
+    void theBlockIsTakenOnDemandAndReturnedWhenIdle() throws Exception {
+        CuratorFramework c = clients.start();
+        ZooKeeperSemaphore cluster = new ZooKeeperSemaphore(c, path, 4);
+        LocalFront front = cluster.withLocalFront(2);
+        assertFalse(front.holdsBlock());
+        Lease a = front.acquireBlocking(1);
+        Lease b = front.acquireBlocking(1);
+        assertTrue(front.holdsBlock());
+        assertEquals(1, count(c));
+        CompletableFuture<Lease> third = front.acquireAsync(2);
+        assertFalse(third.isDone());
+        Lease other = cluster.acquireBlocking(2); // the other half of the cluster: granted, 2 + 2 <= 4
+        a.close();
+        assertFalse(third.isDone(), "needs 2 locally");
+        b.close();
+        Lease c3 = third.get(10, TimeUnit.SECONDS);
+        assertTrue(front.holdsBlock());
+        c3.close();
+        await("the block returned", () -> !front.holdsBlock());
+        other.close();
+        await("empty", () -> count(c) == 0);
+        assertThrows(IllegalArgumentException.class, () -> front.acquireAsync(3));
+        assertThrows(IllegalArgumentException.class, () -> front.acquireAsync(0));
+    }
+
+    @Test
+    void cancellingALocalWaiterNeverLeaks() throws Exception {
+        CuratorFramework c = clients.start();
+        LocalFront front = new ZooKeeperSemaphore(c, path, 2).withLocalFront(2);
+        Lease held = front.acquireBlocking(2);
+        CompletableFuture<Lease> waiting = front.acquireAsync(1);
+        assertTrue(waiting.cancel(false));
+        held.close();
+        await("the block returned", () -> !front.holdsBlock());
+        await("empty", () -> count(c) == 0);
+    }
+
+    @Test
+    void aLostBlockInvalidatesItsLeasesAndFailsItsWaiters() throws Exception {
+        CuratorFramework c = clients.start();
+        LocalFront front = new ZooKeeperSemaphore(c, path, 2).withLocalFront(2);
+        Lease held = front.acquireBlocking(2);
+        CompletableFuture<Lease> waiting = front.acquireAsync(1);
+        Clients.expireSession(c, server.getConnectString());
+        held.whenLost().toCompletableFuture().get(20, TimeUnit.SECONDS);
+        assertFalse(held.isValid());
+        ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS));
+        assertInstanceOf(SessionLostException.class, e.getCause());
+        held.close();
+        await("reconnected", () -> c.getZookeeperClient().isConnected());
+        Lease again = front.acquireBlocking(1); // a new block, on the new session
+        assertTrue(again.isValid());
+        again.close();
+        await("empty", () -> count(c) == 0);
+    }
+
+    private int count(CuratorFramework c) {
+        try {
+            return children(c, path).size();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

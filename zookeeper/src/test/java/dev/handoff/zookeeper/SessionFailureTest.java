@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.zookeeper;
+
+import static dev.handoff.zookeeper.Clients.await;
+import static dev.handoff.zookeeper.Clients.children;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+/** Faults on a real in-process server: a holder's session expires, the server goes away and comes back, a client closes mid-wait. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SessionFailureTest {
+
+    private TestingServer server;
+    private Clients clients;
+    private String path;
+
+    @BeforeEach
+    void start(TestInfo test) throws Exception {
+        server = new TestingServer(true);
+        clients = new Clients(server.getConnectString());
+        path = "/handoff-test/" + test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        clients.close();
+        server.close();
+    }
+
+    @Test
+    void anExpiredHoldersPermitsComeBackAndItIsTold() throws Exception {
+        CuratorFramework holderClient = clients.start();
+        CuratorFramework waiterClient = clients.start();
+        ZooKeeperSemaphore holderSide = new ZooKeeperSemaphore(holderClient, path, 4);
+        ZooKeeperSemaphore waiterSide = new ZooKeeperSemaphore(waiterClient, path, 4);
+
+        Lease held = holderSide.acquireBlocking(3);
+        CompletableFuture<Lease> holderAlsoWaits = holderSide.acquireAsync(4);
+        CompletableFuture<Void> toldLost = held.whenLost().toCompletableFuture();
+        CompletableFuture<Lease> waiting = waiterSide.acquireAsync(2);
+        await("two queued", () -> count(waiterClient) == 3);
+
+        Clients.expireSession(holderClient, server.getConnectString()); // the "crash"
+
+        Lease granted = waiting.get(20, TimeUnit.SECONDS); // the server deleted the holder's nodes
+        assertTrue(granted.isValid());
+        toldLost.get(20, TimeUnit.SECONDS);
+        assertFalse(held.isValid(), "the holder is told: its lease is lost");
+        ExecutionException e = assertThrows(ExecutionException.class, () -> holderAlsoWaits.get(20, TimeUnit.SECONDS));
+        assertInstanceOf(SessionLostException.class, e.getCause());
+        held.close(); // closing a lost lease is harmless
+
+        // The holder's client is usable again on its new session.
+        await("reconnected", () -> holderClient.getZookeeperClient().isConnected());
+        granted.close();
+        Lease again = holderSide.acquireBlocking(4);
+        again.close();
+        await("empty", () -> count(waiterClient) == 0);
+    }
+
+    @Test
+    void suspendedAndReconnectedNeitherDoubleGrantsNorLosesANode() throws Exception {
+        CuratorFramework c1 = clients.start(20_000);
+        CuratorFramework c2 = clients.start(20_000);
+        List<ConnectionState> states = new CopyOnWriteArrayList<>();
+        c1.getConnectionStateListenable().addListener((c, s) -> states.add(s));
+        ZooKeeperSemaphore s1 = new ZooKeeperSemaphore(c1, path, 4);
+        ZooKeeperSemaphore s2 = new ZooKeeperSemaphore(c2, path, 4);
+        Lease held = s1.acquireBlocking(3);
+        CompletableFuture<Lease> waiting = s2.acquireAsync(2);
+        await("queued", () -> count(c2) == 2);
+        List<String> before = children(c2, path);
+
+        server.stop();
+        await("suspended", () -> states.contains(ConnectionState.SUSPENDED));
+        assertTrue(held.isValid(), "suspended is not lost");
+        CompletableFuture<Lease> duringOutage = s1.acquireAsync(1); // its create is retried by Curator
+        Thread.sleep(300);
+        server.restart();
+        await("reconnected", () -> states.contains(ConnectionState.RECONNECTED));
+        await("the outage's request created", () -> count(c2) == 3);
+
+        Thread.sleep(300);
+        assertFalse(waiting.isDone(), "no double grant: 3 + 2 > 4 still");
+        assertFalse(duringOutage.isDone(), "FIFO: the 1 is behind the 2");
+        assertTrue(held.isValid());
+        List<String> after = children(c2, path);
+        assertTrue(after.containsAll(before), "no node lost: " + before + " vs " + after);
+
+        held.close();
+        Lease two = waiting.get(20, TimeUnit.SECONDS);
+        Lease one = duringOutage.get(20, TimeUnit.SECONDS);
+        assertEquals(3, two.permits() + one.permits());
+        two.close();
+        one.close();
+        await("empty", () -> count(c2) == 0);
+    }
+
+    @Test
+    void aClientClosedMidWaitFailsItsWaitAndFreesItsPlace() throws Exception {
+        CuratorFramework holder = clients.start();
+        CuratorFramework leaving = clients.start();
+        CuratorFramework behind = clients.start();
+        ZooKeeperSemaphore sh = new ZooKeeperSemaphore(holder, path, 2);
+        ZooKeeperSemaphore sl = new ZooKeeperSemaphore(leaving, path, 2);
+        ZooKeeperSemaphore sb = new ZooKeeperSemaphore(behind, path, 2);
+        Lease held = sh.acquireBlocking(1);
+        CompletableFuture<Lease> leavingWait = sl.acquireAsync(2);
+        await("queued", () -> count(holder) == 2);
+        CompletableFuture<Lease> behindWait = sb.acquireAsync(1);
+        await("queued behind", () -> count(holder) == 3);
+        assertFalse(behindWait.isDone(), "FIFO: behind the 2");
+
+        leaving.close();
+
+        ExecutionException e = assertThrows(ExecutionException.class, () -> leavingWait.get(20, TimeUnit.SECONDS));
+        assertInstanceOf(SessionLostException.class, e.getCause());
+        Lease got = behindWait.get(20, TimeUnit.SECONDS); // the closed session's node is gone
+        got.close();
+        held.close();
+        await("empty", () -> count(holder) == 0);
+    }
+
+    private int count(CuratorFramework c) {
+        try {
+            return children(c, path).size();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -57,15 +57,17 @@ class LeaderFailoverTest {
                         workers.add(w);
                     }
                 }
-                await("the storm runs", () -> grants.get() > 50);
+                await("the storm runs", () -> grants.get() > 60);
 
                 InstanceSpec leader = leader(cluster);
                 assertNotNull(leader, "a leader");
                 cluster.killServer(leader);
                 long grantsAtKill = grants.get();
-                await("the storm goes on after the failover", () -> grants.get() > grantsAtKill + 100, 40_000);
+                await("the storm goes on after the failover", () -> grants.get() > grantsAtKill + 120, 40_000);
 
                 stop.set(true);
+                System.out.printf("leader failover: %d grants before the kill, %d after, peak %d of %d, %d failed requests%n",
+                        grantsAtKill, grants.get() - grantsAtKill, peak.get(), CAPACITY, failures.size());
                 for (Thread w : workers) {
                     w.join(30_000);
                 }
@@ -102,9 +104,7 @@ class LeaderFailoverTest {
                 long now = inUse.addAndGet(n);
                 peak.accumulateAndGet(now, Math::max);
                 grants.incrementAndGet();
-                if (random.nextInt(4) == 0) {
-                    Thread.sleep(1);
-                }
+                Thread.sleep(1 + random.nextInt(3)); // hold a while, so that leases overlap
                 inUse.addAndGet(-n);
                 lease.close();
             } catch (InterruptedException e) {

@@ -14,12 +14,12 @@ public final class RunAll {
     }
 
     /**
-     * Runs the six samples.
+     * Runs the seven samples.
      *
      * @param args ignored
-     * @throws InterruptedException if interrupted
+     * @throws Exception if interrupted, or if sample 7's in-process ZooKeeper cannot start
      */
-    public static void main(String[] args) throws InterruptedException {
+    public static void main(String[] args) throws Exception {
         System.out.println("handoff samples (JDK " + Runtime.version().feature() + ")");
         System.out.println();
         MemoryBudgetSample.main(args);
@@ -33,5 +33,7 @@ public final class RunAll {
         RwLockCacheSample.main(args);
         System.out.println();
         AdaptiveLimitSample.main(args);
+        System.out.println();
+        ClusterBudgetSample.main(args);
     }
 }

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Timeout;
 class RunAllTest {
 
     @Test
-    void printsEverySample() throws InterruptedException {
+    void printsEverySample() throws Exception {
         PrintStream out = System.out;
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
@@ -27,7 +27,7 @@ class RunAllTest {
         String printed = captured.toString(StandardCharsets.UTF_8);
         out.print(printed);
         for (String header : new String[] {"1. Memory budget", "2. Callbacks", "3. Virtual threads",
-                "4. Kotlin withPermits", "5. RwLock cache"}) {
+                "4. Kotlin withPermits", "5. RwLock cache", "7. Cluster budget"}) {
             assertTrue(printed.contains(header), () -> "missing \"" + header + "\" in:\n" + printed);
         }
     }

@@ -72,6 +72,36 @@ class ZooKeeperSemaphoresKotlinTest {
         Clients.await("empty") { Clients.children(c, s.path()).isEmpty() }
     }
 
+    /** The downstream of README's Kotlin line. */
+    class Downstream(private val failing: Boolean) {
+        var sends = 0
+        fun send(body: ByteArray): Int {
+            sends++
+            check(!failing) { "downstream refused" }
+            return body.size
+        }
+    }
+
+    @Test
+    fun theReadmeKotlinLineRunsAndReleasesHoweverItEnds(): Unit = runBlocking {
+        val c = clients.start()
+        val budget = ZooKeeperSemaphore(c, "/budgets/downstream-mib", 64)
+        var downstream = Downstream(failing = false)
+        // ---- doc: README "Beyond one JVM", with Int = Response
+        suspend fun upload(body: ByteArray): Int =
+            budget.withPermits(maxOf(1L, body.size.toLong() shr 20)) { downstream.send(body) }
+        // ---- end
+        val readme = java.io.File("../README.md").readText()
+        assertTrue(readme.contains("budget.withPermits(maxOf(1L, body.size.toLong() shr 20)) { downstream.send(body) }"))
+        assertEquals(3 shl 20, upload(ByteArray(3 shl 20)))
+        downstream = Downstream(failing = true)
+        assertThrows(IllegalStateException::class.java) { runBlocking { upload(ByteArray(10)) } }
+        assertThrows(IllegalArgumentException::class.java) { runBlocking { upload(ByteArray(65 shl 20)) } }
+        assertEquals(1, downstream.sends)
+        Clients.await("empty") { Clients.children(c, budget.path()).isEmpty() }
+        budget.acquire(64).close()
+    }
+
     @Test
     fun aGrantRacingTheCancelIsReleased(): Unit = runBlocking {
         val c = clients.start()

@@ -22,6 +22,8 @@ import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorClosedException;
 import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.CuratorEventType;
+import org.apache.curator.framework.api.CuratorListener;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -117,6 +119,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      *          the predecessor gone, or its data version above 0 (already granted), the request
      *          reads again at once.
      *
+     * If that background "granted" write fails (the connection dropped and Curator's retries ran
+     * out), the request behind is woken by the predecessor's deletion instead, later but never
+     * wrongly; a RECONNECTED makes every waiter read again in any case.
+     *
      * So a deletion wakes the head only (plus the one request behind a cancelled waiter), and a
      * grant wakes the next request only: no herd. The counters watchEvents / reads / grants below
      * measure it (the benchmark in the tests prints watches fired per grant).
@@ -133,7 +139,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      *
      * Session loss and reconnection
      * -----------------------------
-     * LOST (the session expired, or Curator gave it up after the session timeout): ZooKeeper has
+     * LOST (the session expired, or Curator gave it up after the session timeout), or the Curator
+     * client closing (CuratorEventType.CLOSING; closing ends the session): ZooKeeper has
      * deleted or will delete all of this client's nodes; every lease is marked lost and every
      * waiting request fails with SessionLostException. RECONNECTED: ZooKeeper re-registers our
      * watches itself, but every waiting request reads once more anyway, and each lease checks that
@@ -156,6 +163,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     /** Leases granted and not yet closed; read by the connection listener. */
     private final Set<Lease> held = ConcurrentHashMap.newKeySet();
     private final ConnectionStateListener connectionListener = this::connectionChanged;
+    /** Curator tells its CuratorListeners when the client closes; its session ends with it. */
+    private final CuratorListener closingListener = (c, event) -> {
+        if (event.getType() == CuratorEventType.CLOSING) {
+            sessionLost("the Curator client was closed");
+        }
+    };
     private volatile boolean closed;
 
     // Measurements, read by the tests and the benchmark.
@@ -205,6 +218,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         this.capacity = capacity;
         openPath();
         client.getConnectionStateListenable().addListener(connectionListener);
+        client.getCuratorListenable().addListener(closingListener);
     }
 
     private void openPath() {
@@ -404,6 +418,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         closed = true;
         client.getConnectionStateListenable().removeListener(connectionListener);
+        client.getCuratorListenable().removeListener(closingListener);
         for (Request r : waiting) {
             r.future.completeExceptionally(closedException("acquire", r.n));
         }

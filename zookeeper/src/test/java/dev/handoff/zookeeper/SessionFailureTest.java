@@ -114,25 +114,28 @@ class SessionFailureTest {
     }
 
     @Test
-    void aClientClosedMidWaitFailsItsWaitAndFreesItsPlace() throws Exception {
+    void aClientClosedMidWaitFailsItsWaitLosesItsLeasesAndFreesItsPlace() throws Exception {
         CuratorFramework holder = clients.start();
         CuratorFramework leaving = clients.start();
         CuratorFramework behind = clients.start();
-        ZooKeeperSemaphore sh = new ZooKeeperSemaphore(holder, path, 2);
-        ZooKeeperSemaphore sl = new ZooKeeperSemaphore(leaving, path, 2);
-        ZooKeeperSemaphore sb = new ZooKeeperSemaphore(behind, path, 2);
+        ZooKeeperSemaphore sh = new ZooKeeperSemaphore(holder, path, 3);
+        ZooKeeperSemaphore sl = new ZooKeeperSemaphore(leaving, path, 3);
+        ZooKeeperSemaphore sb = new ZooKeeperSemaphore(behind, path, 3);
         Lease held = sh.acquireBlocking(1);
+        Lease leavingLease = sl.acquireBlocking(1);
         CompletableFuture<Lease> leavingWait = sl.acquireAsync(2);
-        await("queued", () -> count(holder) == 2);
+        await("queued", () -> count(holder) == 3);
         CompletableFuture<Lease> behindWait = sb.acquireAsync(1);
-        await("queued behind", () -> count(holder) == 3);
+        await("queued behind", () -> count(holder) == 4);
         assertFalse(behindWait.isDone(), "FIFO: behind the 2");
 
         leaving.close();
 
         ExecutionException e = assertThrows(ExecutionException.class, () -> leavingWait.get(20, TimeUnit.SECONDS));
         assertInstanceOf(SessionLostException.class, e.getCause());
-        Lease got = behindWait.get(20, TimeUnit.SECONDS); // the closed session's node is gone
+        leavingLease.whenLost().toCompletableFuture().get(20, TimeUnit.SECONDS);
+        assertFalse(leavingLease.isValid(), "closing the client ends the session: its lease is lost");
+        Lease got = behindWait.get(20, TimeUnit.SECONDS); // the closed session's nodes are gone
         got.close();
         held.close();
         await("empty", () -> count(holder) == 0);

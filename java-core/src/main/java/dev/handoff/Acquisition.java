@@ -200,7 +200,25 @@ public abstract class Acquisition {
      */
     public final boolean cancel() {
         BatchSemaphore core = owner;
-        return core != null && state == WAITING && core.cancel(this);
+        return core != null && state == WAITING && core.cancel(this, false);
+    }
+
+    /**
+     * Withdraws like {@link #cancel()} (or like {@link #cancel(Executor)} if {@code wakeExecutor}
+     * is not null), telling the semaphore's {@link WaitListener} that the wait timed out. For
+     * faces and subclasses whose wait ends because of a deadline.
+     *
+     * @param wakeExecutor where the wake-ups caused by this withdrawal run, or {@code null} for
+     *     the calling thread
+     * @return {@code true} if this call withdrew a waiting acquisition; {@code false} if it was
+     *     already granted, closed, failed or cancelled, or has not started
+     */
+    protected final boolean cancelTimedOut(Executor wakeExecutor) {
+        BatchSemaphore core = owner;
+        if (core == null || state != WAITING) {
+            return false;
+        }
+        return wakeExecutor == null ? core.cancel(this, true) : core.cancel(this, wakeExecutor, true);
     }
 
     /**
@@ -227,7 +245,7 @@ public abstract class Acquisition {
             throw new NullPointerException("cancel(null): the executor is null");
         }
         BatchSemaphore core = owner;
-        return core != null && state == WAITING && core.cancel(this, wakeExecutor);
+        return core != null && state == WAITING && core.cancel(this, wakeExecutor, false);
     }
 
     /**
@@ -274,7 +292,62 @@ public abstract class Acquisition {
     /** The exception of a FAILED node (see {@link #hook}); {@code null} otherwise. */
     final Throwable failureCause() {
         Object h = hook;
+        if (h instanceof Watch) {
+            return ((Watch) h).failure;
+        }
         return h instanceof Throwable ? (Throwable) h : null;
+    }
+
+    /** Under the lock: the face's grant bookkeeping, or {@code null} (see {@link #hook}). */
+    final Runnable grantHook() {
+        Object h = hook;
+        if (h instanceof Watch) {
+            return ((Watch) h).onGrant;
+        }
+        return (Runnable) h;
+    }
+
+    /** Under the lock, before the state is published: the node fails with {@code t}. */
+    final void fail(Throwable t) {
+        Object h = hook;
+        if (h instanceof Watch) {
+            ((Watch) h).failure = t;
+        } else {
+            hook = t; // the grant hook is not needed any more: the node keeps its failure there
+        }
+    }
+
+    /**
+     * Under the lock, as the node joins the queue of a semaphore that has a {@link WaitListener}:
+     * remembers when and behind how many, for the listener. Lives in {@link #hook} (wrapping the
+     * grant hook), so a node costs no extra field and no allocation unless a listener is set.
+     */
+    final void watch(int waitersAhead) {
+        hook = new Watch((Runnable) hook, System.nanoTime(), waitersAhead);
+    }
+
+    /** What {@link #watch} stored, or {@code null} if the node was never watched. */
+    final Watch watched() {
+        Object h = hook;
+        return h instanceof Watch ? (Watch) h : null;
+    }
+
+    /**
+     * What a watched node keeps for its {@link WaitListener}: the grant hook it replaces in
+     * {@link #hook}, the time it queued, the queue length then, and its failure if it fails.
+     */
+    static final class Watch {
+        final Runnable onGrant;
+        final long since;
+        final int waitersAhead;
+        /** Written under the owner's lock before the node's state is published. */
+        Throwable failure;
+
+        Watch(Runnable onGrant, long since, int waitersAhead) {
+            this.onGrant = onGrant;
+            this.since = since;
+            this.waitersAhead = waitersAhead;
+        }
     }
 
     private int settledState() {

@@ -256,14 +256,21 @@ final class BatchSemaphore {
     /** Number of queued nodes. Guarded by {@link #lock} (read under it too, see queueLength()). */
     private int queueLength;
 
+    /**
+     * Told of every wait, or {@code null}: final, set at construction. Only the slow paths read
+     * it, and each calls it after the lock is released (see "Listener" in the notes).
+     */
+    private final WaitListener listener;
+
     BatchSemaphore(long capacity) {
-        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE);
+        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null);
     }
 
-    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength) {
+    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener) {
         this.capacity = capacity;
         this.maxQueuedPermits = maxQueuedPermits;
         this.maxQueueLength = maxQueueLength;
+        this.listener = listener;
         this.state = capacity << SHIFT;
     }
 
@@ -427,7 +434,7 @@ final class BatchSemaphore {
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        settleAll(woken);
         checkDrained();
         return -1;
     }
@@ -548,13 +555,13 @@ final class BatchSemaphore {
             if (!a.claim()) {
                 return false;
             }
-            Object hook = a.hook;
+            Runnable hook = a.grantHook();
             if (hook != null) {
-                ((Runnable) hook).run();
+                hook.run();
             }
             return true;
         } catch (Throwable t) {
-            a.hook = t; // the grant hook is not needed any more: the node keeps its failure there
+            a.fail(t);
             return false;
         }
     }
@@ -593,6 +600,8 @@ final class BatchSemaphore {
         long max = a.permits;
         long min = a.minimum();
         Acquisition woken = null;
+        SemaphoreRejectedException shed = null;
+        int ahead = -1; // >= 0 once queued under a listener
         lock();
         try {
             long s = state;
@@ -615,7 +624,12 @@ final class BatchSemaphore {
                     break;
                 }
                 if ((s & QUEUED) != 0) {
-                    shedIfFull(call, min);
+                    if ((shed = shedIfFull(call, min)) != null) {
+                        break;
+                    }
+                    if (listener != null) {
+                        a.watch(ahead = queueLength);
+                    }
                     linkLast(a); // free == 0 (I2): nothing to drain
                     break;
                 }
@@ -641,7 +655,9 @@ final class BatchSemaphore {
                     woken = a;
                     break;
                 }
-                shedIfFull(call, min); // it would have to queue
+                if ((shed = shedIfFull(call, min)) != null) { // it would have to queue
+                    break;
+                }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
                 // one CAS (the heart of the lock-free release; see the notes). GATED (debt) stays.
                 long witness = (long) STATE.compareAndExchange(this, s, (s & (CLOSED | GATED)) | QUEUED);
@@ -650,26 +666,39 @@ final class BatchSemaphore {
                     continue;
                 }
                 a.assigned = free;
+                if (listener != null) {
+                    a.watch(ahead = queueLength);
+                }
                 linkLast(a);
                 break;
             }
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        if (shed != null) {
+            if (listener != null) {
+                tellRejected(min);
+            }
+            throw shed;
+        }
+        if (ahead >= 0) {
+            tellQueued(min, ahead);
+        }
+        wakeAll(woken); // never a queued node: the listener has nothing to settle
         return a;
     }
 
     /**
-     * Under the lock, for a node that would have to queue: refuses it if the queue bounds would be
-     * exceeded. Nothing has changed when it throws.
+     * Under the lock, for a node that would have to queue: the refusal to throw (after the lock is
+     * released) if the queue bounds would be exceeded, else {@code null}. Changes nothing.
      */
-    private void shedIfFull(String call, long min) {
+    private SemaphoreRejectedException shedIfFull(String call, long min) {
         if (queuedPermits + min > maxQueuedPermits || queueLength >= maxQueueLength) {
-            throw new SemaphoreRejectedException(call + ": rejected, the wait queue is full (queued permits "
+            return new SemaphoreRejectedException(call + ": rejected, the wait queue is full (queued permits "
                     + queuedPermits + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
                     + ", or queue length " + queueLength + " + 1 > maxQueueLength " + maxQueueLength + ")");
         }
+        return null;
     }
 
     /** The failure of a waiting node whose minimum the capacity can no longer cover. */
@@ -712,10 +741,14 @@ final class BatchSemaphore {
      * (the waiters its partial permits complete) on {@code wakes} instead of this thread; if
      * {@code wakes} refuses the task, they run here, so none is lost.
      */
-    boolean cancel(Acquisition a, Executor wakes) {
+    boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
         Acquisition woken = withdraw(a);
         if (woken == NOT_WAITING) {
             return false;
+        }
+        if (listener != null) {
+            tellWithdrawn(a, timedOut);
+            tellSettled(woken);
         }
         if (woken != null) {
             try {
@@ -727,13 +760,19 @@ final class BatchSemaphore {
         return true;
     }
 
-    /** Withdraws a waiting node; see {@link Acquisition#cancel()}. */
-    boolean cancel(Acquisition a) {
+    /**
+     * Withdraws a waiting node; see {@link Acquisition#cancel()}. {@code timedOut} only tells the
+     * listener why.
+     */
+    boolean cancel(Acquisition a, boolean timedOut) {
         Acquisition woken = withdraw(a);
         if (woken == NOT_WAITING) {
             return false;
         }
-        wakeAll(woken);
+        if (listener != null) {
+            tellWithdrawn(a, timedOut);
+        }
+        settleAll(woken);
         return true;
     }
 
@@ -808,7 +847,7 @@ final class BatchSemaphore {
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        settleAll(woken);
     }
 
     /**
@@ -1099,7 +1138,7 @@ final class BatchSemaphore {
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        settleAll(woken);
         checkDrained();
     }
 
@@ -1121,7 +1160,7 @@ final class BatchSemaphore {
                 back += a.assigned;
                 a.assigned = 0;
                 unlink(a);
-                a.hook = tooHeavy(call + " of a waiting acquisition", weight, n);
+                a.fail(tooHeavy(call + " of a waiting acquisition", weight, n));
                 if (last == null) {
                     first = a;
                 } else {
@@ -1248,7 +1287,7 @@ final class BatchSemaphore {
             if (timed) {
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0L) {
-                    if (cancel(a)) {
+                    if (cancel(a, true)) {
                         return false;
                     }
                     break; // the grant or close won the race
@@ -1258,7 +1297,7 @@ final class BatchSemaphore {
                 LockSupport.park(this);
             }
             if (Thread.interrupted()) {
-                if (cancel(a)) {
+                if (cancel(a, false)) {
                     throw new InterruptedException(call + ": interrupted while waiting");
                 }
                 interrupted = true; // the grant or close won: keep the interrupt for the caller
@@ -1320,6 +1359,114 @@ final class BatchSemaphore {
             if (thread != Thread.currentThread()) { // settled inside enqueue: nobody is parked
                 LockSupport.unpark(thread);
             }
+        }
+    }
+
+    // ------------------------------------------------------------------ listener (no lock held)
+
+    /** Tells the listener (if any) how each queued node of a settled chain ended, then wakes the chain. */
+    private void settleAll(Acquisition chain) {
+        if (listener != null) {
+            tellSettled(chain);
+        }
+        wakeAll(chain);
+    }
+
+    /** Tells the listener how each watched node of {@code chain} (linked by next, final) ended. */
+    private void tellSettled(Acquisition chain) {
+        for (Acquisition a = chain; a != null; a = a.next) {
+            Acquisition.Watch w = a.watched();
+            if (w == null) {
+                continue; // settled without queueing (an immediate grant, a close at the start)
+            }
+            WaitOutcome outcome;
+            switch (a.state) {
+                case Acquisition.GRANTED: outcome = WaitOutcome.GRANTED; break;
+                case Acquisition.CLOSED: outcome = WaitOutcome.CLOSED; break;
+                case Acquisition.FAILED: outcome = WaitOutcome.FAILED; break;
+                default: outcome = WaitOutcome.CANCELLED; break; // it declined its grant
+            }
+            tell(a, w, outcome);
+        }
+    }
+
+    /** Tells the listener that a withdrawn node's wait ended. */
+    private void tellWithdrawn(Acquisition a, boolean timedOut) {
+        Acquisition.Watch w = a.watched();
+        if (w != null) {
+            tell(a, w, timedOut ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED);
+        }
+    }
+
+    private void tell(Acquisition a, Acquisition.Watch w, WaitOutcome outcome) {
+        long weight = outcome == WaitOutcome.GRANTED ? a.permits : a.minimum();
+        try {
+            listener.settled(weight, outcome, System.nanoTime() - w.since, w.waitersAhead);
+        } catch (Throwable t) {
+            WakeRun.report(t);
+        }
+    }
+
+    private void tellQueued(long weight, int ahead) {
+        try {
+            listener.queued(weight, ahead);
+        } catch (Throwable t) {
+            WakeRun.report(t);
+        }
+    }
+
+    private void tellRejected(long weight) {
+        try {
+            listener.rejected(weight);
+        } catch (Throwable t) {
+            WakeRun.report(t);
+        }
+    }
+
+    /** {@link WaitListener#all}: each listener told in turn, a throwing one reported and skipped. */
+    static final class AllListeners implements WaitListener {
+        private final WaitListener[] listeners;
+
+        AllListeners(WaitListener[] listeners) {
+            this.listeners = listeners;
+        }
+
+        @Override
+        public void queued(long permits, int waitersAhead) {
+            for (WaitListener l : listeners) {
+                try {
+                    l.queued(permits, waitersAhead);
+                } catch (Throwable t) {
+                    WakeRun.report(t);
+                }
+            }
+        }
+
+        @Override
+        public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
+            for (WaitListener l : listeners) {
+                try {
+                    l.settled(permits, outcome, waitNanos, waitersAhead);
+                } catch (Throwable t) {
+                    WakeRun.report(t);
+                }
+            }
+        }
+
+        @Override
+        public void rejected(long permits) {
+            for (WaitListener l : listeners) {
+                try {
+                    l.rejected(permits);
+                } catch (Throwable t) {
+                    WakeRun.report(t);
+                }
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "WaitListener.all" + java.util.Arrays.toString(listeners);
         }
     }
 
@@ -1434,7 +1581,7 @@ final class BatchSemaphore {
             }
         }
 
-        private static void report(Throwable t) {
+        static void report(Throwable t) {
             Thread me = Thread.currentThread();
             try {
                 me.getUncaughtExceptionHandler().uncaughtException(me, t);

@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -65,6 +66,15 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
             return min;
         }
 
+        /** Withdraws; {@code timedOut} tells the listener why. */
+        void withdraw(boolean timedOut) {
+            if (timedOut) {
+                cancelTimedOut(null);
+            } else {
+                cancel();
+            }
+        }
+
         @Override
         protected boolean claim() {
             return SETTLED.compareAndSet(future, OPEN, CLAIMED);
@@ -92,11 +102,11 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     }
 
     /** Takes the future away from the semaphore; false if the grant was claimed first. */
-    private boolean withdraw() {
+    private boolean withdraw(boolean timedOut) {
         if (!SETTLED.compareAndSet(this, OPEN, WITHDRAWN)) {
             return settled == WITHDRAWN;
         }
-        node.cancel(); // returns partial permits; false only if a close got there first
+        node.withdraw(timedOut); // returns partial permits; false only if a close got there first
         return true;
     }
 
@@ -106,7 +116,7 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
      */
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-        return withdraw() && super.cancel(mayInterruptIfRunning);
+        return withdraw(false) && super.cancel(mayInterruptIfRunning);
     }
 
     /**
@@ -122,7 +132,8 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     /** Withdraws the wait (no permits will be held by it), then fails with {@code ex}. */
     @Override
     public boolean completeExceptionally(Throwable ex) {
-        return withdraw() && super.completeExceptionally(ex);
+        // orTimeout completes it with a TimeoutException: the listener hears "timed out".
+        return withdraw(ex instanceof TimeoutException) && super.completeExceptionally(ex);
     }
 
     /** Not supported, for the reason of {@link #complete}: use {@code orTimeout} to bound the wait. */

@@ -77,7 +77,7 @@ public final class Semaphore {
     }
 
     private Semaphore(Builder b) {
-        this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength);
+        this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener);
     }
 
     private static void checkCapacity(String call, long permits) {
@@ -119,6 +119,7 @@ public final class Semaphore {
         private final long capacity;
         private long maxQueuedPermits = Long.MAX_VALUE;
         private int maxQueueLength = Integer.MAX_VALUE;
+        private WaitListener listener;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -157,6 +158,30 @@ public final class Semaphore {
                 throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
             }
             this.maxQueueLength = k;
+            return this;
+        }
+
+        /**
+         * Sets the listener told of every wait: each acquisition that has to queue, how and when
+         * its wait ends, and each one the queue bounds reject. Acquisitions granted at once are
+         * not observed, so the fast path costs the same with or without a listener. Replaces a
+         * listener set before; combine several with {@link WaitListener#all}. None by default.
+         *
+         * <pre>{@code
+         * Semaphore budget = Semaphore.builder(64 << 20)
+         *         .waitListener(new SemaphoreMetrics(registry, "uploads"))   // handoff-micrometer
+         *         .build();
+         * }</pre>
+         *
+         * @param listener the listener, see {@link WaitListener} for the threads it runs on
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder waitListener(WaitListener listener) {
+            if (listener == null) {
+                throw new NullPointerException("waitListener(null): the listener is null");
+            }
+            this.listener = listener;
             return this;
         }
 

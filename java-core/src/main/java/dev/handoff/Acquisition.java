@@ -95,12 +95,6 @@ public abstract class Acquisition {
     volatile int state;
 
     /**
-     * Permits already handed to this waiter while it waits (partial assignment). Only the head of
-     * the queue ever has a non-zero value. Guarded by {@code owner}'s lock.
-     */
-    long assigned;
-
-    /**
      * Queue links, guarded by {@code owner}'s lock. Once the node has left the queue to be woken,
      * {@code next} links the chain of nodes to wake (see {@link BatchSemaphore}'s notes); the chain
      * is owned by the thread that runs it, with no lock.

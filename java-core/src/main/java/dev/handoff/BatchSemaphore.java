@@ -53,8 +53,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * Invariants (hold whenever the lock is free)
  *   I1  QUEUED == (head != null).
  *   I2  QUEUED implies free == 0.  (Permits never float while someone waits.)
- *   I3  only the head may have assigned > 0, and then assigned < its minimum.
- *   I4  capacity + debt == free + held-by-callers + head.assigned.
+ *   I3  only the head may have permits assigned: headAssigned, which is < the head's minimum,
+ *       and 0 while the queue is empty. (Kept here, not in the node: a node is 8 bytes smaller.)
+ *   I4  capacity + debt == free + held-by-callers + headAssigned.
  *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
  *   I6  resized implies GATED.                  (See the state word.)
  *
@@ -68,7 +69,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * (FAILED, woken with an IllegalStateException) and their partial permits go back. Every path
  * that returns permits — release, a withdrawn or failed head's partial, growth — goes through
  * giveBack, so the debt is always paid first. Over-release: held = capacity + debt - free -
- * head.assigned (I4), checked under the lock whenever QUEUED or GATED is set.
+ * headAssigned (I4), checked under the lock whenever QUEUED or GATED is set.
  * Shedding is decided in enqueue, under the lock, where queueing is decided: a node that would
  * have to queue while queuedPermits + its minimum > maxQueuedPermits, or queueLength + 1 >
  * maxQueueLength, is refused (SemaphoreRejectedException), nothing changed. queuedPermits is the
@@ -162,7 +163,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *   half done. availablePermits() and isClosed() read the word alone.
  * - Over-release: release(n) with n > held fails before changing anything. While QUEUED is
  *   clear, held = capacity - free (checked inside the CAS loop); under QUEUED, held =
- *   capacity - head.assigned (free is 0 by I2), checked under the lock.
+ *   capacity - headAssigned (free is 0 by I2), checked under the lock.
  *
  * Memory ordering
  * ---------------
@@ -246,12 +247,18 @@ final class BatchSemaphore {
     /** The state word, see the notes. CAS-ed lock-free while QUEUED is clear. */
     private volatile long state;
 
-    /** Guards the queue, the QUEUED/CLOSED/GATED bits and every node's links, state and assigned. */
+    /** Guards the queue, the QUEUED/CLOSED/GATED bits and every node's links and state, and headAssigned. */
     private final ReentrantLock lock = new ReentrantLock();
 
     /** FIFO queue of waiting nodes. Guarded by {@link #lock}. */
     private Acquisition head;
     private Acquisition tail;
+
+    /**
+     * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
+     * queue is empty. Guarded by {@link #lock}.
+     */
+    private long headAssigned;
 
     /** Number of queued nodes. Guarded by {@link #lock} (read under it too, see queueLength()). */
     private int queueLength;
@@ -342,7 +349,7 @@ final class BatchSemaphore {
         lock();
         try {
             s = state;
-            return capacity + debt - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
+            return capacity + debt - (s >>> SHIFT) - headAssigned;
         } finally {
             lock.unlock();
         }
@@ -426,7 +433,7 @@ final class BatchSemaphore {
                 return release(n);
             }
             // Under the lock GATED means debt or a past resize (no claim window is open now).
-            long held = capacity + debt - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
+            long held = capacity + debt - (s >>> SHIFT) - headAssigned;
             if (n > held) {
                 return held;
             }
@@ -449,21 +456,22 @@ final class BatchSemaphore {
         Acquisition last = null;
         Acquisition h;
         while ((h = head) != null) {
-            long need = h.minimum() - h.assigned; // > 0: a head that fitted would have been granted
+            long had = headAssigned;
+            long need = h.minimum() - had; // > 0: a head that fitted would have been granted
             if (rem < need) {
-                h.assigned += rem; // partial assignment; stop at the first that does not fit
+                headAssigned = had + rem; // partial assignment; stop at the first that does not fit
                 rem = 0;
                 break;
             }
-            long give = Math.min(rem, h.permits - h.assigned); // an up-to node takes what is here
+            long give = Math.min(rem, h.permits - had); // an up-to node takes what is here
             unlink(h);
+            headAssigned = 0; // the next head has none (I3)
             if (claimUnderLock(h)) {
                 rem -= give;
-                h.assigned += give;
-                h.permits = h.assigned; // marks the grant (an up-to node: what it took)
+                h.permits = had + give; // an up-to node: what it took
             } else {
-                rem += h.assigned; // it declined: its partial permits go on to the next heads
-                h.assigned = 0;
+                rem += had; // it declined: its partial permits go on to the next heads
+                h.prev = h; // marks the decline for publishOutcomes
             }
             if (last == null) {
                 first = h;
@@ -534,13 +542,16 @@ final class BatchSemaphore {
 
     /**
      * Under the lock, after the state word and the queue are final: writes each settled node's
-     * state (granted iff it was handed all its permits). Last, so that whoever sees a node
-     * settled (isGranted, a lock-free cancel() returning false) also sees the word and the queue
-     * as that settlement left them.
+     * state: FAILED if it keeps a failure, CANCELLED if it declined (marked by {@code prev == a},
+     * which this clears), else GRANTED. Last, so that whoever sees a node settled (isGranted, a
+     * lock-free cancel() returning false) also sees the word and the queue as that settlement
+     * left them.
      */
     private static void publishOutcomes(Acquisition chain) {
         for (Acquisition a = chain; a != null; a = a.next) {
-            a.state = outcome(a);
+            boolean declined = a.prev == a;
+            a.prev = null;
+            a.state = outcome(a, !declined && a.failureCause() == null);
         }
     }
 
@@ -564,15 +575,6 @@ final class BatchSemaphore {
             a.fail(t);
             return false;
         }
-    }
-
-    /**
-     * The state a node that left the queue is published with: granted iff it was handed all its
-     * permits (a queued node has {@code permits > 0}, and a decline or failure resets its
-     * {@code assigned} to 0); see {@link #claimUnderLock}.
-     */
-    private static int outcome(Acquisition a) {
-        return outcome(a, a.assigned == a.permits);
     }
 
     /** The state a node settled by a claim is published with, given whether the claim took the grant. */
@@ -619,7 +621,7 @@ final class BatchSemaphore {
                     break;
                 }
                 if (max == 0) {
-                    a.state = outcome(a, claimAtOnce(a, 0)); // permits == assigned == 0 either way
+                    a.state = outcome(a, claimAtOnce(a, 0)); // permits == 0 either way
                     woken = a; // fire() wakes it if granted or failed, skips a decline
                     break;
                 }
@@ -665,7 +667,7 @@ final class BatchSemaphore {
                     s = witness;
                     continue;
                 }
-                a.assigned = free;
+                headAssigned = free; // the queue was empty: a is the head (I3)
                 if (listener != null) {
                     a.watch(ahead = queueLength);
                 }
@@ -730,7 +732,6 @@ final class BatchSemaphore {
     private static boolean claimAtOnce(Acquisition a, long take) {
         if (claimUnderLock(a)) {
             a.permits = take;
-            a.assigned = take;
             return true;
         }
         return false;
@@ -796,9 +797,12 @@ final class BatchSemaphore {
             if (a.state != Acquisition.WAITING || (a.prev == null && head != a)) {
                 return NOT_WAITING; // settled, or a subclass node that is not queued yet
             }
-            long give = a.assigned;
+            long give = 0;
+            if (a == head) {
+                give = headAssigned;
+                headAssigned = 0; // the next head has none (I3)
+            }
             unlink(a);
-            a.assigned = 0;
             if (head == null || give > 0) {
                 woken = giveBack(give); // only the head had permits: debt first, then the next heads
             }
@@ -821,9 +825,9 @@ final class BatchSemaphore {
             long returned = 0;
             for (Acquisition a = head; a != null; a = a.next) {
                 a.prev = null; // `next` stays: the detached queue is the wake chain, in FIFO order
-                returned += a.assigned;
-                a.assigned = 0;
             }
+            returned = headAssigned;
+            headAssigned = 0;
             woken = head;
             head = null;
             tail = null;
@@ -1157,8 +1161,10 @@ final class BatchSemaphore {
             long weight = a.minimum();
             if (weight > n) {
                 any = true;
-                back += a.assigned;
-                a.assigned = 0;
+                if (a == head) {
+                    back += headAssigned;
+                    headAssigned = 0; // the next head has none (I3)
+                }
                 unlink(a);
                 a.fail(tooHeavy(call + " of a waiting acquisition", weight, n));
                 if (last == null) {
@@ -1174,7 +1180,7 @@ final class BatchSemaphore {
             return null;
         }
         Acquisition more = giveBack(back); // also clears QUEUED if the queue emptied
-        publishOutcomes(first); // FAILED: assigned 0 and a failure in the hook
+        publishOutcomes(first); // FAILED: each keeps a failure
         last.next = more;
         return first;
     }

@@ -39,8 +39,8 @@ class WaitListenerSuspendTest {
         val s = Semaphore.builder(4).waitListener(log).build()
         s.acquire(4)
 
-        assertFalse(s.tryAcquire(2, 10.milliseconds)) // the timeout of tryAcquire(n, Duration)
-        assertNull(withTimeoutOrNull(10.milliseconds) { s.acquire(3) }) // a user's own withTimeout
+        assertFalse(s.tryAcquire(2, 250.milliseconds)) // the timeout of tryAcquire(n, Duration); long enough to queue under load
+        assertNull(withTimeoutOrNull(250.milliseconds) { s.acquire(3) }) // a user's own withTimeout
 
         val cancelled = launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(1) }
         cancelled.cancel()

@@ -123,7 +123,7 @@ public abstract class Acquisition {
      */
     final void bind(BatchSemaphore core, long n, Runnable grantHook, String call) {
         if (!OWNER.compareAndSet(this, null, core)) {
-            throw new IllegalStateException(call + ": this acquisition was already started (" + this
+            throw new IllegalStateException(BatchSemaphore.describe(call, n) + ": this acquisition was already started (" + this
                     + "); an Acquisition can be started once");
         }
         this.permits = n;

@@ -612,7 +612,7 @@ final class BatchSemaphore {
                     // The capacity shrank since the face checked the argument: the call takes
                     // effect now, after the shrink, so it answers as the check would have (the
                     // contract checks the weight before the close).
-                    throw new IllegalArgumentException(call + ": exceeds the capacity " + capacity
+                    throw new IllegalArgumentException(describe(call, max) + ": exceeds the capacity " + capacity
                             + ", so it could never be granted");
                 }
                 if ((s & CLOSED) != 0) {
@@ -696,7 +696,7 @@ final class BatchSemaphore {
      */
     private SemaphoreRejectedException shedIfFull(String call, long min) {
         if (queuedPermits + min > maxQueuedPermits || queueLength >= maxQueueLength) {
-            return new SemaphoreRejectedException(call + ": rejected, the wait queue is full (queued permits "
+            return new SemaphoreRejectedException(describe(call, min) + ": rejected, the wait queue is full (queued permits "
                     + queuedPermits + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
                     + ", or queue length " + queueLength + " + 1 > maxQueueLength " + maxQueueLength + ")");
         }
@@ -1250,7 +1250,7 @@ final class BatchSemaphore {
      */
     void acquireBlocking(long n, String call, Runnable onGrant) throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(call + ": interrupted before waiting");
+            throw new InterruptedException(describe(call, n) + ": interrupted before waiting");
         }
         if (!tryAcquire(n, onGrant)) {
             await(enqueue(new ParkingAcquisition(this, n, n, onGrant), call), false, 0L, call);
@@ -1304,7 +1304,7 @@ final class BatchSemaphore {
             }
             if (Thread.interrupted()) {
                 if (cancel(a, false)) {
-                    throw new InterruptedException(call + ": interrupted while waiting");
+                    throw new InterruptedException(describe(call, a.permits) + ": interrupted while waiting");
                 }
                 interrupted = true; // the grant or close won: keep the interrupt for the caller
                 break;
@@ -1315,10 +1315,10 @@ final class BatchSemaphore {
         }
         int st = a.state;
         if (st == Acquisition.CLOSED) {
-            throw closedException(call);
+            throw closedException(describe(call, a.permits));
         }
         if (st == Acquisition.FAILED) {
-            throw failedGrant(call, a.failureCause());
+            throw failedGrant(describe(call, a.permits), a.failureCause());
         }
         return true;
     }
@@ -1332,6 +1332,16 @@ final class BatchSemaphore {
             return (RuntimeException) cause;
         }
         return new IllegalStateException(call + ": the grant failed", cause);
+    }
+
+    /**
+     * A call's description for a message. The hot faces (startAcquisition, acquireAsync,
+     * acquireBlocking) pass a constant name and this adds the weight, {@code "name(n)"}, only
+     * when a message is built, so a wait allocates no string; other calls pass their full
+     * description, which is returned as it is.
+     */
+    static String describe(String call, long n) {
+        return call.indexOf('(') >= 0 ? call : call + "(" + n + ")";
     }
 
     static SemaphoreClosedException closedException(String call) {

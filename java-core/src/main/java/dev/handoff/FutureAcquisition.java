@@ -87,17 +87,22 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     }
 
     /** Completes the future as the node settled: granted, closed or failed. */
+    /** This call's description, for messages (built only when one is needed). */
+    private String call() {
+        return BatchSemaphore.describe(call, node.minimum());
+    }
+
     private void settle(Node n) {
         if (n.isGranted()) {
             @SuppressWarnings("unchecked") // T is Long when countResult, Void otherwise
             T value = countResult ? (T) Long.valueOf(n.permits()) : null;
             super.complete(value);
         } else if (n.isClosed()) {
-            super.completeExceptionally(BatchSemaphore.closedException(call));
+            super.completeExceptionally(BatchSemaphore.closedException(call()));
         } else {
             Throwable failure = n.failure();
             super.completeExceptionally(failure != null ? failure
-                    : new IllegalStateException(call + ": woken without a grant, a close or a failure"));
+                    : new IllegalStateException(call() + ": woken without a grant, a close or a failure"));
         }
     }
 
@@ -125,7 +130,7 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
      */
     @Override
     public boolean complete(T value) {
-        throw new UnsupportedOperationException(call + ": complete is not supported on an acquisition's future;"
+        throw new UnsupportedOperationException(call() + ": complete is not supported on an acquisition's future;"
                 + " use cancel or orTimeout to give up the wait");
     }
 
@@ -139,32 +144,32 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     /** Not supported, for the reason of {@link #complete}: use {@code orTimeout} to bound the wait. */
     @Override
     public CompletableFuture<T> completeOnTimeout(T value, long timeout, TimeUnit unit) {
-        throw new UnsupportedOperationException(call + ": completeOnTimeout is not supported on an acquisition's future;"
+        throw new UnsupportedOperationException(call() + ": completeOnTimeout is not supported on an acquisition's future;"
                 + " use orTimeout to bound the wait");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */
     @Override
     public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier, Executor executor) {
-        throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": completeAsync is not supported on an acquisition's future");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */
     @Override
     public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier) {
-        throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": completeAsync is not supported on an acquisition's future");
     }
 
     /** Not supported: forcing a value could hide or invent a grant. */
     @Override
     public void obtrudeValue(T value) {
-        throw new UnsupportedOperationException(call + ": obtrudeValue is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": obtrudeValue is not supported on an acquisition's future");
     }
 
     /** Not supported: forcing a failure could hide a grant whose permits must be released. */
     @Override
     public void obtrudeException(Throwable ex) {
-        throw new UnsupportedOperationException(call + ": obtrudeException is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": obtrudeException is not supported on an acquisition's future");
     }
 
     private static final VarHandle SETTLED;

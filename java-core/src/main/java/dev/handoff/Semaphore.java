@@ -532,7 +532,7 @@ public final class Semaphore {
             throw new NullPointerException("startAcquisition(" + n + ", null): the acquisition is null");
         }
         checkFits("startAcquisition", n);
-        return core.start(acquisition, n, null, "startAcquisition(" + n + ")");
+        return core.start(acquisition, n, null, "startAcquisition");
     }
 
     /**
@@ -584,7 +584,7 @@ public final class Semaphore {
             throw negative("acquireAsync", n);
         }
         checkFits("acquireAsync", n);
-        return core.acquireAsync(n, "acquireAsync(" + n + ")", null);
+        return core.acquireAsync(n, "acquireAsync", null);
     }
 
     /**
@@ -644,7 +644,7 @@ public final class Semaphore {
             throw negative("acquireBlocking", n);
         }
         checkFits("acquireBlocking", n);
-        core.acquireBlocking(n, "acquireBlocking(" + n + ")", null);
+        core.acquireBlocking(n, "acquireBlocking", null);
     }
 
     /**

@@ -87,7 +87,9 @@ public abstract class Acquisition {
      * while the acquisition can still be granted, the face's bookkeeping ({@link Runnable}) run
      * under the core's lock right after a successful claim (the RwLock write flag), or
      * {@code null}; once it FAILED, the {@link Throwable} its claim threw (written under the lock
-     * before {@link #state}). Set once when it starts.
+     * before {@link #state}). Set once when it starts. On a semaphore with a {@link WaitListener},
+     * a node that queues has both wrapped in a {@link Watch} (with its queueing time); read it
+     * only through {@link #grantHook()}, {@link #failureCause()} and {@link #watched()}.
      */
     Object hook;
 
@@ -97,7 +99,9 @@ public abstract class Acquisition {
     /**
      * Queue links, guarded by {@code owner}'s lock. Once the node has left the queue to be woken,
      * {@code next} links the chain of nodes to wake (see {@link BatchSemaphore}'s notes); the chain
-     * is owned by the thread that runs it, with no lock.
+     * is owned by the thread that runs it, with no lock. Within one hold of the lock, a node that
+     * declined its grant in handOut has {@code prev == this} until publishOutcomes reads and
+     * clears the mark.
      */
     Acquisition prev;
     Acquisition next;

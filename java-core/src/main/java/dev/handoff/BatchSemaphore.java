@@ -59,6 +59,18 @@ import java.util.concurrent.locks.ReentrantLock;
  *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
  *   I6  resized implies GATED.                  (See the state word.)
  *
+ * Listener
+ * --------
+ * An optional WaitListener, final, set at construction. The fast paths never look at it. Under
+ * the lock, a node that queues on a semaphore with a listener gets a Watch in its hook (the grant
+ * hook it wraps, the queueing time, the queue length then, and later its failure): no field is
+ * added to the node, nothing is allocated unless a listener is set and the node queues. Every
+ * call to the listener happens after the lock is released: queued and rejected in enqueue;
+ * settled in settleAll (the chain a release, growth, shrink or close settled, read before the
+ * chain is woken) and in cancel (the withdrawn node, as TIMED_OUT or CANCELLED as the face says,
+ * then its chain). A node leaves the queue exactly once, on exactly one of those paths, so each
+ * queued node is settled exactly once. A listener that throws is reported like a waker.
+ *
  * Capacity control (setCapacity, debt, shedding, up-to requests)
  * --------------------------------------------------------------
  * capacity is volatile, written under the lock with GATED set (and GATED then stays set, see the

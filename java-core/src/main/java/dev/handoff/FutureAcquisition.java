@@ -86,12 +86,12 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
         }
     }
 
-    /** Completes the future as the node settled: granted, closed or failed. */
     /** This call's description, for messages (built only when one is needed). */
     private String call() {
         return BatchSemaphore.describe(call, node.minimum());
     }
 
+    /** Completes the future as the node settled: granted, closed or failed. */
     private void settle(Node n) {
         if (n.isGranted()) {
             @SuppressWarnings("unchecked") // T is Long when countResult, Void otherwise

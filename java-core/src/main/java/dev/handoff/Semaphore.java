@@ -168,9 +168,11 @@ public final class Semaphore {
          * listener set before; combine several with {@link WaitListener#all}. None by default.
          *
          * <pre>{@code
+         * SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
          * Semaphore budget = Semaphore.builder(64 << 20)
-         *         .waitListener(new SemaphoreMetrics(registry, "uploads"))   // handoff-micrometer
+         *         .waitListener(metrics)
          *         .build();
+         * metrics.monitor(budget).bindTo(registry);
          * }</pre>
          *
          * @param listener the listener, see {@link WaitListener} for the threads it runs on

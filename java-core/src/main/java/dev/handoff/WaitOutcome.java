@@ -12,7 +12,13 @@ public enum WaitOutcome {
      * interrupted blocking call, or a grant declined by {@link Waker#claim()}. Nothing is held.
      */
     CANCELLED,
-    /** A timed wait ran out of time ({@code tryAcquire} with a timeout, {@code orTimeout}). Nothing is held. */
+    /**
+     * A timed wait ran out of time: {@code tryAcquire(n, timeout)}, {@code tryAcquireAsync},
+     * {@code orTimeout} on an acquisition's future (or on {@code withPermitsAsync}'s), Kotlin's
+     * {@code withTimeout} and {@code tryAcquire(permits, timeout)}. Nothing is held. (If a release
+     * reaches the wait in the instant between its timer firing and its withdrawal, the wait
+     * declines that grant and is reported {@link #CANCELLED}.)
+     */
     TIMED_OUT,
     /** The semaphore was closed while the acquisition waited. Nothing is held. */
     CLOSED,

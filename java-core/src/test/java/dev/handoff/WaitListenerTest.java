@@ -151,6 +151,21 @@ class WaitListenerTest {
     }
 
     @Test
+    void orTimeoutOnAScopedFutureIsATimeout() throws Exception {
+        Log log = new Log();
+        Semaphore s = observed(2, log);
+        assertTrue(s.tryAcquire(2));
+        CompletableFuture<String> scoped = s.withPermitsAsync(1, () -> CompletableFuture.completedFuture("ran"))
+                .orTimeout(5, TimeUnit.MILLISECONDS);
+        ExecutionException timedOut = assertThrows(ExecutionException.class, scoped::get);
+        assertInstanceOf(TimeoutException.class, timedOut.getCause());
+        assertEquals(List.of("queued 1 ahead 0", "TIMED_OUT 1 ahead 0"), log.snapshot());
+        assertEquals(0, s.queueLength());
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    @Test
     void anInterruptedBlockingWaitIsCancelled() throws Exception {
         Log log = new Log();
         Semaphore s = observed(1, log);
@@ -254,6 +269,15 @@ class WaitListenerTest {
         assertTrue(oneNull.getMessage().contains("listener 1 of 2 is null"), oneNull.getMessage());
     }
 
+    /** Holds the permits a little, now and then, so the others have to queue behind. */
+    private static void hold(ThreadLocalRandom r) {
+        if (r.nextInt(4) == 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(r.nextInt(20_000));
+        } else {
+            Thread.yield();
+        }
+    }
+
     /** Many threads, every face, random cancels and timeouts: each queued wait settles exactly once. */
     @Test
     void everyQueuedWaitSettlesExactlyOnceUnderStress() throws Exception {
@@ -277,16 +301,19 @@ class WaitListenerTest {
         Semaphore s = Semaphore.builder(5).waitListener(counting).build();
         AtomicLong grantsSeenByCallers = new AtomicLong();
         Thread[] threads = new Thread[4];
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
         for (int t = 0; t < threads.length; t++) {
             threads[t] = new Thread(() -> {
                 ThreadLocalRandom r = ThreadLocalRandom.current();
                 try {
+                    start.await(); // all four contend from the first round, not one after another
                     for (int i = 0; i < 3_000; i++) {
                         long n = 1 + r.nextInt(4);
                         switch (r.nextInt(3)) {
                             case 0:
                                 if (s.tryAcquire(n, Duration.ofNanos(r.nextInt(50_000)))) {
                                     grantsSeenByCallers.incrementAndGet();
+                                    hold(r);
                                     s.release(n);
                                 }
                                 break;
@@ -297,12 +324,14 @@ class WaitListenerTest {
                                 }
                                 f.get();
                                 grantsSeenByCallers.incrementAndGet();
+                                hold(r);
                                 s.release(n);
                                 break;
                             }
                             default:
                                 s.acquireBlocking(n);
                                 grantsSeenByCallers.incrementAndGet();
+                                hold(r);
                                 s.release(n);
                                 break;
                         }
@@ -313,6 +342,7 @@ class WaitListenerTest {
             });
             threads[t].start();
         }
+        start.countDown();
         for (Thread t : threads) {
             t.join(TimeUnit.MINUTES.toMillis(2));
             assertFalse(t.isAlive());

@@ -39,12 +39,14 @@ class WaitListenerSuspendTest {
         val s = Semaphore.builder(4).waitListener(log).build()
         s.acquire(4)
 
-        assertFalse(s.tryAcquire(2, 250.milliseconds)) // the timeout of tryAcquire(n, Duration); long enough to queue under load
-        assertNull(withTimeoutOrNull(250.milliseconds) { s.acquire(3) }) // a user's own withTimeout
+        assertFalse(s.tryAcquire(2, 500.milliseconds)) // the timeout of tryAcquire(n, Duration); long enough to queue under load
+        assertNull(withTimeoutOrNull(500.milliseconds) { s.acquire(3) }) // a user's own withTimeout
 
         val cancelled = launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(1) }
         cancelled.cancel()
         cancelled.join()
+
+        assertNull(withTimeoutOrNull(500.milliseconds) { s.acquireUpTo(1, 2) }) // up-to requests too
 
         val granted = launch(start = CoroutineStart.UNDISPATCHED) { s.acquire(2) }
         while (s.queueLength() == 0) yield()
@@ -53,7 +55,10 @@ class WaitListenerSuspendTest {
         s.release(4)
 
         assertEquals(
-            listOf("queued 2", "TIMED_OUT 2", "queued 3", "TIMED_OUT 3", "queued 1", "CANCELLED 1", "queued 2", "GRANTED 2"),
+            listOf(
+                "queued 2", "TIMED_OUT 2", "queued 3", "TIMED_OUT 3", "queued 1", "CANCELLED 1",
+                "queued 1", "TIMED_OUT 1", "queued 2", "GRANTED 2",
+            ),
             log.events.toList(),
         )
         assertEquals(4, s.availablePermits())

@@ -200,6 +200,23 @@ class JfrWaitListenerTest {
     }
 
     @Test
+    void withoutARecordingNothingIsAllocated() {
+        JfrWaitListener listener = new JfrWaitListener(uniqueName());
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long thread = Thread.currentThread().getId();
+        for (int i = 0; i < 100_000; i++) { // warm up
+            listener.settled(1, dev.handoff.WaitOutcome.GRANTED, 50_000_000, 3);
+        }
+        long before = threads.getThreadAllocatedBytes(thread);
+        for (int i = 0; i < 1_000_000; i++) {
+            listener.settled(1, dev.handoff.WaitOutcome.GRANTED, 50_000_000, 3);
+        }
+        long allocated = threads.getThreadAllocatedBytes(thread) - before;
+        assertTrue(allocated < 100_000, allocated + " bytes for 10^6 waits without a recording");
+    }
+
+    @Test
     void grantsAtOnceRecordNothing() throws Exception {
         String name = uniqueName();
         Semaphore s = Semaphore.builder(2).waitListener(new JfrWaitListener(name)).build();

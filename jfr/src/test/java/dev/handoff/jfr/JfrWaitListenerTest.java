@@ -24,12 +24,14 @@ import jdk.jfr.SettingDescriptor;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Real recordings, dumped and read back: the fields of granted, timed-out and closed waits; the
  * waitThreshold setting (default, set, combined across recordings); a disabled event records
  * nothing.
  */
+@Timeout(120) // a hang fails the test instead of holding the build
 class JfrWaitListenerTest {
 
     private static final String EVENT = "dev.handoff.SemaphoreWait";

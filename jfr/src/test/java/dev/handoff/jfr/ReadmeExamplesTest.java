@@ -16,6 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import jdk.jfr.Configuration;
@@ -23,7 +25,9 @@ import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import jdk.jfr.consumer.RecordingStream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The README's JFR example ("Observability"), the same code, streamed with a
@@ -31,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * of the acquisition (timed out); a short wait stays under the threshold. And the {@code .jfc}
  * snippet of {@link WaitThreshold}'s Javadoc, loaded as a configuration.
  */
+@Timeout(120) // a hang fails the test instead of holding the build
 class ReadmeExamplesTest {
 
     record Part(String name, long size) {
@@ -85,13 +90,21 @@ class ReadmeExamplesTest {
 
     private static final long MIB = 1L << 20;
 
+    /** Its own threads: the common pool has one worker on a 2-core machine. */
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void stopPool() {
+        pool.shutdownNow();
+    }
+
     private Alert next() throws InterruptedException {
         Alert a = alerts.poll(20, TimeUnit.SECONDS); // the stream flushes about once a second
         assertNotNull(a, "no event streamed");
         return a;
     }
 
-    /** Holds all 64 MiB for {@code holdMillis} on another thread while {@code part} is stored. */
+    /** Holds all 64 MiB while {@code part} is stored on another thread, for {@code holdMillis} after it queued. */
     private Object storeBehind(Semaphore uploads, Part part, long holdMillis) throws Exception {
         assertTrue(uploads.tryAcquire(64 * MIB));
         CompletableFuture<Object> stored = CompletableFuture.supplyAsync(() -> {
@@ -102,7 +115,12 @@ class ReadmeExamplesTest {
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, pool);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (uploads.queueLength() == 0) {
+            assertTrue(System.nanoTime() < deadline, "nothing queued within 10 s");
+            Thread.sleep(1);
+        }
         TimeUnit.MILLISECONDS.sleep(holdMillis);
         uploads.release(64 * MIB);
         return stored.get(10, TimeUnit.SECONDS);

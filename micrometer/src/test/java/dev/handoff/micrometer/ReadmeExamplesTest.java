@@ -15,14 +15,19 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The README's Micrometer example ("Observability"), the same code, run through success (at once
  * and after a wait), failure after the grant (the write throws) and failure of the acquisition
  * itself (timed out, shed), checking the meters it names; and the class Javadoc's wiring.
  */
+@Timeout(120) // a hang fails the test instead of holding the build
 class ReadmeExamplesTest {
 
     record Part(String name, long size) {
@@ -67,6 +72,22 @@ class ReadmeExamplesTest {
 
     private static final long MIB = 1L << 20;
 
+    /** Its own threads: the common pool has one worker on a 2-core machine. */
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+
+    @AfterEach
+    void stopPool() {
+        pool.shutdownNow();
+    }
+
+    private static void awaitQueued(Semaphore s) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (s.queueLength() == 0) {
+            assertTrue(System.nanoTime() < deadline, "nothing queued within 10 s");
+            Thread.sleep(1);
+        }
+    }
+
     private long waits(String outcome) {
         return registry.get("handoff.semaphore.wait").tag("name", "uploads").tag("service", "ingest")
                 .tag("outcome", outcome).timer().count();
@@ -107,7 +128,7 @@ class ReadmeExamplesTest {
             } catch (IOException | InterruptedException e) {
                 throw new IllegalStateException(e);
             }
-        });
+        }, pool);
         assertTrue(writing.await(5, TimeUnit.SECONDS));
         CompletableFuture<Boolean> small = CompletableFuture.supplyAsync(() -> {
             try {
@@ -115,10 +136,8 @@ class ReadmeExamplesTest {
             } catch (IOException | InterruptedException e) {
                 throw new IllegalStateException(e);
             }
-        });
-        while (uploads.queueLength() == 0) {
-            Thread.onSpinWait();
-        }
+        }, pool);
+        awaitQueued(uploads);
         assertEquals(8.0 * MIB, gauge("handoff.semaphore.queue.permits"));
         assertEquals(1.0, gauge("handoff.semaphore.queue.length"));
         finish.countDown();
@@ -144,10 +163,8 @@ class ReadmeExamplesTest {
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
-        });
-        while (uploads.queueLength() == 0) {
-            Thread.onSpinWait();
-        }
+        }, pool);
+        awaitQueued(uploads);
         uploads.release(64 * MIB);
         assertEquals("disk full", failed.get(5, TimeUnit.SECONDS));
         assertEquals(1, waits("granted"), "it waited, was granted, then its write failed");

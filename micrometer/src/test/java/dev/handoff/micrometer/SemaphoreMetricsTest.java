@@ -34,12 +34,14 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The meters after real acquisitions: every gauge, a timer and a summary per outcome from real
  * waits, the rejected counter from real load shedding, tags, renaming, base unit, the wiring and
  * its misuse.
  */
+@Timeout(120) // a hang fails the test instead of holding the build
 class SemaphoreMetricsTest {
 
     private final MeterRegistry registry = new SimpleMeterRegistry();

@@ -317,6 +317,43 @@ class SemaphoreMetricsTest {
         assertEquals(1, other.get("handoff.semaphore.wait").tag("outcome", "timed_out").timer().count());
     }
 
+    /** The snippet proposed for the Javadoc of the core's {@code Semaphore.Builder.waitListener}. */
+    @Test
+    void theCoreJavadocSnippet() throws Exception {
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
+        Semaphore budget = Semaphore.builder(64 << 20)
+                .waitListener(metrics)
+                .build();
+        metrics.monitor(budget).bindTo(registry);
+
+        assertTrue(budget.tryAcquire(64 << 20));
+        assertFalse(budget.tryAcquire(1, Duration.ofMillis(5)));
+        assertEquals(1, registry.get("handoff.semaphore.wait").tag("name", "uploads").tag("outcome", "timed_out")
+                .timer().count());
+        assertEquals("bytes", registry.get("handoff.semaphore.capacity").gauge().getId().getBaseUnit());
+    }
+
+    /** What the README warns about: the gauges hold the semaphore weakly. */
+    @Test
+    void anUnreferencedSemaphoreIsCollectedAndItsGaugesReadNaN() throws Exception {
+        bindAndForget();
+        Gauge capacity = registry.get("handoff.semaphore.capacity").tag("name", "test").gauge();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!Double.isNaN(capacity.value())) {
+            assertTrue(System.nanoTime() < deadline, "the semaphore was never collected");
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertTrue(Double.isNaN(registry.get("handoff.semaphore.available").gauge().value()));
+    }
+
+    private void bindAndForget() {
+        SemaphoreMetrics metrics = SemaphoreMetrics.of("test");
+        metrics.buildMonitored(Semaphore.builder(3));
+        metrics.bindTo(registry);
+        assertEquals(3.0, gauge("handoff.semaphore.capacity"));
+    }
+
     // ------------------------------------------------------------------ misuse
 
     @Test

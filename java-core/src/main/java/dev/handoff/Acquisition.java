@@ -87,7 +87,9 @@ public abstract class Acquisition {
      * while the acquisition can still be granted, the face's bookkeeping ({@link Runnable}) run
      * under the core's lock right after a successful claim (the RwLock write flag), or
      * {@code null}; once it FAILED, the {@link Throwable} its claim threw (written under the lock
-     * before {@link #state}). Set once when it starts.
+     * before {@link #state}). Set once when it starts. On a semaphore with a {@link WaitListener},
+     * a node that queues has both wrapped in a {@link Watch} (with its queueing time); read it
+     * only through {@link #grantHook()}, {@link #failureCause()} and {@link #watched()}.
      */
     Object hook;
 
@@ -95,15 +97,11 @@ public abstract class Acquisition {
     volatile int state;
 
     /**
-     * Permits already handed to this waiter while it waits (partial assignment). Only the head of
-     * the queue ever has a non-zero value. Guarded by {@code owner}'s lock.
-     */
-    long assigned;
-
-    /**
      * Queue links, guarded by {@code owner}'s lock. Once the node has left the queue to be woken,
      * {@code next} links the chain of nodes to wake (see {@link BatchSemaphore}'s notes); the chain
-     * is owned by the thread that runs it, with no lock.
+     * is owned by the thread that runs it, with no lock. Within one hold of the lock, a node that
+     * declined its grant in handOut has {@code prev == this} until publishOutcomes reads and
+     * clears the mark.
      */
     Acquisition prev;
     Acquisition next;
@@ -129,7 +127,7 @@ public abstract class Acquisition {
      */
     final void bind(BatchSemaphore core, long n, Runnable grantHook, String call) {
         if (!OWNER.compareAndSet(this, null, core)) {
-            throw new IllegalStateException(call + ": this acquisition was already started (" + this
+            throw new IllegalStateException(BatchSemaphore.describe(call, n) + ": this acquisition was already started (" + this
                     + "); an Acquisition can be started once");
         }
         this.permits = n;
@@ -200,7 +198,25 @@ public abstract class Acquisition {
      */
     public final boolean cancel() {
         BatchSemaphore core = owner;
-        return core != null && state == WAITING && core.cancel(this);
+        return core != null && state == WAITING && core.cancel(this, false);
+    }
+
+    /**
+     * Withdraws like {@link #cancel()} (or like {@link #cancel(Executor)} if {@code wakeExecutor}
+     * is not null), telling the semaphore's {@link WaitListener} that the wait timed out. For
+     * faces and subclasses whose wait ends because of a deadline.
+     *
+     * @param wakeExecutor where the wake-ups caused by this withdrawal run, or {@code null} for
+     *     the calling thread
+     * @return {@code true} if this call withdrew a waiting acquisition; {@code false} if it was
+     *     already granted, closed, failed or cancelled, or has not started
+     */
+    protected final boolean cancelTimedOut(Executor wakeExecutor) {
+        BatchSemaphore core = owner;
+        if (core == null || state != WAITING) {
+            return false;
+        }
+        return wakeExecutor == null ? core.cancel(this, true) : core.cancel(this, wakeExecutor, true);
     }
 
     /**
@@ -227,7 +243,7 @@ public abstract class Acquisition {
             throw new NullPointerException("cancel(null): the executor is null");
         }
         BatchSemaphore core = owner;
-        return core != null && state == WAITING && core.cancel(this, wakeExecutor);
+        return core != null && state == WAITING && core.cancel(this, wakeExecutor, false);
     }
 
     /**
@@ -274,7 +290,62 @@ public abstract class Acquisition {
     /** The exception of a FAILED node (see {@link #hook}); {@code null} otherwise. */
     final Throwable failureCause() {
         Object h = hook;
+        if (h instanceof Watch) {
+            return ((Watch) h).failure;
+        }
         return h instanceof Throwable ? (Throwable) h : null;
+    }
+
+    /** Under the lock: the face's grant bookkeeping, or {@code null} (see {@link #hook}). */
+    final Runnable grantHook() {
+        Object h = hook;
+        if (h instanceof Watch) {
+            return ((Watch) h).onGrant;
+        }
+        return (Runnable) h;
+    }
+
+    /** Under the lock, before the state is published: the node fails with {@code t}. */
+    final void fail(Throwable t) {
+        Object h = hook;
+        if (h instanceof Watch) {
+            ((Watch) h).failure = t;
+        } else {
+            hook = t; // the grant hook is not needed any more: the node keeps its failure there
+        }
+    }
+
+    /**
+     * Under the lock, as the node joins the queue of a semaphore that has a {@link WaitListener}:
+     * remembers when and behind how many, for the listener. Lives in {@link #hook} (wrapping the
+     * grant hook), so a node costs no extra field and no allocation unless a listener is set.
+     */
+    final void watch(int waitersAhead) {
+        hook = new Watch((Runnable) hook, System.nanoTime(), waitersAhead);
+    }
+
+    /** What {@link #watch} stored, or {@code null} if the node was never watched. */
+    final Watch watched() {
+        Object h = hook;
+        return h instanceof Watch ? (Watch) h : null;
+    }
+
+    /**
+     * What a watched node keeps for its {@link WaitListener}: the grant hook it replaces in
+     * {@link #hook}, the time it queued, the queue length then, and its failure if it fails.
+     */
+    static final class Watch {
+        final Runnable onGrant;
+        final long since;
+        final int waitersAhead;
+        /** Written under the owner's lock before the node's state is published. */
+        Throwable failure;
+
+        Watch(Runnable onGrant, long since, int waitersAhead) {
+            this.onGrant = onGrant;
+            this.since = since;
+            this.waitersAhead = waitersAhead;
+        }
     }
 
     private int settledState() {

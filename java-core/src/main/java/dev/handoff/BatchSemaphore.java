@@ -53,10 +53,23 @@ import java.util.concurrent.locks.ReentrantLock;
  * Invariants (hold whenever the lock is free)
  *   I1  QUEUED == (head != null).
  *   I2  QUEUED implies free == 0.  (Permits never float while someone waits.)
- *   I3  only the head may have assigned > 0, and then assigned < its minimum.
- *   I4  capacity + debt == free + held-by-callers + head.assigned.
+ *   I3  only the head may have permits assigned: headAssigned, which is < the head's minimum,
+ *       and 0 while the queue is empty. (Kept here, not in the node: a node is 8 bytes smaller.)
+ *   I4  capacity + debt == free + held-by-callers + headAssigned.
  *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
  *   I6  resized implies GATED.                  (See the state word.)
+ *
+ * Listener
+ * --------
+ * An optional WaitListener, final, set at construction. The fast paths never look at it. Under
+ * the lock, a node that queues on a semaphore with a listener gets a Watch in its hook (the grant
+ * hook it wraps, the queueing time, the queue length then, and later its failure): no field is
+ * added to the node, nothing is allocated unless a listener is set and the node queues. Every
+ * call to the listener happens after the lock is released: queued and rejected in enqueue;
+ * settled in settleAll (the chain a release, growth, shrink or close settled, read before the
+ * chain is woken) and in cancel (the withdrawn node, as TIMED_OUT or CANCELLED as the face says,
+ * then its chain). A node leaves the queue exactly once, on exactly one of those paths, so each
+ * queued node is settled exactly once. A listener that throws is reported like a waker.
  *
  * Capacity control (setCapacity, debt, shedding, up-to requests)
  * --------------------------------------------------------------
@@ -68,7 +81,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * (FAILED, woken with an IllegalStateException) and their partial permits go back. Every path
  * that returns permits — release, a withdrawn or failed head's partial, growth — goes through
  * giveBack, so the debt is always paid first. Over-release: held = capacity + debt - free -
- * head.assigned (I4), checked under the lock whenever QUEUED or GATED is set.
+ * headAssigned (I4), checked under the lock whenever QUEUED or GATED is set.
  * Shedding is decided in enqueue, under the lock, where queueing is decided: a node that would
  * have to queue while queuedPermits + its minimum > maxQueuedPermits, or queueLength + 1 >
  * maxQueueLength, is refused (SemaphoreRejectedException), nothing changed. queuedPermits is the
@@ -162,7 +175,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *   half done. availablePermits() and isClosed() read the word alone.
  * - Over-release: release(n) with n > held fails before changing anything. While QUEUED is
  *   clear, held = capacity - free (checked inside the CAS loop); under QUEUED, held =
- *   capacity - head.assigned (free is 0 by I2), checked under the lock.
+ *   capacity - headAssigned (free is 0 by I2), checked under the lock.
  *
  * Memory ordering
  * ---------------
@@ -246,24 +259,37 @@ final class BatchSemaphore {
     /** The state word, see the notes. CAS-ed lock-free while QUEUED is clear. */
     private volatile long state;
 
-    /** Guards the queue, the QUEUED/CLOSED/GATED bits and every node's links, state and assigned. */
+    /** Guards the queue, the QUEUED/CLOSED/GATED bits and every node's links and state, and headAssigned. */
     private final ReentrantLock lock = new ReentrantLock();
 
     /** FIFO queue of waiting nodes. Guarded by {@link #lock}. */
     private Acquisition head;
     private Acquisition tail;
 
+    /**
+     * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
+     * queue is empty. Guarded by {@link #lock}.
+     */
+    private long headAssigned;
+
     /** Number of queued nodes. Guarded by {@link #lock} (read under it too, see queueLength()). */
     private int queueLength;
 
+    /**
+     * Told of every wait, or {@code null}: final, set at construction. Only the slow paths read
+     * it, and each calls it after the lock is released (see "Listener" in the notes).
+     */
+    private final WaitListener listener;
+
     BatchSemaphore(long capacity) {
-        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE);
+        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null);
     }
 
-    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength) {
+    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener) {
         this.capacity = capacity;
         this.maxQueuedPermits = maxQueuedPermits;
         this.maxQueueLength = maxQueueLength;
+        this.listener = listener;
         this.state = capacity << SHIFT;
     }
 
@@ -335,7 +361,7 @@ final class BatchSemaphore {
         lock();
         try {
             s = state;
-            return capacity + debt - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
+            return capacity + debt - (s >>> SHIFT) - headAssigned;
         } finally {
             lock.unlock();
         }
@@ -419,7 +445,7 @@ final class BatchSemaphore {
                 return release(n);
             }
             // Under the lock GATED means debt or a past resize (no claim window is open now).
-            long held = capacity + debt - (s >>> SHIFT) - (head == null ? 0 : head.assigned);
+            long held = capacity + debt - (s >>> SHIFT) - headAssigned;
             if (n > held) {
                 return held;
             }
@@ -427,7 +453,7 @@ final class BatchSemaphore {
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        settleAll(woken);
         checkDrained();
         return -1;
     }
@@ -442,21 +468,22 @@ final class BatchSemaphore {
         Acquisition last = null;
         Acquisition h;
         while ((h = head) != null) {
-            long need = h.minimum() - h.assigned; // > 0: a head that fitted would have been granted
+            long had = headAssigned;
+            long need = h.minimum() - had; // > 0: a head that fitted would have been granted
             if (rem < need) {
-                h.assigned += rem; // partial assignment; stop at the first that does not fit
+                headAssigned = had + rem; // partial assignment; stop at the first that does not fit
                 rem = 0;
                 break;
             }
-            long give = Math.min(rem, h.permits - h.assigned); // an up-to node takes what is here
+            long give = Math.min(rem, h.permits - had); // an up-to node takes what is here
             unlink(h);
+            headAssigned = 0; // the next head has none (I3)
             if (claimUnderLock(h)) {
                 rem -= give;
-                h.assigned += give;
-                h.permits = h.assigned; // marks the grant (an up-to node: what it took)
+                h.permits = had + give; // an up-to node: what it took
             } else {
-                rem += h.assigned; // it declined: its partial permits go on to the next heads
-                h.assigned = 0;
+                rem += had; // it declined: its partial permits go on to the next heads
+                h.prev = h; // marks the decline for publishOutcomes
             }
             if (last == null) {
                 first = h;
@@ -527,13 +554,16 @@ final class BatchSemaphore {
 
     /**
      * Under the lock, after the state word and the queue are final: writes each settled node's
-     * state (granted iff it was handed all its permits). Last, so that whoever sees a node
-     * settled (isGranted, a lock-free cancel() returning false) also sees the word and the queue
-     * as that settlement left them.
+     * state: FAILED if it keeps a failure, CANCELLED if it declined (marked by {@code prev == a},
+     * which this clears), else GRANTED. Last, so that whoever sees a node settled (isGranted, a
+     * lock-free cancel() returning false) also sees the word and the queue as that settlement
+     * left them.
      */
     private static void publishOutcomes(Acquisition chain) {
         for (Acquisition a = chain; a != null; a = a.next) {
-            a.state = outcome(a);
+            boolean declined = a.prev == a;
+            a.prev = null;
+            a.state = outcome(a, !declined && a.failureCause() == null);
         }
     }
 
@@ -548,24 +578,15 @@ final class BatchSemaphore {
             if (!a.claim()) {
                 return false;
             }
-            Object hook = a.hook;
+            Runnable hook = a.grantHook();
             if (hook != null) {
-                ((Runnable) hook).run();
+                hook.run();
             }
             return true;
         } catch (Throwable t) {
-            a.hook = t; // the grant hook is not needed any more: the node keeps its failure there
+            a.fail(t);
             return false;
         }
-    }
-
-    /**
-     * The state a node that left the queue is published with: granted iff it was handed all its
-     * permits (a queued node has {@code permits > 0}, and a decline or failure resets its
-     * {@code assigned} to 0); see {@link #claimUnderLock}.
-     */
-    private static int outcome(Acquisition a) {
-        return outcome(a, a.assigned == a.permits);
     }
 
     /** The state a node settled by a claim is published with, given whether the claim took the grant. */
@@ -593,6 +614,8 @@ final class BatchSemaphore {
         long max = a.permits;
         long min = a.minimum();
         Acquisition woken = null;
+        SemaphoreRejectedException shed = null;
+        int ahead = -1; // >= 0 once queued under a listener
         lock();
         try {
             long s = state;
@@ -601,7 +624,7 @@ final class BatchSemaphore {
                     // The capacity shrank since the face checked the argument: the call takes
                     // effect now, after the shrink, so it answers as the check would have (the
                     // contract checks the weight before the close).
-                    throw new IllegalArgumentException(call + ": exceeds the capacity " + capacity
+                    throw new IllegalArgumentException(describe(call, max) + ": exceeds the capacity " + capacity
                             + ", so it could never be granted");
                 }
                 if ((s & CLOSED) != 0) {
@@ -610,12 +633,17 @@ final class BatchSemaphore {
                     break;
                 }
                 if (max == 0) {
-                    a.state = outcome(a, claimAtOnce(a, 0)); // permits == assigned == 0 either way
+                    a.state = outcome(a, claimAtOnce(a, 0)); // permits == 0 either way
                     woken = a; // fire() wakes it if granted or failed, skips a decline
                     break;
                 }
                 if ((s & QUEUED) != 0) {
-                    shedIfFull(call, min);
+                    if ((shed = shedIfFull(call, min)) != null) {
+                        break;
+                    }
+                    if (listener != null) {
+                        a.watch(ahead = queueLength);
+                    }
                     linkLast(a); // free == 0 (I2): nothing to drain
                     break;
                 }
@@ -641,7 +669,9 @@ final class BatchSemaphore {
                     woken = a;
                     break;
                 }
-                shedIfFull(call, min); // it would have to queue
+                if ((shed = shedIfFull(call, min)) != null) { // it would have to queue
+                    break;
+                }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
                 // one CAS (the heart of the lock-free release; see the notes). GATED (debt) stays.
                 long witness = (long) STATE.compareAndExchange(this, s, (s & (CLOSED | GATED)) | QUEUED);
@@ -649,27 +679,40 @@ final class BatchSemaphore {
                     s = witness;
                     continue;
                 }
-                a.assigned = free;
+                headAssigned = free; // the queue was empty: a is the head (I3)
+                if (listener != null) {
+                    a.watch(ahead = queueLength);
+                }
                 linkLast(a);
                 break;
             }
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        if (shed != null) {
+            if (listener != null) {
+                tellRejected(min);
+            }
+            throw shed;
+        }
+        if (ahead >= 0) {
+            tellQueued(min, ahead);
+        }
+        wakeAll(woken); // never a queued node: the listener has nothing to settle
         return a;
     }
 
     /**
-     * Under the lock, for a node that would have to queue: refuses it if the queue bounds would be
-     * exceeded. Nothing has changed when it throws.
+     * Under the lock, for a node that would have to queue: the refusal to throw (after the lock is
+     * released) if the queue bounds would be exceeded, else {@code null}. Changes nothing.
      */
-    private void shedIfFull(String call, long min) {
+    private SemaphoreRejectedException shedIfFull(String call, long min) {
         if (queuedPermits + min > maxQueuedPermits || queueLength >= maxQueueLength) {
-            throw new SemaphoreRejectedException(call + ": rejected, the wait queue is full (queued permits "
+            return new SemaphoreRejectedException(describe(call, min) + ": rejected, the wait queue is full (queued permits "
                     + queuedPermits + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
                     + ", or queue length " + queueLength + " + 1 > maxQueueLength " + maxQueueLength + ")");
         }
+        return null;
     }
 
     /** The failure of a waiting node whose minimum the capacity can no longer cover. */
@@ -701,7 +744,6 @@ final class BatchSemaphore {
     private static boolean claimAtOnce(Acquisition a, long take) {
         if (claimUnderLock(a)) {
             a.permits = take;
-            a.assigned = take;
             return true;
         }
         return false;
@@ -712,10 +754,14 @@ final class BatchSemaphore {
      * (the waiters its partial permits complete) on {@code wakes} instead of this thread; if
      * {@code wakes} refuses the task, they run here, so none is lost.
      */
-    boolean cancel(Acquisition a, Executor wakes) {
+    boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
         Acquisition woken = withdraw(a);
         if (woken == NOT_WAITING) {
             return false;
+        }
+        if (listener != null) {
+            tellWithdrawn(a, timedOut);
+            tellSettled(woken);
         }
         if (woken != null) {
             try {
@@ -727,13 +773,19 @@ final class BatchSemaphore {
         return true;
     }
 
-    /** Withdraws a waiting node; see {@link Acquisition#cancel()}. */
-    boolean cancel(Acquisition a) {
+    /**
+     * Withdraws a waiting node; see {@link Acquisition#cancel()}. {@code timedOut} only tells the
+     * listener why.
+     */
+    boolean cancel(Acquisition a, boolean timedOut) {
         Acquisition woken = withdraw(a);
         if (woken == NOT_WAITING) {
             return false;
         }
-        wakeAll(woken);
+        if (listener != null) {
+            tellWithdrawn(a, timedOut);
+        }
+        settleAll(woken);
         return true;
     }
 
@@ -757,9 +809,12 @@ final class BatchSemaphore {
             if (a.state != Acquisition.WAITING || (a.prev == null && head != a)) {
                 return NOT_WAITING; // settled, or a subclass node that is not queued yet
             }
-            long give = a.assigned;
+            long give = 0;
+            if (a == head) {
+                give = headAssigned;
+                headAssigned = 0; // the next head has none (I3)
+            }
             unlink(a);
-            a.assigned = 0;
             if (head == null || give > 0) {
                 woken = giveBack(give); // only the head had permits: debt first, then the next heads
             }
@@ -782,9 +837,9 @@ final class BatchSemaphore {
             long returned = 0;
             for (Acquisition a = head; a != null; a = a.next) {
                 a.prev = null; // `next` stays: the detached queue is the wake chain, in FIFO order
-                returned += a.assigned;
-                a.assigned = 0;
             }
+            returned = headAssigned;
+            headAssigned = 0;
             woken = head;
             head = null;
             tail = null;
@@ -808,7 +863,7 @@ final class BatchSemaphore {
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        settleAll(woken);
     }
 
     /**
@@ -1099,7 +1154,7 @@ final class BatchSemaphore {
         } finally {
             lock.unlock();
         }
-        wakeAll(woken);
+        settleAll(woken);
         checkDrained();
     }
 
@@ -1118,10 +1173,12 @@ final class BatchSemaphore {
             long weight = a.minimum();
             if (weight > n) {
                 any = true;
-                back += a.assigned;
-                a.assigned = 0;
+                if (a == head) {
+                    back += headAssigned;
+                    headAssigned = 0; // the next head has none (I3)
+                }
                 unlink(a);
-                a.hook = tooHeavy(call + " of a waiting acquisition", weight, n);
+                a.fail(tooHeavy(call + " of a waiting acquisition", weight, n));
                 if (last == null) {
                     first = a;
                 } else {
@@ -1135,7 +1192,7 @@ final class BatchSemaphore {
             return null;
         }
         Acquisition more = giveBack(back); // also clears QUEUED if the queue emptied
-        publishOutcomes(first); // FAILED: assigned 0 and a failure in the hook
+        publishOutcomes(first); // FAILED: each keeps a failure
         last.next = more;
         return first;
     }
@@ -1205,7 +1262,7 @@ final class BatchSemaphore {
      */
     void acquireBlocking(long n, String call, Runnable onGrant) throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException(call + ": interrupted before waiting");
+            throw new InterruptedException(describe(call, n) + ": interrupted before waiting");
         }
         if (!tryAcquire(n, onGrant)) {
             await(enqueue(new ParkingAcquisition(this, n, n, onGrant), call), false, 0L, call);
@@ -1248,7 +1305,7 @@ final class BatchSemaphore {
             if (timed) {
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0L) {
-                    if (cancel(a)) {
+                    if (cancel(a, true)) {
                         return false;
                     }
                     break; // the grant or close won the race
@@ -1258,8 +1315,8 @@ final class BatchSemaphore {
                 LockSupport.park(this);
             }
             if (Thread.interrupted()) {
-                if (cancel(a)) {
-                    throw new InterruptedException(call + ": interrupted while waiting");
+                if (cancel(a, false)) {
+                    throw new InterruptedException(describe(call, a.permits) + ": interrupted while waiting");
                 }
                 interrupted = true; // the grant or close won: keep the interrupt for the caller
                 break;
@@ -1270,10 +1327,10 @@ final class BatchSemaphore {
         }
         int st = a.state;
         if (st == Acquisition.CLOSED) {
-            throw closedException(call);
+            throw closedException(describe(call, a.permits));
         }
         if (st == Acquisition.FAILED) {
-            throw failedGrant(call, a.failureCause());
+            throw failedGrant(describe(call, a.permits), a.failureCause());
         }
         return true;
     }
@@ -1287,6 +1344,16 @@ final class BatchSemaphore {
             return (RuntimeException) cause;
         }
         return new IllegalStateException(call + ": the grant failed", cause);
+    }
+
+    /**
+     * A call's description for a message. The hot faces (startAcquisition, acquireAsync,
+     * acquireBlocking) pass a constant name and this adds the weight, {@code "name(n)"}, only
+     * when a message is built, so a wait allocates no string; other calls pass their full
+     * description, which is returned as it is.
+     */
+    static String describe(String call, long n) {
+        return call.indexOf('(') >= 0 ? call : call + "(" + n + ")";
     }
 
     static SemaphoreClosedException closedException(String call) {
@@ -1320,6 +1387,114 @@ final class BatchSemaphore {
             if (thread != Thread.currentThread()) { // settled inside enqueue: nobody is parked
                 LockSupport.unpark(thread);
             }
+        }
+    }
+
+    // ------------------------------------------------------------------ listener (no lock held)
+
+    /** Tells the listener (if any) how each queued node of a settled chain ended, then wakes the chain. */
+    private void settleAll(Acquisition chain) {
+        if (listener != null) {
+            tellSettled(chain);
+        }
+        wakeAll(chain);
+    }
+
+    /** Tells the listener how each watched node of {@code chain} (linked by next, final) ended. */
+    private void tellSettled(Acquisition chain) {
+        for (Acquisition a = chain; a != null; a = a.next) {
+            Acquisition.Watch w = a.watched();
+            if (w == null) {
+                continue; // settled without queueing (an immediate grant, a close at the start)
+            }
+            WaitOutcome outcome;
+            switch (a.state) {
+                case Acquisition.GRANTED: outcome = WaitOutcome.GRANTED; break;
+                case Acquisition.CLOSED: outcome = WaitOutcome.CLOSED; break;
+                case Acquisition.FAILED: outcome = WaitOutcome.FAILED; break;
+                default: outcome = WaitOutcome.CANCELLED; break; // it declined its grant
+            }
+            tell(a, w, outcome);
+        }
+    }
+
+    /** Tells the listener that a withdrawn node's wait ended. */
+    private void tellWithdrawn(Acquisition a, boolean timedOut) {
+        Acquisition.Watch w = a.watched();
+        if (w != null) {
+            tell(a, w, timedOut ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED);
+        }
+    }
+
+    private void tell(Acquisition a, Acquisition.Watch w, WaitOutcome outcome) {
+        long weight = outcome == WaitOutcome.GRANTED ? a.permits : a.minimum();
+        try {
+            listener.settled(weight, outcome, System.nanoTime() - w.since, w.waitersAhead);
+        } catch (Throwable t) {
+            WakeRun.report(t);
+        }
+    }
+
+    private void tellQueued(long weight, int ahead) {
+        try {
+            listener.queued(weight, ahead);
+        } catch (Throwable t) {
+            WakeRun.report(t);
+        }
+    }
+
+    private void tellRejected(long weight) {
+        try {
+            listener.rejected(weight);
+        } catch (Throwable t) {
+            WakeRun.report(t);
+        }
+    }
+
+    /** {@link WaitListener#all}: each listener told in turn, a throwing one reported and skipped. */
+    static final class AllListeners implements WaitListener {
+        private final WaitListener[] listeners;
+
+        AllListeners(WaitListener[] listeners) {
+            this.listeners = listeners;
+        }
+
+        @Override
+        public void queued(long permits, int waitersAhead) {
+            for (WaitListener l : listeners) {
+                try {
+                    l.queued(permits, waitersAhead);
+                } catch (Throwable t) {
+                    WakeRun.report(t);
+                }
+            }
+        }
+
+        @Override
+        public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
+            for (WaitListener l : listeners) {
+                try {
+                    l.settled(permits, outcome, waitNanos, waitersAhead);
+                } catch (Throwable t) {
+                    WakeRun.report(t);
+                }
+            }
+        }
+
+        @Override
+        public void rejected(long permits) {
+            for (WaitListener l : listeners) {
+                try {
+                    l.rejected(permits);
+                } catch (Throwable t) {
+                    WakeRun.report(t);
+                }
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "WaitListener.all" + java.util.Arrays.toString(listeners);
         }
     }
 
@@ -1434,7 +1609,7 @@ final class BatchSemaphore {
             }
         }
 
-        private static void report(Throwable t) {
+        static void report(Throwable t) {
             Thread me = Thread.currentThread();
             try {
                 me.getUncaughtExceptionHandler().uncaughtException(me, t);

@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -65,6 +66,15 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
             return min;
         }
 
+        /** Withdraws; {@code timedOut} tells the listener why. */
+        void withdraw(boolean timedOut) {
+            if (timedOut) {
+                cancelTimedOut(null);
+            } else {
+                cancel();
+            }
+        }
+
         @Override
         protected boolean claim() {
             return SETTLED.compareAndSet(future, OPEN, CLAIMED);
@@ -76,6 +86,11 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
         }
     }
 
+    /** This call's description, for messages (built only when one is needed). */
+    private String call() {
+        return BatchSemaphore.describe(call, node.minimum());
+    }
+
     /** Completes the future as the node settled: granted, closed or failed. */
     private void settle(Node n) {
         if (n.isGranted()) {
@@ -83,20 +98,20 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
             T value = countResult ? (T) Long.valueOf(n.permits()) : null;
             super.complete(value);
         } else if (n.isClosed()) {
-            super.completeExceptionally(BatchSemaphore.closedException(call));
+            super.completeExceptionally(BatchSemaphore.closedException(call()));
         } else {
             Throwable failure = n.failure();
             super.completeExceptionally(failure != null ? failure
-                    : new IllegalStateException(call + ": woken without a grant, a close or a failure"));
+                    : new IllegalStateException(call() + ": woken without a grant, a close or a failure"));
         }
     }
 
     /** Takes the future away from the semaphore; false if the grant was claimed first. */
-    private boolean withdraw() {
+    private boolean withdraw(boolean timedOut) {
         if (!SETTLED.compareAndSet(this, OPEN, WITHDRAWN)) {
             return settled == WITHDRAWN;
         }
-        node.cancel(); // returns partial permits; false only if a close got there first
+        node.withdraw(timedOut); // returns partial permits; false only if a close got there first
         return true;
     }
 
@@ -106,7 +121,7 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
      */
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-        return withdraw() && super.cancel(mayInterruptIfRunning);
+        return withdraw(false) && super.cancel(mayInterruptIfRunning);
     }
 
     /**
@@ -115,45 +130,46 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
      */
     @Override
     public boolean complete(T value) {
-        throw new UnsupportedOperationException(call + ": complete is not supported on an acquisition's future;"
+        throw new UnsupportedOperationException(call() + ": complete is not supported on an acquisition's future;"
                 + " use cancel or orTimeout to give up the wait");
     }
 
     /** Withdraws the wait (no permits will be held by it), then fails with {@code ex}. */
     @Override
     public boolean completeExceptionally(Throwable ex) {
-        return withdraw() && super.completeExceptionally(ex);
+        // orTimeout completes it with a TimeoutException: the listener hears "timed out".
+        return withdraw(ex instanceof TimeoutException) && super.completeExceptionally(ex);
     }
 
     /** Not supported, for the reason of {@link #complete}: use {@code orTimeout} to bound the wait. */
     @Override
     public CompletableFuture<T> completeOnTimeout(T value, long timeout, TimeUnit unit) {
-        throw new UnsupportedOperationException(call + ": completeOnTimeout is not supported on an acquisition's future;"
+        throw new UnsupportedOperationException(call() + ": completeOnTimeout is not supported on an acquisition's future;"
                 + " use orTimeout to bound the wait");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */
     @Override
     public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier, Executor executor) {
-        throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": completeAsync is not supported on an acquisition's future");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */
     @Override
     public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier) {
-        throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": completeAsync is not supported on an acquisition's future");
     }
 
     /** Not supported: forcing a value could hide or invent a grant. */
     @Override
     public void obtrudeValue(T value) {
-        throw new UnsupportedOperationException(call + ": obtrudeValue is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": obtrudeValue is not supported on an acquisition's future");
     }
 
     /** Not supported: forcing a failure could hide a grant whose permits must be released. */
     @Override
     public void obtrudeException(Throwable ex) {
-        throw new UnsupportedOperationException(call + ": obtrudeException is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(call() + ": obtrudeException is not supported on an acquisition's future");
     }
 
     private static final VarHandle SETTLED;

@@ -77,7 +77,11 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
     public boolean completeExceptionally(Throwable ex) {
         boolean done = super.completeExceptionally(ex);
         if (done && !acquired.isDone()) {
-            acquired.cancel(false);
+            if (ex instanceof java.util.concurrent.TimeoutException) {
+                acquired.completeExceptionally(ex); // withdraws too; the WaitListener hears "timed out"
+            } else {
+                acquired.cancel(false);
+            }
         }
         return done;
     }

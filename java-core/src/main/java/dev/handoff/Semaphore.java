@@ -77,7 +77,7 @@ public final class Semaphore {
     }
 
     private Semaphore(Builder b) {
-        this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength);
+        this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener);
     }
 
     private static void checkCapacity(String call, long permits) {
@@ -119,6 +119,7 @@ public final class Semaphore {
         private final long capacity;
         private long maxQueuedPermits = Long.MAX_VALUE;
         private int maxQueueLength = Integer.MAX_VALUE;
+        private WaitListener listener;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -157,6 +158,32 @@ public final class Semaphore {
                 throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
             }
             this.maxQueueLength = k;
+            return this;
+        }
+
+        /**
+         * Sets the listener told of every wait: each acquisition that has to queue, how and when
+         * its wait ends, and each one the queue bounds reject. Acquisitions granted at once are
+         * not observed, so the fast path costs the same with or without a listener. Replaces a
+         * listener set before; combine several with {@link WaitListener#all}. None by default.
+         *
+         * <pre>{@code
+         * SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
+         * Semaphore budget = Semaphore.builder(64 << 20)
+         *         .waitListener(metrics)
+         *         .build();
+         * metrics.monitor(budget).bindTo(registry);
+         * }</pre>
+         *
+         * @param listener the listener, see {@link WaitListener} for the threads it runs on
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder waitListener(WaitListener listener) {
+            if (listener == null) {
+                throw new NullPointerException("waitListener(null): the listener is null");
+            }
+            this.listener = listener;
             return this;
         }
 
@@ -507,7 +534,7 @@ public final class Semaphore {
             throw new NullPointerException("startAcquisition(" + n + ", null): the acquisition is null");
         }
         checkFits("startAcquisition", n);
-        return core.start(acquisition, n, null, "startAcquisition(" + n + ")");
+        return core.start(acquisition, n, null, "startAcquisition");
     }
 
     /**
@@ -559,7 +586,7 @@ public final class Semaphore {
             throw negative("acquireAsync", n);
         }
         checkFits("acquireAsync", n);
-        return core.acquireAsync(n, "acquireAsync(" + n + ")", null);
+        return core.acquireAsync(n, "acquireAsync", null);
     }
 
     /**
@@ -619,7 +646,7 @@ public final class Semaphore {
             throw negative("acquireBlocking", n);
         }
         checkFits("acquireBlocking", n);
-        core.acquireBlocking(n, "acquireBlocking(" + n + ")", null);
+        core.acquireBlocking(n, "acquireBlocking", null);
     }
 
     /**

@@ -189,8 +189,8 @@ class CapacityControlTest {
     void eightRacingThreadsNeverQueueMoreThanTheBound() throws Exception {
         int bound = 10;
         for (int round = 0; round < 200; round++) {
-            Semaphore s = Semaphore.builder(1).maxQueuedPermits(bound).build();
-            assertTrue(s.tryAcquire(1));
+            Semaphore s = Semaphore.builder(3).maxQueuedPermits(bound).build(); // every weight 1..3 fits
+            assertTrue(s.tryAcquire(3));
             AtomicLong queuedWeight = new AtomicLong(); // independent count of what was accepted
             List<Acquisition> accepted = java.util.Collections.synchronizedList(new ArrayList<>());
             CountDownLatch go = new CountDownLatch(1);
@@ -214,13 +214,14 @@ class CapacityControlTest {
             for (Thread t : threads) {
                 t.join(WAIT_MS);
             }
+            assertTrue(queuedWeight.get() > bound - 3, "the bound was never approached: " + queuedWeight.get());
             assertTrue(queuedWeight.get() <= bound, "accepted " + queuedWeight.get() + " > " + bound);
             assertEquals(queuedWeight.get(), s.queuedPermits());
             for (Acquisition a : accepted) {
                 a.cancel();
             }
-            s.release(1);
-            assertEquals(1, s.availablePermits());
+            s.release(3);
+            assertEquals(3, s.availablePermits());
         }
     }
 

@@ -376,6 +376,14 @@ public final class BenchmarkReport {
             time(rows, TRY, Peers.JUC_NONFAIR, Comparison.Target.atMost(1));
             time(rows, TRY, Peers.KOTLINX, Comparison.Target.atMost(1));
             time(rows, TRY, Peers.MONITOR, null);
+            // Issue 13: a semaphore with a WaitListener, against the same without: the fast path
+            // must stay within 5% (the listener is only called on the slow path).
+            Measurement observed = find(TRY, Peers.HANDOFF_OBSERVED);
+            Measurement plain = find(TRY, Peers.HANDOFF);
+            if (observed != null && plain != null) {
+                rows.add(new Comparison(WORKLOADS.get(TRY) + ", with a WaitListener", observed.unit(),
+                        "handoff without", observed.score(), plain.score(), Comparison.Target.atMost(1.05), true));
+            }
             time(rows, SUSPEND, Peers.KOTLINX, Comparison.Target.atMost(1));
             for (String blocking : List.of(BLOCKING4, BLOCKING8)) {
                 time(rows, blocking, Peers.JUC_FAIR, Comparison.Target.atLeast(2));

@@ -27,7 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(2)
 public class UncontendedBenchmark {
     /** The peer under test, see {@link Peers}. */
-    @Param({Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.KOTLINX, Peers.MONITOR})
+    @Param({Peers.HANDOFF, Peers.HANDOFF_OBSERVED, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.KOTLINX, Peers.MONITOR})
     public String peer;
 
     private Permits permits;

@@ -2,6 +2,8 @@
 package dev.handoff.benchmarks
 
 import dev.handoff.Semaphore
+import dev.handoff.WaitListener
+import dev.handoff.WaitOutcome
 import dev.handoff.coroutines.acquire
 import java.util.concurrent.CompletableFuture
 
@@ -17,11 +19,22 @@ import java.util.concurrent.CompletableFuture
  *
  * @param capacity the capacity of the semaphore, all free.
  */
-public class HandoffPermits(capacity: Long) : BlockingPermits, SuspendingPermits, FuturePermits {
-    /** The semaphore behind this adapter. */
-    public val semaphore: Semaphore = Semaphore(capacity)
+public class HandoffPermits(capacity: Long, observed: Boolean = false) : BlockingPermits, SuspendingPermits, FuturePermits {
+    /** What the observed variant's listener counted: waits that ended, and their total time. */
+    public val waitsSettled: java.util.concurrent.atomic.LongAdder = java.util.concurrent.atomic.LongAdder()
 
-    override val name: String get() = Peers.HANDOFF
+    /** The semaphore behind this adapter; with a [WaitListener] when `observed`. */
+    public val semaphore: Semaphore = if (observed) {
+        Semaphore.builder(capacity).waitListener(object : WaitListener {
+            override fun settled(permits: Long, outcome: WaitOutcome, waitNanos: Long, waitersAhead: Int) {
+                waitsSettled.increment()
+            }
+        }).build()
+    } else {
+        Semaphore(capacity)
+    }
+
+    override val name: String = if (observed) Peers.HANDOFF_OBSERVED else Peers.HANDOFF
 
     override fun tryAcquire(permits: Long): Boolean = semaphore.tryAcquire(permits)
 

@@ -12,6 +12,9 @@ public object Peers {
     /** Ours: `dev.handoff.Semaphore`. */
     public const val HANDOFF: String = "handoff"
 
+    /** Ours with a [dev.handoff.WaitListener] (issue 13): the fast path must cost the same. */
+    public const val HANDOFF_OBSERVED: String = "handoff-observed"
+
     /** `java.util.concurrent.Semaphore(n, true)`. */
     public const val JUC_FAIR: String = "juc-fair"
 
@@ -28,7 +31,7 @@ public object Peers {
     public const val MONITOR: String = "monitor"
 
     /** Every name, ours first. */
-    public val ALL: List<String> = listOf(HANDOFF, JUC_FAIR, JUC_NONFAIR, KOTLINX, KOTLINX_MUTEX, MONITOR)
+    public val ALL: List<String> = listOf(HANDOFF, HANDOFF_OBSERVED, JUC_FAIR, JUC_NONFAIR, KOTLINX, KOTLINX_MUTEX, MONITOR)
 
     /**
      * A new semaphore of [capacity] free permits for a caller that only tries.
@@ -38,6 +41,7 @@ public object Peers {
     @JvmStatic
     public fun permits(name: String, capacity: Long): Permits = when (name) {
         HANDOFF -> HandoffPermits(capacity)
+        HANDOFF_OBSERVED -> HandoffPermits(capacity, observed = true)
         JUC_FAIR -> JucPermits(capacity, fair = true)
         JUC_NONFAIR -> JucPermits(capacity, fair = false)
         KOTLINX -> KotlinxPermits(capacity)

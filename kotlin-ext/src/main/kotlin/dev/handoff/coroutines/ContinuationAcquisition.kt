@@ -4,6 +4,7 @@ package dev.handoff.coroutines
 import dev.handoff.Acquisition
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
@@ -163,7 +164,8 @@ internal abstract class ContinuationAcquisition :
      */
     final override fun invoke(cause: Throwable?) {
         if (isPending) {
-            cancel(this)
+            // withTimeout's cancellation: the semaphore's WaitListener hears "timed out".
+            if (cause is TimeoutCancellationException) cancelTimedOut(this) else cancel(this)
         }
     }
 

@@ -3,6 +3,8 @@
 
 package dev.handoff.coroutines
 
+import kotlinx.coroutines.TimeoutCancellationException
+import java.util.concurrent.TimeoutException
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
 import kotlinx.coroutines.future.await
@@ -321,7 +323,14 @@ public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
             }
         }
         // Withdraws the wait if it still waits; if the grant won, the resume above gives it back.
-        cont.invokeOnCancellation { future.cancel(false) }
+        // A withTimeout withdraws as a timeout, so the semaphore's WaitListener hears "timed out".
+        cont.invokeOnCancellation { cause ->
+            if (cause is TimeoutCancellationException) {
+                future.completeExceptionally(TimeoutException("acquireUpTo($min, $max): timed out"))
+            } else {
+                future.cancel(false)
+            }
+        }
     }
 }
 

@@ -69,7 +69,11 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
         /** Withdraws; {@code timedOut} tells the listener why. */
         void withdraw(boolean timedOut) {
             if (timedOut) {
-                cancelTimedOut(null);
+                // orTimeout runs this on the JDK's one shared timer thread: the waiters that the
+                // withdrawn permits complete (and their futures' dependents) run on the futures'
+                // default executor instead, so a slow dependent never delays every timeout in the
+                // process. The withdrawal itself is done before this returns.
+                cancelTimedOut(future.defaultExecutor());
             } else {
                 cancel();
             }

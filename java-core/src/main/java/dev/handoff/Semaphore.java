@@ -550,10 +550,11 @@ public final class Semaphore {
      * ({@code completeExceptionally}, and so {@code orTimeout}) withdraws the wait the same way.
      * A normal completion always means a grant, so {@code complete} (and so
      * {@code completeOnTimeout}), {@code obtrude*} and {@code completeAsync} are not supported on
-     * this future. The future's dependents run on the thread that completes it; a cancel or
-     * timeout may complete the waiters behind it, so their dependents can run on the cancelling
-     * thread (for {@code orTimeout}, the JDK's shared timer thread): keep them short or use the
-     * {@code *Async} stages.
+     * this future. The future's dependents run on the thread that completes it; a cancel may
+     * complete the waiters behind it, so their dependents can run on the cancelling thread: keep
+     * them short or use the {@code *Async} stages. A timeout ({@code orTimeout}) never runs them
+     * on the JDK's shared timer thread: the waiters it completes are woken on
+     * {@link CompletableFuture#defaultExecutor()}.
      *
      * <p>Release exactly when the grant happened: chain the release on the work that runs
      * <em>after</em> the grant, never on the acquisition's own outcome (a failed acquisition holds

@@ -392,4 +392,29 @@ class SemaphoreQueueTest {
         s.release(1);
         assertEquals(3, s.availablePermits());
     }
+
+    /**
+     * orTimeout fails the future on the JDK's single shared timer thread. The waiters that the
+     * withdrawn head's partial permits complete must not be woken there (their dependents would
+     * run on it, delaying every timeout in the process), and nothing may be lost.
+     */
+    @Test
+    void aTimedOutFutureWakesTheWaitersBehindItOffTheJdkTimerThread() throws Exception {
+        Semaphore s = new Semaphore(4);
+        assertTrue(s.tryAcquire(4));
+        CompletableFuture<Void> head = s.acquireAsync(3);
+        CompletableFuture<Void> behind = s.acquireAsync(1);
+        s.release(2); // the head holds 2 of its 3 as a partial assignment; behind waits
+        AtomicReference<Thread> ranOn = new AtomicReference<>();
+        CompletableFuture<Void> dependent = behind.thenRun(() -> ranOn.set(Thread.currentThread()));
+        head.orTimeout(10, TimeUnit.MILLISECONDS);
+        dependent.get(20, TimeUnit.SECONDS);
+        assertTrue(head.isCompletedExceptionally());
+        assertFalse(ranOn.get().getName().contains("CompletableFutureDelayScheduler"),
+                "the next waiter was woken on the JDK timer thread: " + ranOn.get().getName());
+        assertEquals(1, s.availablePermits()); // 2 partial: 1 to the next waiter, 1 free
+        s.release(1);
+        s.release(2);
+        assertEquals(4, s.availablePermits());
+    }
 }

@@ -30,10 +30,30 @@ import java.util.function.Supplier;
  */
 public final class Mutex {
 
-    private final BatchSemaphore core = new BatchSemaphore(1);
+    private final BatchSemaphore core;
 
     /** Creates an unlocked mutex. */
     public Mutex() {
+        this.core = new BatchSemaphore(1);
+    }
+
+    /**
+     * Creates an unlocked mutex whose waits are told to {@code listener}: each lock that has to
+     * wait, how and when its wait ends (weight 1), as for a semaphore's
+     * {@link Semaphore.Builder#waitListener(WaitListener)}. A lock taken at once calls nothing.
+     *
+     * <pre>{@code
+     * Mutex journal = new Mutex(new JfrWaitListener("journal"));   // handoff-jfr
+     * }</pre>
+     *
+     * @param listener the listener, see {@link WaitListener} for the threads it runs on
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public Mutex(WaitListener listener) {
+        if (listener == null) {
+            throw new NullPointerException("new Mutex(null): the listener is null");
+        }
+        this.core = new BatchSemaphore(1, Long.MAX_VALUE, Integer.MAX_VALUE, listener);
     }
 
     /**

@@ -75,11 +75,41 @@ public final class RwLock {
      * @throws IllegalArgumentException if {@code maxReaders < 1}
      */
     public RwLock(int maxReaders) {
+        this(maxReaders, null, "new RwLock(" + maxReaders + ")");
+    }
+
+    /**
+     * Creates a lock that admits up to {@code maxReaders} readers at once and tells
+     * {@code listener} of its waits, as a semaphore's
+     * {@link Semaphore.Builder#waitListener(WaitListener)} does: a reader waits for weight 1, a
+     * writer for weight {@code maxReaders} (the whole lock). A lock taken at once calls nothing.
+     *
+     * <pre>{@code
+     * RwLock cache = new RwLock(64, new JfrWaitListener("cache"));   // handoff-jfr
+     * }</pre>
+     *
+     * @param maxReaders the read permits, at least 1
+     * @param listener the listener, see {@link WaitListener} for the threads it runs on
+     * @throws IllegalArgumentException if {@code maxReaders < 1}
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public RwLock(int maxReaders, WaitListener listener) {
+        this(maxReaders, requireListener(maxReaders, listener), "new RwLock(" + maxReaders + ", listener)");
+    }
+
+    private static WaitListener requireListener(int maxReaders, WaitListener listener) {
+        if (listener == null) {
+            throw new NullPointerException("new RwLock(" + maxReaders + ", null): the listener is null");
+        }
+        return listener;
+    }
+
+    private RwLock(int maxReaders, WaitListener listener, String call) {
         if (maxReaders < 1) {
-            throw new IllegalArgumentException("new RwLock(" + maxReaders + "): maxReaders must be at least 1");
+            throw new IllegalArgumentException(call + ": maxReaders must be at least 1");
         }
         this.maxReaders = maxReaders;
-        this.core = new BatchSemaphore(maxReaders);
+        this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, Integer.MAX_VALUE, listener);
     }
 
     /**

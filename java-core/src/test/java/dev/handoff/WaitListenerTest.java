@@ -259,11 +259,43 @@ class WaitListenerTest {
     }
 
     @Test
+    void aMutexAndAnRwLockTellTheirWaits() throws Exception {
+        Log mutexLog = new Log();
+        Mutex mutex = new Mutex(mutexLog);
+        assertTrue(mutex.tryLock()); // at once: not observed
+        CompletableFuture<Void> waiting = mutex.lockAsync();
+        mutex.unlock();
+        waiting.get();
+        mutex.unlock();
+        assertEquals(List.of("queued 1 ahead 0", "GRANTED 1 ahead 0"), mutexLog.snapshot());
+
+        Log rwLog = new Log();
+        RwLock rw = new RwLock(4, rwLog);
+        assertTrue(rw.tryReadLock());
+        CompletableFuture<Void> writer = rw.writeLockAsync();   // waits for the whole lock: weight 4
+        CompletableFuture<Void> reader = rw.readLockAsync();    // behind the writer: weight 1
+        assertFalse(rw.tryWriteLock(Duration.ofMillis(5)));     // times out behind both
+        rw.readUnlock();
+        writer.get();
+        rw.writeUnlock();
+        reader.get();
+        rw.readUnlock();
+        assertEquals(List.of("queued 4 ahead 0", "queued 1 ahead 1", "queued 4 ahead 2", "TIMED_OUT 4 ahead 2",
+                "GRANTED 4 ahead 0", "GRANTED 1 ahead 1"), rwLog.snapshot());
+    }
+
+    @Test
     void badListenerArgumentsAreRefusedWithTheirCall() {
         NullPointerException npe = assertThrows(NullPointerException.class, () -> Semaphore.builder(1).waitListener(null));
         assertTrue(npe.getMessage().startsWith("waitListener(null)"), npe.getMessage());
         IllegalArgumentException empty = assertThrows(IllegalArgumentException.class, WaitListener::all);
         assertTrue(empty.getMessage().contains("got 0"), empty.getMessage());
+        NullPointerException mutex = assertThrows(NullPointerException.class, () -> new Mutex(null));
+        assertTrue(mutex.getMessage().startsWith("new Mutex(null)"), mutex.getMessage());
+        NullPointerException rw = assertThrows(NullPointerException.class, () -> new RwLock(4, null));
+        assertTrue(rw.getMessage().startsWith("new RwLock(4, null)"), rw.getMessage());
+        IllegalArgumentException readers = assertThrows(IllegalArgumentException.class, () -> new RwLock(0, new Log()));
+        assertTrue(readers.getMessage().startsWith("new RwLock(0, listener): maxReaders"), readers.getMessage());
         NullPointerException oneNull = assertThrows(NullPointerException.class,
                 () -> WaitListener.all(new Log(), null));
         assertTrue(oneNull.getMessage().contains("listener 1 of 2 is null"), oneNull.getMessage());

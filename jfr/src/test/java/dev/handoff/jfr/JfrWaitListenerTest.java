@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.handoff.Mutex;
+import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,6 +90,31 @@ class JfrWaitListenerTest {
 
     private static String summary(RecordedEvent e) {
         return e.getString("outcome") + " " + e.getLong("permits") + " ahead " + e.getInt("waitersAhead");
+    }
+
+    /** The examples on the core's Mutex(WaitListener) and RwLock(int, WaitListener) constructors. */
+    @Test
+    void theMutexAndRwLockJavadocExamplesRecordTheirWaits() throws Exception {
+        String journalName = uniqueName();
+        String cacheName = uniqueName();
+        List<RecordedEvent> journalEvents = record(journalName, List.of(recording("0 ms")), () -> {
+            Mutex journal = new Mutex(new JfrWaitListener(journalName));   // as in Mutex's Javadoc
+            journal.lockBlocking();
+            java.util.concurrent.CompletableFuture<Void> next = journal.lockAsync();
+            journal.unlock();
+            next.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            journal.unlock();
+        });
+        List<RecordedEvent> cacheEvents = record(cacheName, List.of(recording("0 ms")), () -> {
+            RwLock cache = new RwLock(64, new JfrWaitListener(cacheName));  // as in RwLock's Javadoc
+            cache.readLockBlocking();
+            java.util.concurrent.CompletableFuture<Void> writer = cache.writeLockAsync();
+            cache.readUnlock();
+            writer.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            cache.writeUnlock();
+        });
+        assertEquals(List.of("granted 1 ahead 0"), journalEvents.stream().map(JfrWaitListenerTest::summary).toList());
+        assertEquals(List.of("granted 64 ahead 0"), cacheEvents.stream().map(JfrWaitListenerTest::summary).toList());
     }
 
     @Test

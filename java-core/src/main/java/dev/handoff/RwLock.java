@@ -75,7 +75,7 @@ public final class RwLock {
      * @throws IllegalArgumentException if {@code maxReaders < 1}
      */
     public RwLock(int maxReaders) {
-        this(maxReaders, null, "new RwLock(" + maxReaders + ")");
+        this(maxReaders, null, false);
     }
 
     /**
@@ -94,19 +94,17 @@ public final class RwLock {
      * @throws NullPointerException if {@code listener} is null
      */
     public RwLock(int maxReaders, WaitListener listener) {
-        this(maxReaders, requireListener(maxReaders, listener), "new RwLock(" + maxReaders + ", listener)");
+        this(maxReaders, listener, true);
     }
 
-    private static WaitListener requireListener(int maxReaders, WaitListener listener) {
-        if (listener == null) {
+    /** Checks the arguments (the listener first, if one was asked for), then creates the lock. */
+    private RwLock(int maxReaders, WaitListener listener, boolean listened) {
+        if (listened && listener == null) {
             throw new NullPointerException("new RwLock(" + maxReaders + ", null): the listener is null");
         }
-        return listener;
-    }
-
-    private RwLock(int maxReaders, WaitListener listener, String call) {
         if (maxReaders < 1) {
-            throw new IllegalArgumentException(call + ": maxReaders must be at least 1");
+            throw new IllegalArgumentException("new RwLock(" + maxReaders + (listened ? ", listener" : "")
+                    + "): maxReaders must be at least 1");
         }
         this.maxReaders = maxReaders;
         this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, Integer.MAX_VALUE, listener);

@@ -3,6 +3,7 @@ package dev.handoff;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -77,7 +78,7 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
     public boolean completeExceptionally(Throwable ex) {
         boolean done = super.completeExceptionally(ex);
         if (done && !acquired.isDone()) {
-            if (ex instanceof java.util.concurrent.TimeoutException) {
+            if (ex instanceof TimeoutException) {
                 acquired.completeExceptionally(ex); // withdraws too; the WaitListener hears "timed out"
             } else {
                 acquired.cancel(false);

@@ -20,7 +20,7 @@ import java.util.concurrent.CompletableFuture
  * @param capacity the capacity of the semaphore, all free.
  */
 public class HandoffPermits(capacity: Long, observed: Boolean = false) : BlockingPermits, SuspendingPermits, FuturePermits {
-    /** What the observed variant's listener counted: waits that ended, and their total time. */
+    /** What the observed variant's listener counted: the waits that ended. */
     public val waitsSettled: java.util.concurrent.atomic.LongAdder = java.util.concurrent.atomic.LongAdder()
 
     /** The semaphore behind this adapter; with a [WaitListener] when `observed`. */

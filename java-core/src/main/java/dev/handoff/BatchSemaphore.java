@@ -6,7 +6,6 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The one algorithm of this library: a weighted, strictly FIFO semaphore with direct handoff.
@@ -20,7 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * Overview
  * --------
  * Free permits live in one atomic state word. A waiting acquisition is an intrusive node
- * (Acquisition) in a doubly linked FIFO queue guarded by a ReentrantLock. The fast paths —
+ * (Acquisition) in a doubly linked FIFO queue guarded by an internal lock. The fast paths —
  * tryAcquire, and release while nobody waits — are one CAS on the state word and never lock.
  * Everything that touches the queue runs under the lock. Permits released while someone waits
  * never become free: release hands them straight to the head of the queue (direct handoff),
@@ -162,9 +161,16 @@ import java.util.concurrent.locks.ReentrantLock;
  *   exactly as a release would (they may complete the next heads). cancel(Executor) does the
  *   same and runs the resulting wake-ups on the executor (kotlin-ext withdraws a cancelled
  *   coroutine that way, so kotlinx's timer thread never runs other waiters' wakers).
- * - The lock: every critical section is short and bounded, so a thread that finds the lock held
- *   polls it (LOCK_SPINS times) before parking on it; parking and unparking costs microseconds,
- *   and on two cores a worker parked on the lock is half the machine.
+ * - The lock: a word in this object (FREE, HELD, CONTENDED), next to the state word, with the
+ *   holder's thread kept beside it for the re-entry check. Every critical section is short and
+ *   bounded (a few links, a CAS, the claims of the nodes granted), so a thread that finds the lock
+ *   held polls it (LOCK_SPINS times), then yields (LOCK_YIELDS times: the holder may have been
+ *   preempted, and on two cores spinning cannot help it, giving up the core can), and parks only
+ *   then. Parking and unparking costs microseconds, and on two cores a worker parked on the lock
+ *   is half the machine. A parked thread registers on a stack of waiters and swaps CONTENDED into
+ *   the word; the unlock that swaps FREE back and finds CONTENDED unparks them all (the protocol
+ *   of a futex-based mutex, with LockSupport's permit standing in for the futex's value check).
+ *   No synchronized anywhere: a virtual thread that parks here unmounts.
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
  * - Observers stay linearizable (the Lincheck tests check them): node states are written last,
@@ -225,8 +231,13 @@ final class BatchSemaphore {
      */
     static final int LOCK_SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
 
-    /** After spinning, how many times a thread yields before it parks on the lock (see lockContended). */
-    static final int LOCK_YIELDS = 32;
+    /**
+     * After spinning, how many times a thread yields before it parks on the lock (see lockContended).
+     * A holder that is still running gives the lock back within a few spins; one that has been
+     * descheduled (preempted by a third thread) comes back within a timeslice, which a thread
+     * yielding on the other core usually outwaits without the park/unpark round trip.
+     */
+    static final int LOCK_YIELDS = 1 << 10;
 
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
@@ -259,8 +270,20 @@ final class BatchSemaphore {
     /** The state word, see the notes. CAS-ed lock-free while QUEUED is clear. */
     private volatile long state;
 
-    /** Guards the queue, the QUEUED/CLOSED/GATED bits and every node's links and state, and headAssigned. */
-    private final ReentrantLock lock = new ReentrantLock();
+    /**
+     * The internal lock (see "The lock" in the notes): FREE, HELD, or CONTENDED (held, and a thread
+     * may be parked on it). Guards the queue, the QUEUED/CLOSED/GATED bits, every node's links and
+     * state, headAssigned, debt, queuedPermits and queueLength. A field of this object, next to the
+     * state word, rather than a ReentrantLock: one object, no owner bookkeeping in the word, and a
+     * thread that finds it held spins and yields before it parks.
+     */
+    private volatile int lockWord;
+
+    /** The thread holding the lock, or null: written only by the holder (for the re-entry check). */
+    private Thread lockHolder;
+
+    /** Threads parked on the lock, a stack; the unlock that finds CONTENDED unparks them all. */
+    private volatile LockWaiter lockWaiters;
 
     /** FIFO queue of waiting nodes. Guarded by {@link #lock}. */
     private Acquisition head;
@@ -297,14 +320,14 @@ final class BatchSemaphore {
 
     long availablePermits() {
         long s = state;
-        if ((s & GATED) != 0 && !lock.isHeldByCurrentThread()) {
+        if ((s & GATED) != 0 && !heldByCurrentThread()) {
             // Permits in transit: read under the lock, where no claim window is open (GATED is
             // set and cleared within one hold of the lock), so we see the claim's outcome.
             lock();
             try {
                 s = state;
             } finally {
-                lock.unlock();
+                unlock();
             }
         }
         return s >>> SHIFT;
@@ -318,14 +341,14 @@ final class BatchSemaphore {
         if ((state & QUEUED) == 0) {
             return 0;
         }
-        if (lock.isHeldByCurrentThread()) {
+        if (heldByCurrentThread()) {
             return queueLength; // called from a claim(): the caller sees its own section
         }
         lock();
         try {
             return queueLength;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -336,14 +359,14 @@ final class BatchSemaphore {
      */
     int settledState(Acquisition a) {
         int st = a.state;
-        if (st != Acquisition.WAITING || lock.isHeldByCurrentThread()) {
+        if (st != Acquisition.WAITING || heldByCurrentThread()) {
             return st;
         }
         lock();
         try {
             return a.state;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -363,7 +386,7 @@ final class BatchSemaphore {
             s = state;
             return capacity + debt - (s >>> SHIFT) - headAssigned;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -386,7 +409,7 @@ final class BatchSemaphore {
                 if (n == 0) {
                     return true; // zero permits are granted even while others wait
                 }
-                if ((s & GATED) == 0 || lock.isHeldByCurrentThread()) {
+                if ((s & GATED) == 0 || heldByCurrentThread()) {
                     return false; // (inside a claim this thread holds the window open itself)
                 }
                 return takeUnderLock(n, n) == n; // decide where no claim window is open
@@ -451,7 +474,7 @@ final class BatchSemaphore {
             }
             woken = giveBack(n);
         } finally {
-            lock.unlock();
+            unlock();
         }
         settleAll(woken);
         checkDrained();
@@ -687,7 +710,7 @@ final class BatchSemaphore {
                 break;
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
         if (shed != null) {
             if (listener != null) {
@@ -820,7 +843,7 @@ final class BatchSemaphore {
             }
             a.state = Acquisition.CANCELLED;
         } finally {
-            lock.unlock();
+            unlock();
         }
         return woken;
     }
@@ -861,9 +884,18 @@ final class BatchSemaphore {
                 a.state = Acquisition.CLOSED; // last: see publishOutcomes
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
         settleAll(woken);
+    }
+
+    private static final int FREE = 0;
+    private static final int HELD = 1;
+    private static final int CONTENDED = 2;
+
+    /** Whether this thread holds the lock (a claim() running under it). */
+    private boolean heldByCurrentThread() {
+        return lockHolder == Thread.currentThread(); // only this thread can have written itself there
     }
 
     /**
@@ -871,11 +903,27 @@ final class BatchSemaphore {
      * could re-enter, and the contract forbids it to call back into the semaphore.
      */
     private void lock() {
-        if (lock.isHeldByCurrentThread()) {
+        Thread me = Thread.currentThread();
+        if (lockHolder == me) {
             throw new IllegalStateException("Waker.claim() must not call back into the semaphore");
         }
-        if (!lock.tryLock()) {
+        if (!LOCK.compareAndSet(this, FREE, HELD)) {
             lockContended();
+        }
+        lockHolder = me;
+    }
+
+    /** Gives the lock back; if a thread may be parked on it, unparks every parked one. */
+    private void unlock() {
+        lockHolder = null;
+        if ((int) LOCK.getAndSet(this, FREE) == CONTENDED) {
+            LockWaiter w = (LockWaiter) WAITERS.getAndSet(this, null);
+            for (; w != null; w = w.next) {
+                Thread t = w.thread;
+                if (t != null) {
+                    LockSupport.unpark(t);
+                }
+            }
         }
     }
 
@@ -887,17 +935,53 @@ final class BatchSemaphore {
     private void lockContended() {
         for (int i = LOCK_SPINS; i > 0; i--) {
             Thread.onSpinWait();
-            if (!lock.isLocked() && lock.tryLock()) {
+            if (lockWord == FREE && LOCK.compareAndSet(this, FREE, HELD)) {
                 return;
             }
         }
         for (int i = LOCK_SPINS == 0 ? 0 : LOCK_YIELDS; i > 0; i--) {
             Thread.yield();
-            if (!lock.isLocked() && lock.tryLock()) {
+            if (lockWord == FREE && LOCK.compareAndSet(this, FREE, HELD)) {
                 return;
             }
         }
-        lock.lock();
+        parkForLock();
+    }
+
+    /**
+     * Parks until the lock is taken. Each round registers this thread on the waiter stack, then
+     * swaps CONTENDED into the word: if the word was FREE the lock is ours (and its unlock will wake
+     * the others); otherwise the holder's unlock, which swaps FREE back, finds CONTENDED and
+     * unparks every registered thread, this one included, since the registration came before the
+     * swap. A wake-up that finds the lock held again registers anew. (A registration left behind
+     * by a spurious wake-up or an acquisition may cause one stray unpark; every park loops.)
+     */
+    private void parkForLock() {
+        Thread me = Thread.currentThread();
+        for (;;) {
+            LockWaiter w = new LockWaiter(me);
+            LockWaiter top;
+            do {
+                top = lockWaiters;
+                w.next = top;
+            } while (!WAITERS.compareAndSet(this, top, w));
+            if ((int) LOCK.getAndSet(this, CONTENDED) == FREE) {
+                w.thread = null;
+                return;
+            }
+            LockSupport.park(this);
+            w.thread = null;
+        }
+    }
+
+    /** A thread parked on the lock (see parkForLock). */
+    private static final class LockWaiter {
+        volatile Thread thread;
+        LockWaiter next;
+
+        LockWaiter(Thread thread) {
+            this.thread = thread;
+        }
     }
 
     // ------------------------------------------------------------------ queue links (locked)
@@ -1057,7 +1141,7 @@ final class BatchSemaphore {
                 return 0;
             }
             long free = s >>> SHIFT;
-            if ((s & GATED) != 0 && free < max && !lock.isHeldByCurrentThread()) {
+            if ((s & GATED) != 0 && free < max && !heldByCurrentThread()) {
                 return takeUnderLock(min, max);
             }
             long take = Math.min(free, max);
@@ -1095,7 +1179,7 @@ final class BatchSemaphore {
                 s = witness;
             }
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -1104,14 +1188,14 @@ final class BatchSemaphore {
         if ((state & QUEUED) == 0) {
             return 0;
         }
-        if (lock.isHeldByCurrentThread()) {
+        if (heldByCurrentThread()) {
             return queuedPermits;
         }
         lock();
         try {
             return queuedPermits;
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -1152,7 +1236,7 @@ final class BatchSemaphore {
             // GATED stays set for good once resized (see resized): no gap in which a lock-free
             // release could pair the new capacity with a word that the resize is still changing.
         } finally {
-            lock.unlock();
+            unlock();
         }
         settleAll(woken);
         checkDrained();
@@ -1222,7 +1306,7 @@ final class BatchSemaphore {
                 long w = state;
                 done = debt == 0 && (w & QUEUED) == 0 && (w >>> SHIFT) == capacity;
             } finally {
-                lock.unlock();
+                unlock();
             }
         }
         if (done) {
@@ -1248,7 +1332,7 @@ final class BatchSemaphore {
                     drained = d;
                 }
             } finally {
-                lock.unlock();
+                unlock();
             }
         }
         checkDrained();
@@ -1622,10 +1706,15 @@ final class BatchSemaphore {
     // ------------------------------------------------------------------ VarHandle mechanics
 
     private static final VarHandle STATE;
+    private static final VarHandle LOCK;
+    private static final VarHandle WAITERS;
 
     static {
         try {
-            STATE = MethodHandles.lookup().findVarHandle(BatchSemaphore.class, "state", long.class);
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            STATE = l.findVarHandle(BatchSemaphore.class, "state", long.class);
+            LOCK = l.findVarHandle(BatchSemaphore.class, "lockWord", int.class);
+            WAITERS = l.findVarHandle(BatchSemaphore.class, "lockWaiters", LockWaiter.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The core's internal lock when its holder does not let go quickly: threads that find it held
+ * spin, yield, and then park; the unlock wakes every one of them, and nothing is lost. A claim()
+ * that blocks (which the Waker contract forbids) is used here only to hold the lock for long.
+ */
+class InternalLockTest {
+
+    /** A waker whose claim() holds the semaphore's lock until {@code open} is counted down. */
+    private static final class SlowClaim implements Waker {
+        final CountDownLatch inClaim = new CountDownLatch(1);
+        final CountDownLatch open = new CountDownLatch(1);
+        volatile boolean woken;
+
+        @Override
+        public boolean claim() {
+            inClaim.countDown();
+            try {
+                return open.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+
+        @Override
+        public void wake() {
+            woken = true;
+        }
+    }
+
+    @Test
+    void threadsThatFindTheLockHeldLongParkAndAllGetItWhenItIsFreed() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        SlowClaim slow = new SlowClaim();
+        Acquisition first = s.acquire(1, slow);
+        Thread releaser = new Thread(() -> s.release(1)); // grants `first`: its claim holds the lock
+        releaser.start();
+        assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS));
+
+        int n = 4;
+        List<Thread> contenders = new ArrayList<>();
+        List<CompletableFuture<Void>> futures = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        for (int i = 0; i < n; i++) {
+            Thread t = new Thread(() -> {
+                try {
+                    futures.add(s.acquireAsync(1)); // enqueue needs the lock
+                } catch (Throwable e) {
+                    failure.set(e);
+                }
+            });
+            t.start();
+            contenders.add(t);
+        }
+        // Each contender spins, yields, then parks on the lock: acquireAsync parks nowhere else.
+        BatchSemaphore core = s.core();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (Thread t : contenders) {
+            while (!(t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == core)) {
+                if (System.nanoTime() > deadline) {
+                    fail(t + " never parked on the lock: " + t.getState());
+                }
+                Thread.sleep(1);
+            }
+        }
+        assertTrue(releaser.isAlive(), "the releaser is still inside the claim");
+
+        slow.open.countDown(); // the unlock must unpark every parked contender
+        releaser.join(10_000);
+        for (Thread t : contenders) {
+            t.join(10_000);
+            assertFalse(t.isAlive(), t + " was never woken");
+        }
+        assertNull(failure.get());
+        assertTrue(first.isGranted());
+        assertTrue(slow.woken);
+        assertEquals(n, s.queueLength(), "each contender queued once");
+        assertEquals(0, s.availablePermits());
+
+        // Permits are exact: each release grants the next contender, in order, then one is free.
+        assertEquals(n, futures.size());
+        s.release(1);
+        int granted = 0;
+        for (CompletableFuture<Void> f : futures) {
+            if (f.isDone()) {
+                granted++;
+            }
+        }
+        assertEquals(1, granted);
+        for (int i = 1; i < n; i++) {
+            s.release(1);
+        }
+        for (CompletableFuture<Void> f : futures) {
+            assertTrue(f.isDone() && !f.isCompletedExceptionally());
+        }
+        s.release(1);
+        assertEquals(1, s.availablePermits());
+        assertEquals(0, s.queueLength());
+    }
+
+    @Test
+    void aClaimThatCallsBackIsRefusedAndTheLockIsNotLeftHeld() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        AtomicReference<Throwable> inClaim = new AtomicReference<>();
+        Acquisition a = s.acquire(1, new Waker() {
+            @Override
+            public boolean claim() {
+                try {
+                    s.release(1); // needs the lock this thread holds (QUEUED is still set)
+                } catch (Throwable t) {
+                    inClaim.set(t);
+                    throw t;
+                }
+                return true;
+            }
+
+            @Override
+            public void wake() {
+            }
+        });
+        s.release(1);
+        assertTrue(inClaim.get() instanceof IllegalStateException, String.valueOf(inClaim.get()));
+        assertSame(inClaim.get(), a.failure());
+        assertFalse(a.isGranted());
+        // The refused release changed nothing; the failed claim's permit went on to free, and the
+        // lock is free for another thread.
+        Thread other = new Thread(() -> assertEquals(0, s.queueLength()));
+        other.start();
+        other.join(10_000);
+        assertFalse(other.isAlive());
+        assertEquals(1, s.availablePermits());
+    }
+}

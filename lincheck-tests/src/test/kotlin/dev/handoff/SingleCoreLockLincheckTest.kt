@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test
  *    here, not the absence of lost wake-ups);
  *  - the stress test runs them on real threads, where a lost wake-up is a hang that Lincheck
  *    reports with a thread dump. Shown once: a variant of parkForLock that registers on the stack
- *     after swapping CONTENDED into the word (the classic lost wake-up) hung this stress test (the
- *    its first iterations, parked in parkForLock; the model checking test passed it.
+ *    after swapping CONTENDED into the word (the classic lost wake-up) hung this stress test (the
+ *    thread dump showed it parked in parkForLock); the model checking test passed it.
  */
 
 /** Fails the execution at once if the JVM was not started with one processor. */

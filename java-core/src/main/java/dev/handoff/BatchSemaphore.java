@@ -954,23 +954,35 @@ final class BatchSemaphore {
      * the others); otherwise the holder's unlock, which swaps FREE back, finds CONTENDED and
      * unparks every registered thread, this one included, since the registration came before the
      * swap. A wake-up that finds the lock held again registers anew. (A registration left behind
-     * by a spurious wake-up or an acquisition may cause one stray unpark; every park loops.)
+     * by a spurious wake-up or an acquisition may cause one stray unpark; every park loops.) An
+     * interrupt does not stop the wait: it is kept and set again once the lock is taken, as
+     * ReentrantLock.lock() does.
      */
     private void parkForLock() {
         Thread me = Thread.currentThread();
-        for (;;) {
-            LockWaiter w = new LockWaiter(me);
-            LockWaiter top;
-            do {
-                top = lockWaiters;
-                w.next = top;
-            } while (!WAITERS.compareAndSet(this, top, w));
-            if ((int) LOCK.getAndSet(this, CONTENDED) == FREE) {
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                LockWaiter w = new LockWaiter(me);
+                LockWaiter top;
+                do {
+                    top = lockWaiters;
+                    w.next = top;
+                } while (!WAITERS.compareAndSet(this, top, w));
+                if ((int) LOCK.getAndSet(this, CONTENDED) == FREE) {
+                    w.thread = null;
+                    return;
+                }
+                LockSupport.park(this);
                 w.thread = null;
-                return;
+                // park returns at once while the interrupt status is set: clear it, so that this
+                // loop parks again instead of spinning, and set it again once the lock is ours.
+                interrupted |= Thread.interrupted();
             }
-            LockSupport.park(this);
-            w.thread = null;
+        } finally {
+            if (interrupted) {
+                me.interrupt();
+            }
         }
     }
 

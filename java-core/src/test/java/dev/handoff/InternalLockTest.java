@@ -47,14 +47,40 @@ class InternalLockTest {
         }
     }
 
+    /**
+     * Starts a daemon thread: a thread that a broken lock leaves parked or spinning must not keep
+     * the test JVM alive after the test has failed.
+     */
+    private static Thread daemon(Runnable body) {
+        Thread t = new Thread(body);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /**
+     * Waits until {@code t} is parked on the core's lock (its blocker is the core: the only park in
+     * these calls). If it never gets there, frees the lock (so a spinning thread stops) and fails.
+     */
+    private static void awaitParkedOnLock(Thread t, Semaphore s, SlowClaim slow) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!(t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == s.core())) {
+            if (System.nanoTime() > deadline) {
+                Thread.State state = t.getState();
+                slow.open.countDown();
+                fail(t + " never parked on the lock (spinning, or parked elsewhere): " + state);
+            }
+            Thread.sleep(1);
+        }
+    }
+
     @Test
     void threadsThatFindTheLockHeldLongParkAndAllGetItWhenItIsFreed() throws Exception {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         SlowClaim slow = new SlowClaim();
         Acquisition first = s.acquire(1, slow);
-        Thread releaser = new Thread(() -> s.release(1)); // grants `first`: its claim holds the lock
-        releaser.start();
+        Thread releaser = daemon(() -> s.release(1)); // grants `first`: its claim holds the lock
         assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS));
 
         int n = 4;
@@ -62,26 +88,18 @@ class InternalLockTest {
         List<CompletableFuture<Void>> futures = java.util.Collections.synchronizedList(new ArrayList<>());
         AtomicReference<Throwable> failure = new AtomicReference<>();
         for (int i = 0; i < n; i++) {
-            Thread t = new Thread(() -> {
+            Thread t = daemon(() -> {
                 try {
                     futures.add(s.acquireAsync(1)); // enqueue needs the lock
                 } catch (Throwable e) {
                     failure.set(e);
                 }
             });
-            t.start();
             contenders.add(t);
         }
         // Each contender spins, yields, then parks on the lock: acquireAsync parks nowhere else.
-        BatchSemaphore core = s.core();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         for (Thread t : contenders) {
-            while (!(t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == core)) {
-                if (System.nanoTime() > deadline) {
-                    fail(t + " never parked on the lock: " + t.getState());
-                }
-                Thread.sleep(1);
-            }
+            awaitParkedOnLock(t, s, slow);
         }
         assertTrue(releaser.isAlive(), "the releaser is still inside the claim");
 
@@ -119,6 +137,45 @@ class InternalLockTest {
     }
 
     @Test
+    void anInterruptedThreadParksOnTheLockInsteadOfSpinningAndKeepsItsInterrupt() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        SlowClaim slow = new SlowClaim();
+        s.acquire(1, slow);
+        Thread releaser = daemon(() -> s.release(1));
+        assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS));
+
+        AtomicReference<CompletableFuture<Void>> future = new AtomicReference<>();
+        AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
+        Thread interrupted = daemon(() -> {
+            Thread.currentThread().interrupt(); // park() returns at once while this is set
+            future.set(s.acquireAsync(1)); // needs the lock; acquireAsync ignores interrupts
+            stillInterrupted.set(Thread.currentThread().isInterrupted());
+        });
+        awaitParkedOnLock(interrupted, s, slow);
+        // Parked for good, not parking and returning in a loop: park() returns at once while the
+        // interrupt status is set, so a lock that kept it would spin here, mostly RUNNABLE.
+        for (int i = 0; i < 100; i++) {
+            Thread.sleep(1);
+            if (!(interrupted.getState() == Thread.State.WAITING && LockSupport.getBlocker(interrupted) == s.core())) {
+                Thread.State state = interrupted.getState();
+                slow.open.countDown();
+                fail("the interrupted thread does not stay parked on the lock (spinning?): " + state);
+            }
+        }
+        slow.open.countDown();
+        interrupted.join(10_000);
+        releaser.join(10_000);
+        assertFalse(interrupted.isAlive());
+        assertEquals(Boolean.TRUE, stillInterrupted.get(), "the interrupt is kept for the caller");
+        assertFalse(future.get().isDone(), "queued behind the granted callback");
+        s.release(1);
+        assertTrue(future.get().isDone());
+        s.release(1);
+        assertEquals(1, s.availablePermits());
+    }
+
+    @Test
     void aClaimThatCallsBackIsRefusedAndTheLockIsNotLeftHeld() throws Exception {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
@@ -145,8 +202,7 @@ class InternalLockTest {
         assertFalse(a.isGranted());
         // The refused release changed nothing; the failed claim's permit went on to free, and the
         // lock is free for another thread.
-        Thread other = new Thread(() -> assertEquals(0, s.queueLength()));
-        other.start();
+        Thread other = daemon(() -> assertEquals(0, s.queueLength()));
         other.join(10_000);
         assertFalse(other.isAlive());
         assertEquals(1, s.availablePermits());

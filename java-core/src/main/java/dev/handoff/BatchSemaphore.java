@@ -168,8 +168,9 @@ import java.util.concurrent.locks.LockSupport;
  *   preempted, and on two cores spinning cannot help it, giving up the core can), and parks only
  *   then. Parking and unparking costs microseconds, and on two cores a worker parked on the lock
  *   is half the machine. A parked thread registers on a stack of waiters and swaps CONTENDED into
- *   the word; the unlock that swaps FREE back and finds CONTENDED unparks them all (the protocol
- *   of a futex-based mutex, with LockSupport's permit standing in for the futex's value check).
+ *   the word; the unlock that swaps FREE back and finds CONTENDED unparks one of them, which swaps
+ *   CONTENDED in again when it runs (the protocol of a futex-based mutex, with LockSupport's
+ *   permit standing in for the futex's value check).
  *   No synchronized anywhere: a virtual thread that parks here unmounts.
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
@@ -224,10 +225,11 @@ final class BatchSemaphore {
     static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 10 : 0;
 
     /**
-     * How many times a thread that finds the internal lock held polls it before parking on it.
-     * Every critical section is short and bounded (tens of nanoseconds: a few links, a CAS, and
-     * the claims of the nodes granted), while parking and unparking a thread costs microseconds;
-     * on two cores a worker parked on the lock is half the machine gone. No spinning on one core.
+     * How many times a thread that finds the internal lock held polls it before it starts yielding
+     * (then {@link #LOCK_YIELDS}, then it parks). Every critical section is short and bounded (tens
+     * of nanoseconds: a few links, a CAS, and the claims of the nodes granted), while parking and
+     * unparking a thread costs microseconds; on two cores a worker parked on the lock is half the
+     * machine gone. No spinning and no yielding on one core: a contended lock() parks at once.
      */
     static final int LOCK_SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
 
@@ -245,19 +247,19 @@ final class BatchSemaphore {
     /** Capacity N. Written under the lock with GATED set (setCapacity); read anywhere. */
     volatile long capacity;
 
-    /** Permits owed after a shrink below what was held (I5). Guarded by {@link #lock}. */
+    /** Permits owed after a shrink below what was held (I5). Guarded by the lock ({@link #lockWord}). */
     private long debt;
 
     /**
-     * Whether setCapacity ever ran. Guarded by {@link #lock}. From then on GATED stays set for
-     * good (see {@link #gate()}): the capacity lives outside the word and the word has no room for
-     * a stamp, so two resizes can restore the word bit for bit while the capacity has moved (an
+     * Whether setCapacity ever ran. Guarded by the lock ({@link #lockWord}). From then on GATED
+     * stays set for good (see {@link #gate()}): the capacity lives outside the word and the word
+     * has no room for a stamp, so two resizes can restore the word bit for bit while the capacity has moved (an
      * ABA that a lock-free release could not detect). A semaphore that was resized therefore
      * releases under the lock; tryAcquire stays lock-free while enough permits are free.
      */
     private boolean resized;
 
-    /** The sum of the minimums of the queued nodes. Guarded by {@link #lock}. */
+    /** The sum of the minimums of the queued nodes. Guarded by the lock ({@link #lockWord}). */
     private long queuedPermits;
 
     /** Shedding bounds: the most weight, and the most nodes, that may wait. */
@@ -285,17 +287,17 @@ final class BatchSemaphore {
     /** Threads parked on the lock, a stack; the unlock that finds CONTENDED unparks them all. */
     private volatile LockWaiter lockWaiters;
 
-    /** FIFO queue of waiting nodes. Guarded by {@link #lock}. */
+    /** FIFO queue of waiting nodes. Guarded by the lock ({@link #lockWord}). */
     private Acquisition head;
     private Acquisition tail;
 
     /**
      * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
-     * queue is empty. Guarded by {@link #lock}.
+     * queue is empty. Guarded by the lock ({@link #lockWord}).
      */
     private long headAssigned;
 
-    /** Number of queued nodes. Guarded by {@link #lock} (read under it too, see queueLength()). */
+    /** Number of queued nodes. Guarded by the lock ({@link #lockWord}), and read under it (see queueLength()). */
     private int queueLength;
 
     /**
@@ -913,15 +915,28 @@ final class BatchSemaphore {
         lockHolder = me;
     }
 
-    /** Gives the lock back; if a thread may be parked on it, unparks every parked one. */
+    /** Gives the lock back; if a thread may be parked on it, unparks one (see parkForLock). */
     private void unlock() {
         lockHolder = null;
         if ((int) LOCK.getAndSet(this, FREE) == CONTENDED) {
-            LockWaiter w = (LockWaiter) WAITERS.getAndSet(this, null);
-            for (; w != null; w = w.next) {
+            unparkOneLockWaiter();
+        }
+    }
+
+    /**
+     * Pops registrations off the waiter stack until one of a thread that may still be parked
+     * ({@code thread != null}), and unparks that thread; registrations of threads that have taken
+     * the lock or woken up since are dropped on the way. (A node is pushed once only, so the pops
+     * cannot suffer ABA.)
+     */
+    private void unparkOneLockWaiter() {
+        LockWaiter w;
+        while ((w = lockWaiters) != null) {
+            if (WAITERS.compareAndSet(this, w, w.next)) {
                 Thread t = w.thread;
                 if (t != null) {
                     LockSupport.unpark(t);
+                    return;
                 }
             }
         }
@@ -950,11 +965,14 @@ final class BatchSemaphore {
 
     /**
      * Parks until the lock is taken. Each round registers this thread on the waiter stack, then
-     * swaps CONTENDED into the word: if the word was FREE the lock is ours (and its unlock will wake
-     * the others); otherwise the holder's unlock, which swaps FREE back, finds CONTENDED and
-     * unparks every registered thread, this one included, since the registration came before the
-     * swap. A wake-up that finds the lock held again registers anew. (A registration left behind
-     * by a spurious wake-up or an acquisition may cause one stray unpark; every park loops.) An
+     * swaps CONTENDED into the word: if the word was FREE the lock is ours (and, the word being
+     * CONTENDED, its unlock will wake the next waiter); otherwise this thread parks. The unlock that
+     * swaps FREE back and finds CONTENDED unparks one registered thread that may still be parked.
+     * No waiter is forgotten: a thread whose registration is live has not yet returned from park,
+     * and when it does it always swaps CONTENDED in again (taking the lock, or marking it for the
+     * holder's unlock), so there is always a later unlock that wakes the next one. A woken thread
+     * that finds the lock held registers anew. (An unlock that reads a registration just before its
+     * thread wakes by itself leaves a stray unpark behind; every park loops on its condition.) An
      * interrupt does not stop the wait: it is kept and set again once the lock is taken, as
      * ReentrantLock.lock() does.
      */

@@ -253,9 +253,9 @@ final class BatchSemaphore {
     /**
      * Whether setCapacity ever ran. Guarded by the lock ({@link #lockWord}). From then on GATED
      * stays set for good (see {@link #gate()}): the capacity lives outside the word and the word
-     * has no room for a stamp, so two resizes can restore the word bit for bit while the capacity has moved (an
-     * ABA that a lock-free release could not detect). A semaphore that was resized therefore
-     * releases under the lock; tryAcquire stays lock-free while enough permits are free.
+     * has no room for a stamp, so two resizes can restore the word bit for bit while the capacity
+     * has moved (an ABA that a lock-free release could not detect). A semaphore that was resized
+     * therefore releases under the lock; tryAcquire stays lock-free while enough permits are free.
      */
     private boolean resized;
 
@@ -284,7 +284,7 @@ final class BatchSemaphore {
     /** The thread holding the lock, or null: written only by the holder (for the re-entry check). */
     private Thread lockHolder;
 
-    /** Threads parked on the lock, a stack; the unlock that finds CONTENDED unparks them all. */
+    /** Threads parked on the lock, a stack; the unlock that finds CONTENDED unparks one of them. */
     private volatile LockWaiter lockWaiters;
 
     /** FIFO queue of waiting nodes. Guarded by the lock ({@link #lockWord}). */

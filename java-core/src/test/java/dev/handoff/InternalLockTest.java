@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The core's internal lock when its holder does not let go quickly: threads that find it held
- * spin, yield, and then park; the unlock wakes every one of them, and nothing is lost. A claim()
- * that blocks (which the Waker contract forbids) is used here only to hold the lock for long.
+ * spin, yield, and then park; the unlocks wake them one after another, and nothing is lost. A
+ * claim() that blocks (which the Waker contract forbids) is used here only to hold the lock long.
  */
 class InternalLockTest {
 
@@ -103,7 +103,7 @@ class InternalLockTest {
         }
         assertTrue(releaser.isAlive(), "the releaser is still inside the claim");
 
-        slow.open.countDown(); // the unlock must unpark every parked contender
+        slow.open.countDown(); // each unlock wakes one parked contender, whose unlock wakes the next
         releaser.join(10_000);
         for (Thread t : contenders) {
             t.join(10_000);

@@ -59,6 +59,16 @@ class InternalLockTest {
     }
 
     /**
+     * Starts a thread whose release grants the queued {@code slow} waiter: its claim() then holds
+     * the semaphore's lock until {@code slow.open} is counted down. Returns once it is inside.
+     */
+    private static Thread releaseIntoSlowClaim(Semaphore s, SlowClaim slow) throws InterruptedException {
+        Thread releaser = daemon(() -> s.release(1));
+        assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS));
+        return releaser;
+    }
+
+    /**
      * Waits until {@code t} is parked on the core's lock (its blocker is the core: the only park in
      * these calls). If it never gets there, frees the lock (so a spinning thread stops) and fails.
      */
@@ -77,11 +87,10 @@ class InternalLockTest {
     @Test
     void threadsThatFindTheLockHeldLongParkAndAllGetItWhenItIsFreed() throws Exception {
         Semaphore s = new Semaphore(1);
-        assertTrue(s.tryAcquire(1));
+        assertTrue(s.tryAcquire(1)); // held, so that the next acquisition queues
         SlowClaim slow = new SlowClaim();
         Acquisition first = s.acquire(1, slow);
-        Thread releaser = daemon(() -> s.release(1)); // grants `first`: its claim holds the lock
-        assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS));
+        Thread releaser = releaseIntoSlowClaim(s, slow);
 
         int n = 4;
         List<Thread> contenders = new ArrayList<>();
@@ -139,11 +148,10 @@ class InternalLockTest {
     @Test
     void anInterruptedThreadParksOnTheLockInsteadOfSpinningAndKeepsItsInterrupt() throws Exception {
         Semaphore s = new Semaphore(1);
-        assertTrue(s.tryAcquire(1));
+        assertTrue(s.tryAcquire(1)); // held, so that the next acquisition queues
         SlowClaim slow = new SlowClaim();
         s.acquire(1, slow);
-        Thread releaser = daemon(() -> s.release(1));
-        assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS));
+        Thread releaser = releaseIntoSlowClaim(s, slow);
 
         AtomicReference<CompletableFuture<Void>> future = new AtomicReference<>();
         AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();

@@ -950,17 +950,22 @@ final class BatchSemaphore {
     private void lockContended() {
         for (int i = LOCK_SPINS; i > 0; i--) {
             Thread.onSpinWait();
-            if (lockWord == FREE && LOCK.compareAndSet(this, FREE, HELD)) {
+            if (tryLockFree()) {
                 return;
             }
         }
         for (int i = LOCK_SPINS == 0 ? 0 : LOCK_YIELDS; i > 0; i--) {
             Thread.yield();
-            if (lockWord == FREE && LOCK.compareAndSet(this, FREE, HELD)) {
+            if (tryLockFree()) {
                 return;
             }
         }
         parkForLock();
+    }
+
+    /** One poll of the held lock: takes it if it is FREE (reading first, so a held word is not written). */
+    private boolean tryLockFree() {
+        return lockWord == FREE && LOCK.compareAndSet(this, FREE, HELD);
     }
 
     /**

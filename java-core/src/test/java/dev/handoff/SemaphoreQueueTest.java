@@ -303,6 +303,12 @@ class SemaphoreQueueTest {
         assertFalse(bad.isGranted());
         assertFalse(bad.isClosed());
         assertTrue(good.isGranted());
+        // The refused call left the internal lock free: another thread can queue (which takes it).
+        CompletableFuture<CompletableFuture<Void>> queued = CompletableFuture.supplyAsync(() -> s.acquireAsync(1));
+        CompletableFuture<Void> third = queued.get(20, TimeUnit.SECONDS);
+        assertFalse(third.isDone());
+        s.release(1);
+        assertTrue(third.isDone());
         s.release(1);
         s.release(1);
         assertEquals(2, s.availablePermits());

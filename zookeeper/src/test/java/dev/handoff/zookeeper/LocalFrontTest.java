@@ -16,33 +16,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 /** Many callers of one JVM behind one znode; the block comes back when the JVM is idle, or is lost with the session. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class LocalFrontTest {
-
-    private TestingServer server;
-    private Clients clients;
-    private String path;
-
-    @BeforeEach
-    void start(TestInfo test) throws Exception {
-        server = new TestingServer(true);
-        clients = new Clients(server.getConnectString());
-        path = "/handoff-test/" + test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        clients.close();
-        server.close();
-    }
+class LocalFrontTest extends ServerPerTest {
 
     @Test
     void manyThreadsOneNodeNeverAboveTheBudget() throws Exception {

@@ -16,33 +16,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 /** Faults on a real in-process server: a holder's session expires, the server goes away and comes back, a client closes mid-wait. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class SessionFailureTest {
-
-    private TestingServer server;
-    private Clients clients;
-    private String path;
-
-    @BeforeEach
-    void start(TestInfo test) throws Exception {
-        server = new TestingServer(true);
-        clients = new Clients(server.getConnectString());
-        path = "/handoff-test/" + test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        clients.close();
-        server.close();
-    }
+class SessionFailureTest extends ServerPerTest {
 
     @Test
     void anExpiredHoldersPermitsComeBackAndItIsTold() throws Exception {

@@ -22,8 +22,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,7 +33,7 @@ import org.junit.jupiter.api.Timeout;
  * fails. The rule: the permits come back exactly when they were granted.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ZooKeeperSemaphoreReadmeTest {
+class ZooKeeperSemaphoreReadmeTest extends ServerPerTest {
 
     record Response(int bytes) {
     }
@@ -63,22 +61,12 @@ class ZooKeeperSemaphoreReadmeTest {
         }
     }
 
-    private TestingServer server;
-    private Clients clients;
     private CuratorFramework curator;
     private final Downstream downstream = new Downstream();
 
     @BeforeEach
-    void start() throws Exception {
-        server = new TestingServer(true);
-        clients = new Clients(server.getConnectString());
-        curator = clients.start();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        clients.close();
-        server.close();
+    void connect() throws Exception {
+        curator = clients.start(); // after ServerPerTest's set-up
     }
 
     private ZooKeeperSemaphore open() {

@@ -73,8 +73,12 @@ public final class BenchmarkReport {
         WORKLOADS.put(FUTURES, "7. futures, 8 chains, 2 permits, hop inside");
     }
 
+    /** The label of the diagnostic row: ours without kotlinx's cancellation, in workload 3. */
+    static final String COROUTINES_UNCANCELLABLE = WORKLOADS.get(COROUTINES) + ", diagnostic: handoff not cancellable";
+
     /** Short labels of the workloads, for the chart's axis. */
     static final Map<String, String> SHORT = Map.of(
+            COROUTINES_UNCANCELLABLE, "3 diagnostic: not cancellable",
             WORKLOADS.get(TRY), "1a try",
             WORKLOADS.get(SUSPEND), "1b suspend",
             WORKLOADS.get(BLOCKING4), "2 blocking 4 thr",
@@ -392,6 +396,15 @@ public final class BenchmarkReport {
             }
             time(rows, COROUTINES, Peers.KOTLINX, Comparison.Target.atMost(1));
             time(rows, COROUTINES, Peers.MONITOR, null);
+            // Diagnostic, no target: ours suspended without kotlinx's cancellation machinery,
+            // against kotlinx. The gap between this row and the one above is what public-API
+            // cancellation costs per suspension (kotlinx pays it once per coroutine).
+            Measurement uncancellable = find(COROUTINES, Peers.HANDOFF_UNCANCELLABLE);
+            Measurement kotlinx = find(COROUTINES, Peers.KOTLINX);
+            if (uncancellable != null && kotlinx != null) {
+                rows.add(new Comparison(COROUTINES_UNCANCELLABLE,
+                        uncancellable.unit(), Peers.KOTLINX, uncancellable.score(), kotlinx.score(), null, true));
+            }
             time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
             time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
             time(rows, FUTURES, Peers.KOTLINX, null);

@@ -32,8 +32,11 @@ public class CoroutineContendedBenchmark {
     static final int ACQUISITIONS_PER_TASK = 250;
     private static final long[] ONE = {1};
 
-    /** The peer under test. */
-    @Param({Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR})
+    /**
+     * The peer under test. {@code handoff-uncancellable} is a diagnostic (ours without kotlinx's
+     * cancellation machinery, see {@link UncancellablePermits}), reported apart from the targets.
+     */
+    @Param({Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE})
     public String peer;
 
     /** {@code Blackhole.consumeCPU} tokens burnt while holding the permit. */

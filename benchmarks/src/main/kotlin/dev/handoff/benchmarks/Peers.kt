@@ -15,6 +15,12 @@ public object Peers {
     /** Ours with a [dev.handoff.WaitListener] (issue 13): the fast path must cost the same. */
     public const val HANDOFF_OBSERVED: String = "handoff-observed"
 
+    /**
+     * Diagnostic only: ours, suspended without kotlinx's cancellation machinery (see
+     * [UncancellablePermits]); never a target, it measures the price of public-API cancellation.
+     */
+    public const val HANDOFF_UNCANCELLABLE: String = "handoff-uncancellable"
+
     /** `java.util.concurrent.Semaphore(n, true)`. */
     public const val JUC_FAIR: String = "juc-fair"
 
@@ -31,7 +37,7 @@ public object Peers {
     public const val MONITOR: String = "monitor"
 
     /** Every name, ours first. */
-    public val ALL: List<String> = listOf(HANDOFF, HANDOFF_OBSERVED, JUC_FAIR, JUC_NONFAIR, KOTLINX, KOTLINX_MUTEX, MONITOR)
+    public val ALL: List<String> = listOf(HANDOFF, HANDOFF_OBSERVED, HANDOFF_UNCANCELLABLE, JUC_FAIR, JUC_NONFAIR, KOTLINX, KOTLINX_MUTEX, MONITOR)
 
     /**
      * A new semaphore of [capacity] free permits for a caller that only tries.
@@ -42,6 +48,7 @@ public object Peers {
     public fun permits(name: String, capacity: Long): Permits = when (name) {
         HANDOFF -> HandoffPermits(capacity)
         HANDOFF_OBSERVED -> HandoffPermits(capacity, observed = true)
+        HANDOFF_UNCANCELLABLE -> UncancellablePermits(capacity)
         JUC_FAIR -> JucPermits(capacity, fair = true)
         JUC_NONFAIR -> JucPermits(capacity, fair = false)
         KOTLINX -> KotlinxPermits(capacity)

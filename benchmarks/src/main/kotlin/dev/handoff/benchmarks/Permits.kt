@@ -67,8 +67,9 @@ public interface BlockingPermits : Permits {
  */
 public interface SuspendingPermits : Permits {
     /**
-     * Takes [permits] permits, suspending until they are granted. Cancellable for every peer:
-     * a coroutine cancelled while it waits throws `CancellationException`.
+     * Takes [permits] permits, suspending until they are granted. Cancellable for every peer but
+     * the [UncancellablePermits] diagnostic: a coroutine cancelled while it waits throws
+     * `CancellationException`.
      */
     public suspend fun acquire(permits: Long)
 }

@@ -21,7 +21,7 @@ class BenchmarkSmokeTest {
             BenchmarkReport.SUSPEND, List.of(Peers.HANDOFF, Peers.KOTLINX),
             BenchmarkReport.BLOCKING4, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
             BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
-            BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR),
+            BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE),
             BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR),
             BenchmarkReport.FUTURES, List.of(Peers.HANDOFF, Peers.KOTLINX),
             BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX));
@@ -47,7 +47,7 @@ class BenchmarkSmokeTest {
                 assertTrue(m.suspended() > 0, m + ": no acquisition suspended");
             }
         }
-        assertEquals(17, report.timeComparisons().size(), report.markdown());
+        assertEquals(18, report.timeComparisons().size(), report.markdown());
         // The load of other processes was watched (one window per measured iteration: one per JMH
         // run here) and is stated; a smoke run is never rejected, however busy CI is.
         int jmhRuns = report.measured().entrySet().stream()
@@ -88,7 +88,7 @@ class BenchmarkSmokeTest {
             assertTrue(p.tryAcquire(2), name);
             p.release(2);
         }
-        for (String name : List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
+        for (String name : List.of(Peers.HANDOFF, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
             SuspendingPermits p = Peers.suspending(name, 16);
             long suspended = CoroutineRounds.run(p, 8, 20, new long[] {1, 2, 3, 4, 5, 6, 7, 8}, 10);
             assertTrue(suspended >= 0, name);

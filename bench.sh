@@ -16,6 +16,9 @@
 #                              thing as a JUnit test in `mvn verify`)
 #   ./bench.sh --help          the report's other options (--include, --forks, --waiters, --out)
 #   ./bench.sh jmh -prof stack BlockingContendedBenchmark     plain JMH on the same jar
+#   ./bench.sh interleave      the coroutine workload for kotlinx, handoff and the not-cancellable
+#                              diagnostic in alternating blocks in one JVM (medians of per-block
+#                              ratios: a cross-check of JMH's ratio that host slowdowns cannot skew)
 #
 # By default java-core and kotlin-ext are built from this checkout too (-am). With
 # BENCH_UPSTREAM=installed the ones installed in ~/.m2 are used instead (mvn install first).

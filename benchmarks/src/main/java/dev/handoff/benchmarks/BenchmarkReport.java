@@ -106,6 +106,10 @@ public final class BenchmarkReport {
             org.openjdk.jmh.Main.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
+        if (args.length > 0 && args[0].equals("interleave")) {
+            Interleaved.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         Settings settings = Settings.parse(args);
         if (settings == null) {
             System.out.println(Settings.USAGE);
@@ -571,6 +575,7 @@ public final class BenchmarkReport {
     static final class Settings {
         static final String USAGE = String.join("\n",
                 "usage: java -jar benchmarks.jar [--smoke] [--out DIR] [--rejected-out DIR] [--waiters N] [--include REGEX] [--forks N]",
+                "       java -jar benchmarks.jar interleave [--blocks N] [--peers baseline,peer,...]   (workload 3 in alternating blocks, one JVM)",
                 "       java -jar benchmarks.jar jmh <JMH arguments>     (JMH's own command line, e.g. -prof stack)",
                 "  --smoke        every benchmark once with tiny iterations in this JVM (seconds; figures meaningless)",
                 "  --out DIR      where results.md, jmh-results.json and benchmarks.png go (default docs/benchmarks)",

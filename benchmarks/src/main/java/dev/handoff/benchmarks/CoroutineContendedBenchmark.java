@@ -31,6 +31,9 @@ public class CoroutineContendedBenchmark {
     static final int TASKS = 8;
     static final int ACQUISITIONS_PER_TASK = 250;
     private static final long[] ONE = {1};
+    /** The CPU work held under the permit, in {@code Blackhole.consumeCPU} tokens (the default of {@link #work}). */
+    static final String DEFAULT_WORK = "50";
+    static final long WORK = Long.parseLong(DEFAULT_WORK);
 
     /**
      * The peer under test. {@code handoff-uncancellable} is a diagnostic (ours without kotlinx's
@@ -40,7 +43,7 @@ public class CoroutineContendedBenchmark {
     public String peer;
 
     /** {@code Blackhole.consumeCPU} tokens burnt while holding the permit. */
-    @Param("50")
+    @Param(DEFAULT_WORK)
     public long work;
 
     private SuspendingPermits permits;

@@ -3,6 +3,7 @@ package dev.handoff.benchmarks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -63,6 +64,22 @@ class BenchmarkSmokeTest {
         // --redraw reads results.tsv back into the same report.
         BenchmarkReport.Report again = BenchmarkReport.Report.parseTsv(Files.readString(out.resolve("results.tsv")));
         assertEquals(report.markdown(), again.markdown());
+    }
+
+    @Test
+    void theInterleavedComparisonTimesEveryPeerAgainstTheBaselineOfTheSameBlock() {
+        List<Interleaved.Result> results = Interleaved.run(Interleaved.PEERS, 3, 1, 1);
+        assertEquals(Interleaved.PEERS, results.stream().map(Interleaved.Result::peer).toList());
+        assertEquals(1.0, results.get(0).ratio(), 1e-12, "the baseline against itself");
+        for (Interleaved.Result r : results) {
+            assertTrue(r.nanos() > 0 && Double.isFinite(r.nanos()), r + ": no time");
+            assertTrue(r.ratioLow() <= r.ratio() && r.ratio() <= r.ratioHigh(), r + ": quartiles out of order");
+        }
+        assertEquals(2.5, Interleaved.quantile(new double[] {1, 2, 3, 4}, 0.5), 1e-12);
+        assertEquals(1.75, Interleaved.quantile(new double[] {1, 2, 3, 4}, 0.25), 1e-12);
+        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX), 1, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX, Peers.KOTLINX), 1, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(Interleaved.PEERS, 0, 1, 0));
     }
 
     @Test

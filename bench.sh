@@ -9,7 +9,9 @@
 # them, the full run is rejected: docs/benchmarks/ is left alone, the results go to
 # benchmarks/target/rejected-run/ (--rejected-out DIR), the console says which benchmark saw how
 # much load and from which processes, and the exit status is 3. A quiet run's results.md states
-# the maximum load measured. --smoke is never rejected (it writes to benchmarks/target/smoke).
+# the maximum load measured. A run is rejected the same way when a measurement outside the
+# blocking workloads is unsteady (slowest measured iteration > 1.5x its fastest: the host slowed
+# part of the run, which /proc cannot show). --smoke is never rejected (it writes to benchmarks/target/smoke).
 #
 #   ./bench.sh                 full run
 #   ./bench.sh --smoke         every benchmark once, tiny iterations, seconds (CI runs the same

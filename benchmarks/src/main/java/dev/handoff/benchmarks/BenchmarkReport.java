@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
@@ -88,7 +90,14 @@ public final class BenchmarkReport {
             WORKLOADS.get(FOOTPRINT), "6 per waiter",
             WORKLOADS.get(FUTURES), "7 futures 8/2");
 
-    /** The exit status of a full run rejected because other processes loaded the machine. */
+    /**
+     * The most a measurement's slowest measured iteration may exceed its fastest (forks together)
+     * before a full run is rejected, outside the blocking workloads. Quiet runs stay within 1.45;
+     * the slow minutes of a shared host, which the load guard cannot see, make 2-3x.
+     */
+    static final double STEADY_SPREAD = 1.5;
+
+    /** The exit status of a full run rejected because other processes loaded the machine or it was unsteady. */
     static final int EXIT_LOADED = 3;
 
     private BenchmarkReport() {}
@@ -251,7 +260,7 @@ public final class BenchmarkReport {
         }
         Map<String, Measurement> whole = new LinkedHashMap<>();
         for (String peer : peers) {
-            whole.put(peer, new Measurement(FOOTPRINT, peer, spread(samples.get(peer)), "B/waiter", null, -1, -1));
+            whole.put(peer, new Measurement(FOOTPRINT, peer, spread(samples.get(peer)), "B/waiter", null, -1, -1, Double.NaN));
         }
         measured.put(FOOTPRINT, whole);
     }
@@ -302,9 +311,11 @@ public final class BenchmarkReport {
      * @param bytesPerOp   {@code gc.alloc.rate.norm}, or {@code null} without {@code -prof gc}
      * @param acquisitions the acquisitions counted, or -1 if not counted
      * @param suspended    the acquisitions that suspended, or -1 if not counted
+     * @param spread       the slowest measured iteration over the fastest, all forks together
+     *                     (1 = all alike), or NaN if not known (the footprint)
      */
     public record Measurement(String benchmark, String peer, Estimate score, String unit, Estimate bytesPerOp,
-                              long acquisitions, long suspended) {
+                              long acquisitions, long suspended, double spread) {
         static Measurement of(RunResult run) {
             String name = run.getParams().getBenchmark();
             String benchmark = name.substring(name.lastIndexOf('.', name.lastIndexOf('.') - 1) + 1);
@@ -317,7 +328,30 @@ public final class BenchmarkReport {
                     new Estimate(primary.getScore(), primary.getScoreError()), primary.getScoreUnit(),
                     alloc == null ? null : new Estimate(alloc.getScore(), alloc.getScoreError()),
                     acquisitions == null ? -1 : Math.round(acquisitions.getScore()),
-                    suspended == null ? -1 : Math.round(suspended.getScore()));
+                    suspended == null ? -1 : Math.round(suspended.getScore()), spread(run));
+        }
+
+        /** The slowest measured iteration of every fork over the fastest (a ratio of scores, so for any unit). */
+        private static double spread(RunResult run) {
+            double min = Double.POSITIVE_INFINITY;
+            double max = 0;
+            for (BenchmarkResult fork : run.getBenchmarkResults()) {
+                for (IterationResult iteration : fork.getIterationResults()) {
+                    double score = iteration.getPrimaryResult().getScore();
+                    min = Math.min(min, score);
+                    max = Math.max(max, score);
+                }
+            }
+            return min > 0 && max >= min ? max / min : Double.NaN;
+        }
+
+        /**
+         * @return whether this measurement's iterations disagree by more than {@link #STEADY_SPREAD}
+         *     in a workload where they should not (every one but the blocking workloads, whose peers
+         *     park and unpark threads and are erratic by nature)
+         */
+        boolean unsteady() {
+            return !BLOCKING4.equals(benchmark) && !BLOCKING8.equals(benchmark) && spread > STEADY_SPREAD;
         }
 
         /** @return the share of acquisitions that suspended, as text, or "" if not counted */
@@ -348,7 +382,44 @@ public final class BenchmarkReport {
          *     processes used more than {@value OtherLoad#THRESHOLD_CPUS} CPU in a measured iteration
          */
         public boolean rejected() {
-            return !smoke && load.loaded();
+            return !smoke && (load.loaded() || !unsteady().isEmpty());
+        }
+
+        /**
+         * @return the measurements whose iterations disagree by more than {@link #STEADY_SPREAD}
+         *     (see {@link Measurement#unsteady()}): a fork or a minute of the run was slowed by
+         *     something the load guard cannot see, such as the host's other tenants
+         */
+        public List<Measurement> unsteady() {
+            List<Measurement> found = new ArrayList<>();
+            for (Map<String, Measurement> byPeer : measured.values()) {
+                for (Measurement m : byPeer.values()) {
+                    if (m.unsteady()) {
+                        found.add(m);
+                    }
+                }
+            }
+            return found;
+        }
+
+        /** @return why this run is rejected, one line, or "" if it is not */
+        String rejectionReason() {
+            if (!rejected()) {
+                return "";
+            }
+            List<String> why = new ArrayList<>();
+            if (load.loaded()) {
+                why.add(String.format(Locale.ROOT, "other processes used up to %.2f CPU while the benchmarks measured "
+                        + "(limit %.2f CPU)", load.worst().otherCpus(), OtherLoad.THRESHOLD_CPUS));
+            }
+            List<Measurement> unsteady = unsteady();
+            if (!unsteady.isEmpty()) {
+                why.add(String.format(Locale.ROOT, "the iterations of %s disagree by more than %.1fx (slowest / fastest), "
+                        + "so something outside the VM slowed part of the run", unsteady.stream()
+                        .map(m -> String.format(Locale.ROOT, "%s %s (%.2fx)", m.benchmark(), m.peer(), m.spread()))
+                        .collect(java.util.stream.Collectors.joining(", ")), STEADY_SPREAD));
+            }
+            return String.join("; and ", why);
         }
 
         /**
@@ -360,15 +431,22 @@ public final class BenchmarkReport {
             StringBuilder s = new StringBuilder();
             String bar = "!".repeat(100);
             s.append(bar).append('\n');
-            s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: other processes used more than %.2f CPU "
-                    + "in %d of %d measured iterations.%n", OtherLoad.THRESHOLD_CPUS, load.flagged().size(), load.judged()));
-            s.append("!!! Worst: ").append(load.worst().describe()).append('\n');
-            int shown = Math.min(5, load.flagged().size());
-            for (OtherLoad.Window w : load.flagged().subList(0, shown)) {
-                s.append("!!!   ").append(w.describe()).append('\n');
+            if (load.loaded()) {
+                s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: other processes used more than %.2f CPU "
+                        + "in %d of %d measured iterations.%n", OtherLoad.THRESHOLD_CPUS, load.flagged().size(), load.judged()));
+                s.append("!!! Worst: ").append(load.worst().describe()).append('\n');
+                int shown = Math.min(5, load.flagged().size());
+                for (OtherLoad.Window w : load.flagged().subList(0, shown)) {
+                    s.append("!!!   ").append(w.describe()).append('\n');
+                }
+                if (load.flagged().size() > shown) {
+                    s.append("!!!   ... and ").append(load.flagged().size() - shown).append(" more, listed in results.md\n");
+                }
             }
-            if (load.flagged().size() > shown) {
-                s.append("!!!   ... and ").append(load.flagged().size() - shown).append(" more, listed in results.md\n");
+            for (Measurement m : unsteady()) {
+                s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: %s %s is unsteady, its slowest measured "
+                        + "iteration is %.2fx its fastest (limit %.1fx): part of the run was slowed by something the "
+                        + "load guard cannot see (see README, Run it).%n", m.benchmark(), m.peer(), m.spread(), STEADY_SPREAD));
             }
             s.append("!!! ").append(out.toAbsolutePath().normalize()).append(" was NOT touched (nor the README).\n");
             s.append("!!! This run's results are in ").append(rejectedOut.toAbsolutePath().normalize())
@@ -467,9 +545,8 @@ public final class BenchmarkReport {
         public String markdown() {
             StringBuilder md = new StringBuilder();
             if (rejected()) {
-                md.append(String.format(Locale.ROOT, "**REJECTED RUN: other processes used up to %.2f CPU while the "
-                        + "benchmarks measured (limit %.2f CPU). These figures are not published; see below.**%n%n",
-                        load.worst().otherCpus(), OtherLoad.THRESHOLD_CPUS));
+                md.append("**REJECTED RUN: ").append(rejectionReason()).append(". These figures are not published; ")
+                        .append("see below.**\n\n");
             }
             md.append(String.format(Locale.ROOT, "Machine: %s. Load average %s at the start, %s at the end; %.0f s.%n",
                     machine.stamp(), fmtLoad(machine.loadBefore()), fmtLoad(loadAfter), seconds));
@@ -504,13 +581,15 @@ public final class BenchmarkReport {
                         + "'baseline' is the same coroutine parked in awaitCancellation().%n", waiters));
             }
             md.append("\nAll measurements:\n\n");
-            md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended |\n");
-            md.append("|---|---|---:|---:|---|\n");
+            md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended | slowest / fastest iteration |\n");
+            md.append("|---|---|---:|---:|---|---:|\n");
             for (Map.Entry<String, Map<String, Measurement>> b : measured.entrySet()) {
                 for (Measurement m : b.getValue().values()) {
-                    md.append(String.format(Locale.ROOT, "| %s | %s | %s %s | %s | %s |%n",
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s %s | %s | %s | %s |%n",
                             WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
-                            m.bytesPerOp() == null ? "" : m.bytesPerOp().toString(), m.suspendedShare()));
+                            m.bytesPerOp() == null ? "" : m.bytesPerOp().toString(), m.suspendedShare(),
+                            Double.isNaN(m.spread()) ? "" : String.format(Locale.ROOT, "%.2f%s", m.spread(),
+                                    m.unsteady() ? " **unsteady**" : "")));
                 }
             }
             return md.toString();
@@ -528,7 +607,8 @@ public final class BenchmarkReport {
                     t.append(String.join("\t", m.benchmark(), m.peer(), Double.toString(m.score().value()),
                             Double.toString(m.score().error()), m.unit(),
                             b == null ? "" : Double.toString(b.value()), b == null ? "" : Double.toString(b.error()),
-                            Long.toString(m.acquisitions()), Long.toString(m.suspended()))).append('\n');
+                            Long.toString(m.acquisitions()), Long.toString(m.suspended()), Double.toString(m.spread())))
+                            .append('\n');
                 }
             }
             t.append(load.tsv());
@@ -558,7 +638,8 @@ public final class BenchmarkReport {
                 }
                 Estimate bytes = f[5].isEmpty() ? null : new Estimate(Double.parseDouble(f[5]), Double.parseDouble(f[6]));
                 Measurement m = new Measurement(f[0], f[1], new Estimate(Double.parseDouble(f[2]), Double.parseDouble(f[3])),
-                        f[4], bytes, Long.parseLong(f[7]), Long.parseLong(f[8]));
+                        f[4], bytes, Long.parseLong(f[7]), Long.parseLong(f[8]),
+                        f.length > 9 ? Double.parseDouble(f[9]) : Double.NaN); // older files: not known
                 measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
             }
             return new Report(machine, Double.parseDouble(run[7]), Double.parseDouble(run[8]),

@@ -224,6 +224,40 @@ class OtherLoadTest {
     }
 
     @Test
+    void aQuietRunWhoseIterationsDisagreeIsRejectedExceptInTheBlockingWorkloads() {
+        OtherLoad.Summary quiet = OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
+        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
+        BenchmarkReport.Measurement steady = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.30);
+        BenchmarkReport.Measurement slowMinute = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 2.80);
+        BenchmarkReport.Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 4.70);
+
+        BenchmarkReport.Report accepted = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady),
+                BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature)), quiet);
+        assertFalse(accepted.rejected(), accepted.markdown());
+        assertEquals(List.of(), accepted.unsteady());
+        assertTrue(accepted.markdown().contains("| 1.30 |"), accepted.markdown());
+
+        BenchmarkReport.Report rejected = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady, Peers.HANDOFF, slowMinute)), quiet);
+        assertTrue(rejected.rejected());
+        assertEquals(List.of(slowMinute), rejected.unsteady());
+        assertTrue(rejected.markdown().startsWith("**REJECTED RUN: the iterations of CoroutineContendedBenchmark.tasks8permits2 "
+                + "handoff (2.80x) disagree"), rejected.markdown());
+        assertTrue(rejected.markdown().contains("| 2.80 **unsteady** |"), rejected.markdown());
+        String console = rejected.rejection(Path.of("docs/benchmarks"), Path.of("rejected"));
+        assertTrue(console.contains("handoff is unsteady, its slowest measured iteration is 2.80x its fastest"), console);
+        assertFalse(console.contains("other processes used"), console);
+        // A smoke run is never rejected; the spread survives results.tsv (--redraw).
+        assertFalse(new BenchmarkReport.Report(machine, 0.5, 1, true, 0, rejected.measured(), quiet).rejected());
+        assertEquals(rejected.markdown(), BenchmarkReport.Report.parseTsv(rejected.tsv()).markdown());
+    }
+
+    private static BenchmarkReport.Measurement measurement(String benchmark, String peer, double spread) {
+        return new BenchmarkReport.Measurement(benchmark, peer, new Estimate(300, 10), "ns/op", null, -1, -1, spread);
+    }
+
+    @Test
     void aRejectedRunLeavesTheOutputDirectoryAloneAndAQuietOneWritesIt(@TempDir Path dir) throws Exception {
         Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
         Path out = Files.createDirectories(dir.resolve("docs"));

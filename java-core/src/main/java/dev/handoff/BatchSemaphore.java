@@ -21,7 +21,9 @@ import java.util.concurrent.locks.LockSupport;
  * Free permits live in one atomic state word. A waiting acquisition is an intrusive node
  * (Acquisition) in a doubly linked FIFO queue guarded by an internal lock. The fast paths —
  * tryAcquire, and release while nobody waits — are one CAS on the state word and never lock.
- * Everything that touches the queue runs under the lock. Permits released while someone waits
+ * Everything that touches the queue runs under the lock, but for one step: a node that joins a
+ * queue that already has nodes is appended by a CAS on the tail (see "Appending without the
+ * lock"). Permits released while someone waits
  * never become free: release hands them straight to the head of the queue (direct handoff),
  * partially if the head needs more than there is (partial assignment), then to the next heads
  * that fit, in order, and stops at the first that does not fit. Only the surplus left when the
@@ -117,6 +119,30 @@ import java.util.concurrent.locks.LockSupport;
  * QUEUED is set, so nobody barges past the queue, and since free == 0 under QUEUED, it could not
  * take anything anyway. The flag is cleared only under the lock, in the same write that returns
  * the surplus to free, at the moment the queue becomes empty.
+ *
+ * Appending without the lock
+ * --------------------------
+ * Most acquisitions that wait find others waiting (QUEUED set, free == 0 by I2): there is nothing
+ * to decide, the node only has to join the tail. Such a node is appended like a waiter of a CLH or
+ * MPSC queue: prev := tail, CAS tail from that node to this one, then link the predecessor's next
+ * (release). Only a holder of the lock may fill an empty queue (tail null -> first node, with the
+ * QUEUED CAS and the partial assignment) or empty it (tail -> null), so an appender that finds no
+ * tail takes the lock and decides there as before; the QUEUED bit, the word and the head are still
+ * written under the lock only, and I1 holds whenever the lock is free. A node is queued from its
+ * tail CAS on; the lock holders that walk the queue (hand-out, withdrawal, close, shrink, the
+ * observers) may meet a predecessor whose next is not written yet, and wait for that write
+ * (awaitNext: a few instructions of the appender). Taking the last node out (unlink, close)
+ * detaches it from its predecessor first and then moves the tail back by CAS: if an appender got
+ * in first, the CAS fails and the node is unlinked from the middle once the new link is written;
+ * if the CAS wins, later appenders link behind the new tail, after the detaching write. close
+ * swaps the tail to null, so every appender either made it into the detached queue (and is
+ * CLOSED) or queues under the lock and finds CLOSED. A shrink writes the capacity and then reads
+ * the tail (both volatile); an appender CASes the tail and then reads the capacity: so either the
+ * shrink's walk reaches the node and fails it, or the appender sees the new capacity and takes its
+ * node out again (retractTooHeavy), refusing the call as the locked path would. A semaphore that
+ * sheds or has a listener needs the exact queue length and queued permits at every enqueue: it
+ * keeps them as counters and appends under the lock only (countQueue); the others count the queue
+ * under the lock when queueLength() or queuedPermits() is called.
  *
  * Waiter states (Acquisition.state, written under the lock)
  * ---------------------------------------------------------
@@ -259,7 +285,7 @@ final class BatchSemaphore {
      */
     private boolean resized;
 
-    /** The sum of the minimums of the queued nodes. Guarded by the lock ({@link #lockWord}). */
+    /** The sum of the minimums of the queued nodes, kept only if {@link #countQueue}. Guarded by the lock. */
     private long queuedPermits;
 
     /** Shedding bounds: the most weight, and the most nodes, that may wait. */
@@ -287,9 +313,21 @@ final class BatchSemaphore {
     /** Threads parked on the lock, a stack; the unlock that finds CONTENDED unparks one of them. */
     private volatile LockWaiter lockWaiters;
 
-    /** FIFO queue of waiting nodes. Guarded by the lock ({@link #lockWord}). */
+    /**
+     * FIFO queue of waiting nodes. {@code head} is guarded by the lock ({@link #lockWord});
+     * {@code tail} is volatile: without counters ({@link #countQueue} false) a node joins a
+     * non-empty queue without the lock, by CAS on it (see "Appending without the lock").
+     */
     private Acquisition head;
-    private Acquisition tail;
+    private volatile Acquisition tail;
+
+    /**
+     * Whether queueLength and queuedPermits are kept as counters: when the semaphore sheds (a
+     * queue bound is set) or has a listener, which read them at every enqueue. Then every node
+     * joins the queue under the lock. Otherwise nodes may join lock-free, and the two observers
+     * count the queue under the lock instead. Final.
+     */
+    private final boolean countQueue;
 
     /**
      * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
@@ -297,7 +335,10 @@ final class BatchSemaphore {
      */
     private long headAssigned;
 
-    /** Number of queued nodes. Guarded by the lock ({@link #lockWord}), and read under it (see queueLength()). */
+    /**
+     * Number of queued nodes, kept only if {@link #countQueue}. Guarded by the lock
+     * ({@link #lockWord}), and read under it (see queueLength()).
+     */
     private int queueLength;
 
     /**
@@ -315,6 +356,7 @@ final class BatchSemaphore {
         this.maxQueuedPermits = maxQueuedPermits;
         this.maxQueueLength = maxQueueLength;
         this.listener = listener;
+        this.countQueue = listener != null || maxQueuedPermits != Long.MAX_VALUE || maxQueueLength != Integer.MAX_VALUE;
         this.state = capacity << SHIFT;
     }
 
@@ -344,14 +386,38 @@ final class BatchSemaphore {
             return 0;
         }
         if (heldByCurrentThread()) {
-            return queueLength; // called from a claim(): the caller sees its own section
+            return countedLength(); // called from a claim(): the caller sees its own section
         }
         lock();
         try {
-            return queueLength;
+            return countedLength();
         } finally {
             unlock();
         }
+    }
+
+    /** Under the lock: the queue length, kept or counted (see countQueue). */
+    private int countedLength() {
+        if (countQueue) {
+            return queueLength;
+        }
+        int n = 0;
+        for (Acquisition a = head, last = tail; a != null; a = a == last ? null : awaitNext(a)) {
+            n++;
+        }
+        return n;
+    }
+
+    /** Under the lock: the sum of the queued minimums, kept or counted (see countQueue). */
+    private long countedPermits() {
+        if (countQueue) {
+            return queuedPermits;
+        }
+        long sum = 0;
+        for (Acquisition a = head, last = tail; a != null; a = a == last ? null : awaitNext(a)) {
+            sum += a.minimum();
+        }
+        return sum;
     }
 
     /**
@@ -638,6 +704,13 @@ final class BatchSemaphore {
     <A extends Acquisition> A enqueue(A a, String call) {
         long max = a.permits;
         long min = a.minimum();
+        if (!countQueue && max > 0 && min <= capacity && tryAppend(a)) {
+            // Queued behind others without the lock (see "Appending without the lock").
+            if (min > capacity) {
+                retractTooHeavy(a, call); // a shrink raced the append
+            }
+            return a;
+        }
         Acquisition woken = null;
         SemaphoreRejectedException shed = null;
         int ahead = -1; // >= 0 once queued under a listener
@@ -860,14 +933,14 @@ final class BatchSemaphore {
                 return;
             }
             long returned = 0;
-            for (Acquisition a = head; a != null; a = a.next) {
+            Acquisition last = (Acquisition) TAIL.getAndSet(this, null); // appenders now queue under the lock
+            for (Acquisition a = head; a != null; a = a == last ? null : awaitNext(a)) {
                 a.prev = null; // `next` stays: the detached queue is the wake chain, in FIFO order
             }
             returned = headAssigned;
             headAssigned = 0;
             woken = head;
             head = null;
-            tail = null;
             queueLength = 0;
             queuedPermits = 0;
             long pay = Math.min(returned, debt); // returned permits pay the debt first (I5)
@@ -1021,36 +1094,132 @@ final class BatchSemaphore {
 
     // ------------------------------------------------------------------ queue links (locked)
 
+    /** Under the lock: appends {@code a} (the first node of an empty queue becomes the head). */
     private void linkLast(Acquisition a) {
-        Acquisition t = tail;
-        a.prev = t;
-        if (t == null) {
-            head = a;
-        } else {
-            t.next = a;
+        if (countQueue) {
+            queueLength++;
+            queuedPermits += a.minimum();
         }
-        tail = a;
-        queueLength++;
-        queuedPermits += a.minimum();
+        if (tail == null) {
+            // Empty: no lock-free appender can race, it needs a tail to append to.
+            a.prev = null;
+            head = a;
+            tail = a; // volatile: publishes the node and the head to appenders
+        } else if (!tryAppend(a)) {
+            throw new AssertionError("the tail vanished under the lock"); // only lock holders empty it
+        }
     }
 
+    /**
+     * Appends {@code a} behind the current tail by CAS, with or without the lock; fails (and
+     * changes nothing) if the queue is empty, which only a holder of the lock may fill. The node's
+     * fields and {@code prev} are written before the CAS that publishes it; the predecessor's
+     * {@code next} is written after it, so a lock holder that reaches a node whose {@code next} is
+     * still null while the tail is elsewhere waits for that write (awaitNext).
+     */
+    private boolean tryAppend(Acquisition a) {
+        Acquisition t;
+        while ((t = tail) != null) {
+            a.prev = t;
+            if (TAIL.compareAndSet(this, t, a)) {
+                NEXT.setRelease(t, a);
+                return true;
+            }
+        }
+        a.prev = null;
+        return false;
+    }
+
+    /** Under the lock: {@code a}'s successor, waiting for an appender's link if one is in flight. */
+    private static Acquisition awaitNext(Acquisition a) {
+        Acquisition n;
+        for (int spins = 0; (n = (Acquisition) NEXT.getAcquire(a)) == null; spins++) {
+            // The appender is between its CAS of the tail and this write: a few instructions,
+            // unless it was descheduled right there.
+            if (spins < LOCK_SPINS) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Under the lock: removes {@code a} from the queue. If it looks like the tail, it is detached
+     * from its predecessor first and then the tail is moved back by CAS, so that an appender that
+     * links behind the new tail is never overwritten; if the CAS fails, a node is being appended
+     * behind {@code a}, and {@code a} is unlinked from the middle once that link is written.
+     */
     private void unlink(Acquisition a) {
         Acquisition p = a.prev;
-        Acquisition n = a.next;
+        Acquisition n = (Acquisition) NEXT.getAcquire(a);
+        if (n == null) {
+            if (p == null) {
+                head = null;
+            } else {
+                p.next = null;
+            }
+            if (TAIL.compareAndSet(this, a, p)) {
+                unlinked(a);
+                return;
+            }
+            if (p == null) { // an appender got in behind a: undo, and unlink a from the middle
+                head = a;
+            } else {
+                p.next = a;
+            }
+            n = awaitNext(a);
+        }
         if (p == null) {
             head = n;
         } else {
             p.next = n;
         }
-        if (n == null) {
-            tail = p;
-        } else {
-            n.prev = p;
-        }
+        n.prev = p;
+        unlinked(a);
+    }
+
+    private void unlinked(Acquisition a) {
         a.prev = null;
         a.next = null;
-        queueLength--;
-        queuedPermits -= a.minimum();
+        if (countQueue) {
+            queueLength--;
+            queuedPermits -= a.minimum();
+        }
+    }
+
+    /**
+     * After a lock-free append found the capacity below the node's minimum (a shrink ran between
+     * the check before the append and the append): unless the shrink failed the node itself (or a
+     * growth since lets it fit), takes it out again as if it had never queued and refuses the call,
+     * as the locked path would have after the shrink. Permits already handed to it, as the head,
+     * go on to the next waiters.
+     */
+    private void retractTooHeavy(Acquisition a, String call) {
+        Acquisition woken = null;
+        long capacityNow;
+        lock();
+        try {
+            capacityNow = capacity;
+            if (a.state != Acquisition.WAITING || a.minimum() <= capacityNow) {
+                return;
+            }
+            long give = 0;
+            if (a == head) {
+                give = headAssigned;
+                headAssigned = 0; // the next head has none (I3)
+            }
+            unlink(a);
+            if (head == null || give > 0) {
+                woken = giveBack(give);
+            }
+        } finally {
+            unlock();
+        }
+        settleAll(woken);
+        throw new IllegalArgumentException(describe(call, a.permits) + ": exceeds the capacity " + capacityNow
+                + ", so it could never be granted");
     }
 
     // ------------------------------------------------------------------ faces
@@ -1224,11 +1393,11 @@ final class BatchSemaphore {
             return 0;
         }
         if (heldByCurrentThread()) {
-            return queuedPermits;
+            return countedPermits();
         }
         lock();
         try {
-            return queuedPermits;
+            return countedPermits();
         } finally {
             unlock();
         }
@@ -1287,8 +1456,11 @@ final class BatchSemaphore {
         Acquisition last = null;
         long back = 0;
         boolean any = false;
+        // Up to the tail read after the capacity was written: a node appended later than that read
+        // sees the new capacity itself (enqueue's check after tryAppend).
+        Acquisition end = tail;
         for (Acquisition a = head; a != null; ) {
-            Acquisition next = a.next;
+            Acquisition next = a == end ? null : awaitNext(a);
             long weight = a.minimum();
             if (weight > n) {
                 any = true;
@@ -1743,6 +1915,8 @@ final class BatchSemaphore {
     private static final VarHandle STATE;
     private static final VarHandle LOCK;
     private static final VarHandle WAITERS;
+    private static final VarHandle TAIL;
+    private static final VarHandle NEXT;
 
     static {
         try {
@@ -1750,6 +1924,8 @@ final class BatchSemaphore {
             STATE = l.findVarHandle(BatchSemaphore.class, "state", long.class);
             LOCK = l.findVarHandle(BatchSemaphore.class, "lockWord", int.class);
             WAITERS = l.findVarHandle(BatchSemaphore.class, "lockWaiters", LockWaiter.class);
+            TAIL = l.findVarHandle(BatchSemaphore.class, "tail", Acquisition.class);
+            NEXT = l.findVarHandle(Acquisition.class, "next", Acquisition.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -60,9 +60,16 @@ import dev.handoff.coroutines.acquire as acquireSuspending
 /** Weights of the generated operations: 1..3, on capacities 1..3 (weights above the capacity fail fast). */
 const val WEIGHTS = "1:3"
 
-/** The operations shared by every face: the non-blocking ones and the observers. */
-abstract class SemaphoreOperations(capacity: Long, private val specification: KClass<*>) : AbstractLincheckTest() {
-    protected val semaphore = Semaphore(capacity)
+/**
+ * The operations shared by every face: the non-blocking ones and the observers. With [counted],
+ * the semaphore has a queue bound so large that it never sheds: the core then keeps exact
+ * queue counters and appends every node under its lock, instead of appending to a non-empty
+ * queue lock-free and counting the queue when asked (see BatchSemaphore's notes).
+ */
+abstract class SemaphoreOperations(capacity: Long, private val specification: KClass<*>, counted: Boolean = false) :
+    AbstractLincheckTest() {
+    protected val semaphore: Semaphore =
+        if (counted) Semaphore.builder(capacity).maxQueueLength(Int.MAX_VALUE - 1).build() else Semaphore(capacity)
 
     @Operation
     fun tryAcquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = semaphore.tryAcquire(n.toLong())
@@ -90,8 +97,8 @@ abstract class SemaphoreOperations(capacity: Long, private val specification: KC
 }
 
 /** The suspending face: `dev.handoff.coroutines.acquire`, cancelled by Lincheck at random. */
-abstract class SemaphoreLincheckTest(capacity: Long, private val specification: KClass<*>) :
-    SemaphoreOperations(capacity, specification) {
+abstract class SemaphoreLincheckTest(capacity: Long, private val specification: KClass<*>, counted: Boolean = false) :
+    SemaphoreOperations(capacity, specification, counted) {
 
     /** Permits each thread's own acquires obtained (slot 0, the initial part's, is released by anyone). */
     private val held = AtomicLongArray(SequentialWeightedSemaphore.MAX_THREADS)
@@ -131,6 +138,9 @@ abstract class SemaphoreLincheckTest(capacity: Long, private val specification: 
 }
 
 class Semaphore1LincheckTest : SemaphoreLincheckTest(1, SequentialWeightedSemaphore1::class)
+
+/** Capacity 2 with exact queue counters, every node appended under the lock (see [SemaphoreOperations]). */
+class SemaphoreCounted2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedSemaphore2::class, counted = true)
 
 open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedSemaphore2::class) {
     override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(SequentialWeightedSemaphore2::class)

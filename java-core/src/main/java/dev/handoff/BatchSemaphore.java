@@ -135,11 +135,16 @@ import java.util.concurrent.locks.LockSupport;
  * detaches it from its predecessor first and then moves the tail back by CAS: if an appender got
  * in first, the CAS fails and the node is unlinked from the middle once the new link is written;
  * if the CAS wins, later appenders link behind the new tail, after the detaching write. close
- * swaps the tail to null, so every appender either made it into the detached queue (and is
- * CLOSED) or queues under the lock and finds CLOSED. A shrink writes the capacity and then reads
- * the tail (both volatile); an appender CASes the tail and then reads the capacity: so either the
- * shrink's walk reaches the node and fails it, or the appender sees the new capacity and takes its
- * node out again (retractTooHeavy), refusing the call as the locked path would. A semaphore that
+ * swaps the tail to null (a sealed tail, see below, stays sealed), so every appender either made
+ * it into the detached queue (and is CLOSED) or queues under the lock and finds CLOSED. The first setCapacity seals the tail: it
+ * swaps in the SEALED marker (keeping the last node in sealedTail), so every append from then on
+ * fails its CAS and happens under the lock; a node appended before the seal is in the queue before
+ * the resize, which walks up to it (and fails it if it is now too heavy). A resized semaphore
+ * already releases under the lock (GATED for good); it now appends under it too. withdraw is the
+ * one lock holder that reaches a node directly rather than through the queue, and a started
+ * subclass node can be cancelled by its owner while the start is still appending it: withdraw
+ * waits until the append is done (the predecessor links it) or given up (prev back to null: not
+ * queued; the start then queues under the lock, after the withdrawal). A semaphore that
  * sheds or has a listener needs the exact queue length and queued permits at every enqueue: it
  * keeps them as counters and appends under the lock only (countQueue); the others count the queue
  * under the lock when queueLength() or queuedPermits() is called.
@@ -322,6 +327,12 @@ final class BatchSemaphore {
     private volatile Acquisition tail;
 
     /**
+     * The last node once the tail is {@link #SEALED} (after the first setCapacity, every append
+     * happens under the lock, see the notes), else unused. Guarded by the lock.
+     */
+    private Acquisition sealedTail;
+
+    /**
      * Whether queueLength and queuedPermits are kept as counters: when the semaphore sheds (a
      * queue bound is set) or has a listener, which read them at every enqueue. Then every node
      * joins the queue under the lock. Otherwise nodes may join lock-free, and the two observers
@@ -402,7 +413,7 @@ final class BatchSemaphore {
             return queueLength;
         }
         int n = 0;
-        for (Acquisition a = head, last = tail; a != null; a = a == last ? null : awaitNext(a)) {
+        for (Acquisition a = head, last = lastNode(); a != null; a = a == last ? null : awaitNext(a)) {
             n++;
         }
         return n;
@@ -414,7 +425,7 @@ final class BatchSemaphore {
             return queuedPermits;
         }
         long sum = 0;
-        for (Acquisition a = head, last = tail; a != null; a = a == last ? null : awaitNext(a)) {
+        for (Acquisition a = head, last = lastNode(); a != null; a = a == last ? null : awaitNext(a)) {
             sum += a.minimum();
         }
         return sum;
@@ -704,12 +715,8 @@ final class BatchSemaphore {
     <A extends Acquisition> A enqueue(A a, String call) {
         long max = a.permits;
         long min = a.minimum();
-        if (!countQueue && max > 0 && min <= capacity && tryAppend(a)) {
-            // Queued behind others without the lock (see "Appending without the lock").
-            if (min > capacity) {
-                retractTooHeavy(a, call); // a shrink raced the append
-            }
-            return a;
+        if (!countQueue && max > 0 && tryAppend(a)) {
+            return a; // queued behind others without the lock (see "Appending without the lock")
         }
         Acquisition woken = null;
         SemaphoreRejectedException shed = null;
@@ -904,7 +911,7 @@ final class BatchSemaphore {
         Acquisition woken = null;
         lock();
         try {
-            if (a.state != Acquisition.WAITING || (a.prev == null && head != a)) {
+            if (a.state != Acquisition.WAITING || !awaitAppended(a)) {
                 return NOT_WAITING; // settled, or a subclass node that is not queued yet
             }
             long give = 0;
@@ -933,7 +940,13 @@ final class BatchSemaphore {
                 return;
             }
             long returned = 0;
-            Acquisition last = (Acquisition) TAIL.getAndSet(this, null); // appenders now queue under the lock
+            Acquisition last;
+            if (tail == SEALED) {
+                last = sealedTail; // no lock-free appender any more; the tail stays sealed
+                sealedTail = null;
+            } else {
+                last = (Acquisition) TAIL.getAndSet(this, null); // appenders now queue under the lock
+            }
             for (Acquisition a = head; a != null; a = a == last ? null : awaitNext(a)) {
                 a.prev = null; // `next` stays: the detached queue is the wake chain, in FIFO order
             }
@@ -1094,13 +1107,37 @@ final class BatchSemaphore {
 
     // ------------------------------------------------------------------ queue links (locked)
 
+    /** The tail once the semaphore was resized: appends then happen under the lock only. Never queued. */
+    private static final Acquisition SEALED = new Acquisition() {
+        @Override
+        protected void wake() {
+            throw new AssertionError("the SEALED marker is never woken");
+        }
+    };
+
+    /** Under the lock: the last node of the queue, or null. */
+    private Acquisition lastNode() {
+        Acquisition t = tail;
+        return t == SEALED ? sealedTail : t;
+    }
+
     /** Under the lock: appends {@code a} (the first node of an empty queue becomes the head). */
     private void linkLast(Acquisition a) {
         if (countQueue) {
             queueLength++;
             queuedPermits += a.minimum();
         }
-        if (tail == null) {
+        Acquisition t = tail;
+        if (t == SEALED) { // resized: no appender without the lock any more
+            t = sealedTail;
+            a.prev = t;
+            if (t == null) {
+                head = a;
+            } else {
+                t.next = a;
+            }
+            sealedTail = a;
+        } else if (t == null) {
             // Empty: no lock-free appender can race, it needs a tail to append to.
             a.prev = null;
             head = a;
@@ -1112,37 +1149,73 @@ final class BatchSemaphore {
 
     /**
      * Appends {@code a} behind the current tail by CAS, with or without the lock; fails (and
-     * changes nothing) if the queue is empty, which only a holder of the lock may fill. The node's
-     * fields and {@code prev} are written before the CAS that publishes it; the predecessor's
-     * {@code next} is written after it, so a lock holder that reaches a node whose {@code next} is
-     * still null while the tail is elsewhere waits for that write (awaitNext).
+     * changes nothing) if the queue is empty, which only a holder of the lock may fill, or sealed.
+     * The node's fields and {@code prev} are written before the CAS that publishes it; the
+     * predecessor's {@code next} is written after it, so a lock holder that reaches a node whose
+     * {@code next} is still null while the tail is elsewhere waits for that write (awaitNext).
      */
     private boolean tryAppend(Acquisition a) {
         Acquisition t;
-        while ((t = tail) != null) {
-            a.prev = t;
+        while ((t = tail) != null && t != SEALED) {
+            PREV.setRelease(a, t); // withdraw may be watching a started subclass node (awaitAppended)
             if (TAIL.compareAndSet(this, t, a)) {
                 NEXT.setRelease(t, a);
                 return true;
             }
         }
-        a.prev = null;
+        PREV.setRelease(a, null);
         return false;
+    }
+
+    /**
+     * Under the lock, for a WAITING node that withdraw reached directly (not through the queue):
+     * whether it is queued. A subclass node is visible to its owner as soon as it is started, so
+     * a cancel() from another thread may come while the start is still appending it without the
+     * lock: then this waits until the append is done (the predecessor links it) or given up (prev
+     * back to null; the start then queues under the lock, after this withdrawal, which saw nothing).
+     */
+    private boolean awaitAppended(Acquisition a) {
+        if (a == head) {
+            return true;
+        }
+        Acquisition p;
+        for (int spins = 0; (p = (Acquisition) PREV.getAcquire(a)) != null && NEXT.getAcquire(p) != a; spins++) {
+            pause(spins);
+        }
+        return p != null;
     }
 
     /** Under the lock: {@code a}'s successor, waiting for an appender's link if one is in flight. */
     private static Acquisition awaitNext(Acquisition a) {
         Acquisition n;
         for (int spins = 0; (n = (Acquisition) NEXT.getAcquire(a)) == null; spins++) {
-            // The appender is between its CAS of the tail and this write: a few instructions,
-            // unless it was descheduled right there.
-            if (spins < LOCK_SPINS) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
+            pause(spins);
         }
         return n;
+    }
+
+    /**
+     * One turn of waiting for an appender that is between its CAS of the tail and its next write:
+     * a few instructions, unless it was descheduled right there (then yield the core to it).
+     */
+    private static void pause(int spins) {
+        if (spins < LOCK_SPINS) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+
+    /**
+     * Under the lock: moves the tail back from {@code a}, whose next is null, to {@code p}; fails
+     * only if a lock-free appender got in behind {@code a}.
+     */
+    private boolean casTail(Acquisition a, Acquisition p) {
+        if (tail == SEALED) {
+            sealedTail = p; // no appender without the lock: a, whose next is null, is the last
+            return true;
+        }
+        return TAIL.compareAndSet(this, a, p);
     }
 
     /**
@@ -1160,7 +1233,7 @@ final class BatchSemaphore {
             } else {
                 p.next = null;
             }
-            if (TAIL.compareAndSet(this, a, p)) {
+            if (casTail(a, p)) {
                 unlinked(a);
                 return;
             }
@@ -1187,39 +1260,6 @@ final class BatchSemaphore {
             queueLength--;
             queuedPermits -= a.minimum();
         }
-    }
-
-    /**
-     * After a lock-free append found the capacity below the node's minimum (a shrink ran between
-     * the check before the append and the append): unless the shrink failed the node itself (or a
-     * growth since lets it fit), takes it out again as if it had never queued and refuses the call,
-     * as the locked path would have after the shrink. Permits already handed to it, as the head,
-     * go on to the next waiters.
-     */
-    private void retractTooHeavy(Acquisition a, String call) {
-        Acquisition woken = null;
-        long capacityNow;
-        lock();
-        try {
-            capacityNow = capacity;
-            if (a.state != Acquisition.WAITING || a.minimum() <= capacityNow) {
-                return;
-            }
-            long give = 0;
-            if (a == head) {
-                give = headAssigned;
-                headAssigned = 0; // the next head has none (I3)
-            }
-            unlink(a);
-            if (head == null || give > 0) {
-                woken = giveBack(give);
-            }
-        } finally {
-            unlock();
-        }
-        settleAll(woken);
-        throw new IllegalArgumentException(describe(call, a.permits) + ": exceeds the capacity " + capacityNow
-                + ", so it could never be granted");
     }
 
     // ------------------------------------------------------------------ faces
@@ -1416,6 +1456,11 @@ final class BatchSemaphore {
             if (n == c) {
                 return;
             }
+            if (!resized) {
+                // From now on every append happens under the lock: a node appended without it is
+                // in the queue before this resize (and its walks), or queues under the lock after.
+                sealedTail = (Acquisition) TAIL.getAndSet(this, SEALED);
+            }
             resized = true;
             setBits(GATED); // lock-free paths go to the lock from now on (see resized)
             if (n > c) {
@@ -1456,9 +1501,9 @@ final class BatchSemaphore {
         Acquisition last = null;
         long back = 0;
         boolean any = false;
-        // Up to the tail read after the capacity was written: a node appended later than that read
-        // sees the new capacity itself (enqueue's check after tryAppend).
-        Acquisition end = tail;
+        // The tail was sealed before the capacity changed: every node appended without the lock is
+        // in, though the last links may still be in flight (awaitNext).
+        Acquisition end = lastNode();
         for (Acquisition a = head; a != null; ) {
             Acquisition next = a == end ? null : awaitNext(a);
             long weight = a.minimum();
@@ -1917,6 +1962,7 @@ final class BatchSemaphore {
     private static final VarHandle WAITERS;
     private static final VarHandle TAIL;
     private static final VarHandle NEXT;
+    private static final VarHandle PREV;
 
     static {
         try {
@@ -1926,6 +1972,7 @@ final class BatchSemaphore {
             WAITERS = l.findVarHandle(BatchSemaphore.class, "lockWaiters", LockWaiter.class);
             TAIL = l.findVarHandle(BatchSemaphore.class, "tail", Acquisition.class);
             NEXT = l.findVarHandle(Acquisition.class, "next", Acquisition.class);
+            PREV = l.findVarHandle(Acquisition.class, "prev", Acquisition.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

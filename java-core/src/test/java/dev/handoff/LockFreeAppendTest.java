@@ -70,6 +70,55 @@ class LockFreeAppendTest {
     }
 
     /**
+     * A started subclass node is its owner's to cancel at once, from any thread, even while the
+     * start is still appending it without the lock: the cancel must either find it not queued yet
+     * (false, nothing changed) or withdraw it whole; it must never unlink a half-appended node
+     * (which lost nodes, granted a cancelled one, or spun forever under the lock in review).
+     */
+    @Test
+    void aStartedNodeCancelledWhileItIsStillBeingAppendedIsWithdrawnWhole() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        s.acquire(1, () -> { }); // the queue is not empty: the started nodes append lock-free
+        int nodes = 20_000;
+        java.util.concurrent.atomic.AtomicReference<Acquisition> published = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicLong withdrawn = new AtomicLong();
+        Thread canceller = new Thread(() -> {
+            for (int i = 0; i < nodes; i++) {
+                Acquisition a;
+                while ((a = published.getAndSet(null)) == null) {
+                    Thread.onSpinWait();
+                }
+                while (!a.cancel()) { // false until the start has queued it
+                    Thread.onSpinWait();
+                }
+                withdrawn.incrementAndGet();
+            }
+        });
+        canceller.start();
+        for (int i = 0; i < nodes; i++) {
+            Acquisition a = new Acquisition() {
+                @Override
+                protected void wake() {
+                    throw new AssertionError("a cancelled node was woken: " + this);
+                }
+            };
+            published.set(a); // the canceller may call cancel() before, during or after the start
+            s.startAcquisition(1, a);
+            while (published.get() != null) {
+                Thread.onSpinWait();
+            }
+        }
+        canceller.join();
+        assertEquals(nodes, withdrawn.get());
+        assertEquals(1, s.queueLength(), s.toString()); // only the first waiter is left
+        s.release(1);
+        assertEquals(0, s.queueLength(), s.toString());
+        s.release(1);
+        assertEquals(1, s.availablePermits(), s.toString());
+    }
+
+    /**
      * Threads queue and cancel at the tail while others release and queue behind them; every
      * acquisition ends granted (and released) or cancelled, and every permit comes back.
      */

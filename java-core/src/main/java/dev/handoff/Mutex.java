@@ -185,7 +185,8 @@ public final class Mutex {
     }
 
     /**
-     * Returns the number of callers waiting for the lock. A snapshot.
+     * Returns the number of callers waiting for the lock. A snapshot. Constant time with a
+     * {@link WaitListener}; otherwise it counts the queue, in time proportional to its length.
      *
      * @return the queue length
      */

@@ -401,7 +401,8 @@ public final class RwLock {
     }
 
     /**
-     * Returns the number of waiting readers and writers. A snapshot.
+     * Returns the number of waiting readers and writers. A snapshot. Constant time with a
+     * {@link WaitListener}; otherwise it counts the queue, in time proportional to its length.
      *
      * @return the queue length
      */

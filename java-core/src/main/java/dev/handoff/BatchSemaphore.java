@@ -1212,7 +1212,12 @@ final class BatchSemaphore {
      */
     private boolean casTail(Acquisition a, Acquisition p) {
         if (tail == SEALED) {
-            sealedTail = p; // no appender without the lock: a, whose next is null, is the last
+            // No appender without the lock, and the seal waited for the last links in flight:
+            // a node whose next is null is the last.
+            if (sealedTail != a) {
+                throw new AssertionError("sealed queue: " + a + " has no next but is not the last node");
+            }
+            sealedTail = p;
             return true;
         }
         return TAIL.compareAndSet(this, a, p);
@@ -1459,7 +1464,13 @@ final class BatchSemaphore {
             if (!resized) {
                 // From now on every append happens under the lock: a node appended without it is
                 // in the queue before this resize (and its walks), or queues under the lock after.
-                sealedTail = (Acquisition) TAIL.getAndSet(this, SEALED);
+                // Wait for the links of the last lock-free appends, so that from here on a node
+                // whose next is null is the last one (casTail's sealed branch relies on it).
+                Acquisition last = (Acquisition) TAIL.getAndSet(this, SEALED);
+                for (Acquisition a = head; a != null && a != last; a = awaitNext(a)) {
+                    // nothing: awaitNext waits for each link still in flight
+                }
+                sealedTail = last;
             }
             resized = true;
             setBits(GATED); // lock-free paths go to the lock from now on (see resized)

@@ -249,6 +249,55 @@ class LockFreeAppendTest {
     }
 
     /**
+     * The first resize seals the queue's tail (every later append takes the lock) while an append
+     * without the lock may still be linking its node: here a growth hands a permit to the head at
+     * that moment. The node being appended must stay in the queue and be granted in turn, never
+     * lost (waiting forever outside the queue), granted without a permit, or linked behind the
+     * settled head.
+     */
+    @Test
+    void theFirstGrowthRacingAnAppendKeepsTheAppendedNodeQueued() throws Exception {
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+        java.util.concurrent.CyclicBarrier done = new java.util.concurrent.CyclicBarrier(2);
+        java.util.concurrent.atomic.AtomicReference<Semaphore> current = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Acquisition> appended = new java.util.concurrent.atomic.AtomicReference<>();
+        int rounds = 20_000;
+        Thread appender = new Thread(() -> {
+            try {
+                for (int r = 0; r < rounds; r++) {
+                    start.await();
+                    appended.set(current.get().acquire(1, () -> { }));
+                    done.await();
+                }
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        appender.setDaemon(true);
+        appender.start();
+        for (int r = 0; r < rounds; r++) {
+            Semaphore s = new Semaphore(2);
+            assertTrue(s.tryAcquire(2));
+            Acquisition head = s.acquire(1, () -> { }); // the appended node joins behind it lock-free
+            current.set(s);
+            start.await();
+            s.setCapacity(3); // seals the tail, then grants the head the new permit
+            done.await();
+            Acquisition a = appended.get();
+            assertTrue(head.isGranted(), "round " + r);
+            assertFalse(a.isGranted(), "round " + r + ": granted without a permit: " + s);
+            assertEquals(1, s.queueLength(), "round " + r + ": the appended node left the queue: " + s);
+            s.release(1); // the head's permit: now the appended node's
+            assertTrue(a.isGranted(), "round " + r + ": " + s);
+            assertEquals(0, s.queueLength(), "round " + r + ": " + s);
+            s.release(2);
+            s.release(1);
+            assertEquals(3, s.availablePermits(), "round " + r + ": " + s);
+        }
+        appender.join();
+    }
+
+    /**
      * Heavy nodes appended while the capacity shrinks below their weight and grows back: each is
      * refused at once (IllegalArgumentException, nothing queued), fails as too heavy, or is
      * granted later; nothing is left waiting and every permit comes back.

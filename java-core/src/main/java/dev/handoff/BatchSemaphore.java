@@ -138,8 +138,9 @@ import java.util.concurrent.locks.LockSupport;
  * swaps the tail to null (a sealed tail, see below, stays sealed), so every appender either made
  * it into the detached queue (and is CLOSED) or queues under the lock and finds CLOSED. The first setCapacity seals the tail: it
  * swaps in the SEALED marker (keeping the last node in sealedTail), so every append from then on
- * fails its CAS and happens under the lock; a node appended before the seal is in the queue before
- * the resize, which walks up to it (and fails it if it is now too heavy). A resized semaphore
+ * fails its CAS and happens under the lock, and waits for the links of the appends still in flight
+ * (so that in a sealed queue a node whose next is null is the last); a node appended before the
+ * seal is in the queue before the resize, which walks up to it (and fails it if too heavy). A resized semaphore
  * already releases under the lock (GATED for good); it now appends under it too. withdraw is the
  * one lock holder that reaches a node directly rather than through the queue, and a started
  * subclass node can be cancelled by its owner while the start is still appending it: withdraw

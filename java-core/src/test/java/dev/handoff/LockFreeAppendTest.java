@@ -196,16 +196,25 @@ class LockFreeAppendTest {
         }
     }
 
+    /** What a round of {@link #appendRacingFirstResize} checks once both threads are done. */
+    private interface RoundCheck {
+        /**
+         * @param round    the round
+         * @param s        its semaphore, after the resize
+         * @param head     the light waiter queued before the race
+         * @param appended the node the other thread started, or null if its start was refused
+         */
+        void check(int round, Semaphore s, Acquisition head, Acquisition appended);
+    }
+
     /**
-     * A heavy node appended lock-free at the moment the capacity shrinks below its weight: the
-     * shrink's walk must reach it and fail it, or the append must see the shrink and refuse the
-     * call; a node left waiting for a capacity it can never have fails the test. Twenty thousand
-     * rounds of two threads started together. (The narrowest interleaving, a shrink that runs
-     * entirely between the append's capacity check and its CAS, is a window of a few instructions
-     * that these rounds do not reliably hit; the check after the CAS covers it, see the notes.)
+     * Rounds of the first resize of a fresh semaphore racing an append without the lock: each round
+     * makes {@code new Semaphore(capacity)}, holds all of it, queues a light head (so the next
+     * start appends lock-free behind it), then starts {@code acquire(weight)} on another thread at
+     * the same moment as {@code setCapacity(resizeTo)} on this one, and checks the outcome.
      */
-    @Test
-    void anAppendRacingAShrinkBelowItsWeightIsNeverLeftWaiting() throws Exception {
+    private static void appendRacingFirstResize(long capacity, long weight, long resizeTo, RoundCheck check)
+            throws Exception {
         java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
         java.util.concurrent.CyclicBarrier done = new java.util.concurrent.CyclicBarrier(2);
         java.util.concurrent.atomic.AtomicReference<Semaphore> current = new java.util.concurrent.atomic.AtomicReference<>();
@@ -216,7 +225,7 @@ class LockFreeAppendTest {
                 for (int r = 0; r < rounds; r++) {
                     start.await();
                     try {
-                        appended.set(current.get().acquire(3, () -> { }));
+                        appended.set(current.get().acquire(weight, () -> { }));
                     } catch (IllegalArgumentException refused) {
                         appended.set(null);
                     }
@@ -226,26 +235,41 @@ class LockFreeAppendTest {
                 throw new AssertionError(e);
             }
         });
+        appender.setDaemon(true);
         appender.start();
-        int failedByTheShrink = 0;
         for (int r = 0; r < rounds; r++) {
-            Semaphore s = new Semaphore(3);
-            assertTrue(s.tryAcquire(3));
-            s.acquire(1, () -> { }); // a light head: the heavy node appends lock-free behind it
+            Semaphore s = new Semaphore(capacity);
+            assertTrue(s.tryAcquire(capacity));
+            Acquisition head = s.acquire(1, () -> { });
             current.set(s);
             start.await();
-            s.setCapacity(2);
+            s.setCapacity(resizeTo);
             done.await();
-            Acquisition a = appended.get();
+            check.check(r, s, head, appended.get());
+        }
+        appender.join();
+    }
+
+    /**
+     * A heavy node appended lock-free at the moment the capacity shrinks below its weight: the
+     * shrink's walk must reach it and fail it, or the start must find the shrink and refuse the
+     * call; a node left waiting for a capacity it can never have fails the test. (The first resize
+     * seals the tail, so an append either lands before it, in the queue the shrink walks, or takes
+     * the lock after it; the narrowest interleavings are a few instructions wide and these rounds
+     * do not reliably hit them, see the notes.)
+     */
+    @Test
+    void anAppendRacingAShrinkBelowItsWeightIsNeverLeftWaiting() throws Exception {
+        int[] failedByTheShrink = {0};
+        appendRacingFirstResize(3, 3, 2, (r, s, head, a) -> {
             if (a != null) {
                 assertTrue(a.failure() instanceof IllegalStateException,
                         "round " + r + ": a node of weight 3 waits on a semaphore of capacity 2: " + a + " " + s);
-                failedByTheShrink++;
+                failedByTheShrink[0]++;
             }
             assertEquals(1, s.queueLength(), "round " + r + ": " + s);
-        }
-        appender.join();
-        assertTrue(failedByTheShrink > 0, "the shrink never met the appended node");
+        });
+        assertTrue(failedByTheShrink[0] > 0, "the shrink never met the appended node");
     }
 
     /**
@@ -257,34 +281,9 @@ class LockFreeAppendTest {
      */
     @Test
     void theFirstGrowthRacingAnAppendKeepsTheAppendedNodeQueued() throws Exception {
-        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-        java.util.concurrent.CyclicBarrier done = new java.util.concurrent.CyclicBarrier(2);
-        java.util.concurrent.atomic.AtomicReference<Semaphore> current = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicReference<Acquisition> appended = new java.util.concurrent.atomic.AtomicReference<>();
-        int rounds = 20_000;
-        Thread appender = new Thread(() -> {
-            try {
-                for (int r = 0; r < rounds; r++) {
-                    start.await();
-                    appended.set(current.get().acquire(1, () -> { }));
-                    done.await();
-                }
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        });
-        appender.setDaemon(true);
-        appender.start();
-        for (int r = 0; r < rounds; r++) {
-            Semaphore s = new Semaphore(2);
-            assertTrue(s.tryAcquire(2));
-            Acquisition head = s.acquire(1, () -> { }); // the appended node joins behind it lock-free
-            current.set(s);
-            start.await();
-            s.setCapacity(3); // seals the tail, then grants the head the new permit
-            done.await();
-            Acquisition a = appended.get();
-            assertTrue(head.isGranted(), "round " + r);
+        appendRacingFirstResize(2, 1, 3, (r, s, head, a) -> {
+            assertTrue(a != null, "round " + r + ": a start of 1 permit was refused: " + s);
+            assertTrue(head.isGranted(), "round " + r); // the growth's new permit
             assertFalse(a.isGranted(), "round " + r + ": granted without a permit: " + s);
             assertEquals(1, s.queueLength(), "round " + r + ": the appended node left the queue: " + s);
             s.release(1); // the head's permit: now the appended node's
@@ -293,8 +292,7 @@ class LockFreeAppendTest {
             s.release(2);
             s.release(1);
             assertEquals(3, s.availablePermits(), "round " + r + ": " + s);
-        }
-        appender.join();
+        });
     }
 
     /**

@@ -414,7 +414,7 @@ final class BatchSemaphore {
             return queueLength;
         }
         int n = 0;
-        for (Acquisition a = head, last = lastNode(); a != null; a = a == last ? null : awaitNext(a)) {
+        for (Acquisition a = head, last = lastNode(); a != null; a = nextUpTo(a, last)) {
             n++;
         }
         return n;
@@ -426,7 +426,7 @@ final class BatchSemaphore {
             return queuedPermits;
         }
         long sum = 0;
-        for (Acquisition a = head, last = lastNode(); a != null; a = a == last ? null : awaitNext(a)) {
+        for (Acquisition a = head, last = lastNode(); a != null; a = nextUpTo(a, last)) {
             sum += a.minimum();
         }
         return sum;
@@ -948,7 +948,7 @@ final class BatchSemaphore {
             } else {
                 last = (Acquisition) TAIL.getAndSet(this, null); // appenders now queue under the lock
             }
-            for (Acquisition a = head; a != null; a = a == last ? null : awaitNext(a)) {
+            for (Acquisition a = head; a != null; a = nextUpTo(a, last)) {
                 a.prev = null; // `next` stays: the detached queue is the wake chain, in FIFO order
             }
             returned = headAssigned;
@@ -1184,6 +1184,14 @@ final class BatchSemaphore {
             pause(spins);
         }
         return p != null;
+    }
+
+    /**
+     * Under the lock, for a walk from the head to {@code last} (a snapshot of the last node): the
+     * node after {@code a}, or null once {@code a} is {@code last}; waits for a link in flight.
+     */
+    private static Acquisition nextUpTo(Acquisition a, Acquisition last) {
+        return a == last ? null : awaitNext(a);
     }
 
     /** Under the lock: {@code a}'s successor, waiting for an appender's link if one is in flight. */
@@ -1517,7 +1525,7 @@ final class BatchSemaphore {
         // in, though the last links may still be in flight (awaitNext).
         Acquisition end = lastNode();
         for (Acquisition a = head; a != null; ) {
-            Acquisition next = a == end ? null : awaitNext(a);
+            Acquisition next = nextUpTo(a, end);
             long weight = a.minimum();
             if (weight > n) {
                 any = true;

@@ -328,11 +328,11 @@ public final class BenchmarkReport {
                     new Estimate(primary.getScore(), primary.getScoreError()), primary.getScoreUnit(),
                     alloc == null ? null : new Estimate(alloc.getScore(), alloc.getScoreError()),
                     acquisitions == null ? -1 : Math.round(acquisitions.getScore()),
-                    suspended == null ? -1 : Math.round(suspended.getScore()), spread(run));
+                    suspended == null ? -1 : Math.round(suspended.getScore()), slowestOverFastest(run));
         }
 
         /** The slowest measured iteration of every fork over the fastest (a ratio of scores, so for any unit). */
-        private static double spread(RunResult run) {
+        private static double slowestOverFastest(RunResult run) {
             double min = Double.POSITIVE_INFINITY;
             double max = 0;
             for (BenchmarkResult fork : run.getBenchmarkResults()) {
@@ -464,12 +464,8 @@ public final class BenchmarkReport {
             time(rows, TRY, Peers.MONITOR, null);
             // Issue 13: a semaphore with a WaitListener, against the same without: the fast path
             // must stay within 5% (the listener is only called on the slow path).
-            Measurement observed = find(TRY, Peers.HANDOFF_OBSERVED);
-            Measurement plain = find(TRY, Peers.HANDOFF);
-            if (observed != null && plain != null) {
-                rows.add(new Comparison(WORKLOADS.get(TRY) + ", with a WaitListener", observed.unit(),
-                        "handoff without", observed.score(), plain.score(), Comparison.Target.atMost(1.05), true));
-            }
+            time(rows, WORKLOADS.get(TRY) + ", with a WaitListener", TRY, Peers.HANDOFF_OBSERVED, Peers.HANDOFF,
+                    "handoff without", Comparison.Target.atMost(1.05));
             time(rows, SUSPEND, Peers.KOTLINX, Comparison.Target.atMost(1));
             for (String blocking : List.of(BLOCKING4, BLOCKING8)) {
                 time(rows, blocking, Peers.JUC_FAIR, Comparison.Target.atLeast(2));
@@ -481,12 +477,7 @@ public final class BenchmarkReport {
             // Diagnostic, no target: ours suspended without kotlinx's cancellation machinery,
             // against kotlinx. The gap between this row and the one above is what public-API
             // cancellation costs per suspension (kotlinx pays it once per coroutine).
-            Measurement uncancellable = find(COROUTINES, Peers.HANDOFF_UNCANCELLABLE);
-            Measurement kotlinx = find(COROUTINES, Peers.KOTLINX);
-            if (uncancellable != null && kotlinx != null) {
-                rows.add(new Comparison(COROUTINES_UNCANCELLABLE,
-                        uncancellable.unit(), Peers.KOTLINX, uncancellable.score(), kotlinx.score(), null, true));
-            }
+            time(rows, COROUTINES_UNCANCELLABLE, COROUTINES, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX, Peers.KOTLINX, null);
             time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
             time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
             time(rows, FUTURES, Peers.KOTLINX, null);
@@ -518,12 +509,20 @@ public final class BenchmarkReport {
         }
 
         private void time(List<Comparison> rows, String benchmark, String peer, Comparison.Target target) {
-            Measurement ours = find(benchmark, Peers.HANDOFF);
-            Measurement theirs = find(benchmark, peer);
+            time(rows, WORKLOADS.get(benchmark), benchmark, Peers.HANDOFF, peer, peer, target);
+        }
+
+        /**
+         * Adds the row {@code label}: {@code oursPeer}'s time (or throughput) in {@code benchmark}
+         * against {@code theirsPeer}'s, the latter named {@code peerLabel}; nothing if either is missing.
+         */
+        private void time(List<Comparison> rows, String label, String benchmark, String oursPeer, String theirsPeer,
+                          String peerLabel, Comparison.Target target) {
+            Measurement ours = find(benchmark, oursPeer);
+            Measurement theirs = find(benchmark, theirsPeer);
             if (ours != null && theirs != null) {
                 boolean throughput = ours.unit().startsWith("ops/");
-                rows.add(new Comparison(WORKLOADS.get(benchmark), ours.unit(), peer, ours.score(), theirs.score(),
-                        target, !throughput));
+                rows.add(new Comparison(label, ours.unit(), peerLabel, ours.score(), theirs.score(), target, !throughput));
             }
         }
 

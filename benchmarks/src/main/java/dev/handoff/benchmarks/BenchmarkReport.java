@@ -57,6 +57,7 @@ public final class BenchmarkReport {
     static final String BLOCKING4 = "BlockingContendedBenchmark.threads4";
     static final String BLOCKING8 = "BlockingContendedBenchmark.threads8";
     static final String COROUTINES = "CoroutineContendedBenchmark.tasks8permits2";
+    static final String COROUTINES_LAUNCHED = "CoroutineLaunchedBenchmark.tasks8permits2";
     static final String FUTURES = "FutureContendedBenchmark.chains8permits2";
     static final String WEIGHTED = "WeightedBenchmark.capacity16weights1to8";
     static final String FOOTPRINT = "WaiterFootprint";
@@ -70,6 +71,7 @@ public final class BenchmarkReport {
         WORKLOADS.put(BLOCKING4, "2. blocking, 4 threads, 2 permits");
         WORKLOADS.put(BLOCKING8, "2. blocking, 8 threads, 2 permits");
         WORKLOADS.put(COROUTINES, "3. coroutines, 8 tasks, 2 permits, yield inside");
+        WORKLOADS.put(COROUTINES_LAUNCHED, "3b. as 3, tasks launched (no handler on their Jobs)");
         WORKLOADS.put(WEIGHTED, "4. weighted, capacity 16, weights 1..8");
         WORKLOADS.put(FOOTPRINT, "6. live bytes per suspended coroutine");
         WORKLOADS.put(FUTURES, "7. futures, 8 chains, 2 permits, hop inside");
@@ -86,6 +88,7 @@ public final class BenchmarkReport {
             WORKLOADS.get(BLOCKING4), "2 blocking 4 thr",
             WORKLOADS.get(BLOCKING8), "2 blocking 8 thr",
             WORKLOADS.get(COROUTINES), "3 coroutines 8/2",
+            WORKLOADS.get(COROUTINES_LAUNCHED), "3b launched 8/2",
             WORKLOADS.get(WEIGHTED), "4 weighted",
             WORKLOADS.get(FOOTPRINT), "6 per waiter",
             WORKLOADS.get(FUTURES), "7 futures 8/2");
@@ -478,6 +481,9 @@ public final class BenchmarkReport {
             // against kotlinx. The gap between this row and the one above is what public-API
             // cancellation costs per suspension (kotlinx pays it once per coroutine).
             time(rows, COROUTINES_UNCANCELLABLE, COROUTINES, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX, Peers.KOTLINX, null);
+            // No target: workload 3 with launched tasks, whose Jobs keep kotlinx's cheap single-handler
+            // form, so the per-suspension Job handle of public-API cancellation costs one CAS each way.
+            time(rows, COROUTINES_LAUNCHED, Peers.KOTLINX, null);
             time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
             time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
             time(rows, FUTURES, Peers.KOTLINX, null);
@@ -489,6 +495,7 @@ public final class BenchmarkReport {
             List<Comparison> rows = new ArrayList<>();
             bytes(rows, COROUTINES, Peers.KOTLINX, Comparison.Target.atMost(1.5));
             bytes(rows, COROUTINES, Peers.MONITOR, null);
+            bytes(rows, COROUTINES_LAUNCHED, Peers.KOTLINX, null);
             bytes(rows, WEIGHTED, Peers.KOTLINX_MUTEX, null);
             bytes(rows, WEIGHTED, Peers.MONITOR, null);
             bytes(rows, FUTURES, Peers.KOTLINX, null);

@@ -21,6 +21,7 @@ import java.util.Map;
  * <pre>{@code
  * ./bench.sh interleave                      # 150 blocks (about 25 s), handoff and the diagnostic against kotlinx
  * ./bench.sh interleave --blocks 200
+ * ./bench.sh interleave --start launch      # workload 3b: the tasks launched, no handler on their Jobs
  * }</pre>
  */
 public final class Interleaved {
@@ -58,10 +59,12 @@ public final class Interleaved {
      * @param blocks         how many blocks (at least 1)
      * @param roundsPerBlock rounds of {@link CoroutineRounds#run} (2,000 acquisitions each) per peer per block
      * @param warmupRounds   rounds of each peer before the first block
+     * @param start          how each round starts its tasks (workload 3 or 3b)
      * @return one result per peer, in the order given (the baseline's ratios are all 1)
      * @throws IllegalArgumentException if an argument is out of range or a peer is unknown or cannot suspend
      */
-    public static List<Result> run(List<String> peers, int blocks, int roundsPerBlock, int warmupRounds) {
+    public static List<Result> run(List<String> peers, int blocks, int roundsPerBlock, int warmupRounds,
+                                   CoroutineRounds.Start start) {
         if (peers.size() < 2 || peers.stream().distinct().count() != peers.size()) {
             throw new IllegalArgumentException("run(peers=" + peers + "): need at least two different peers");
         }
@@ -76,18 +79,18 @@ public final class Interleaved {
         }
         for (int w = 0; w < warmupRounds; w++) {
             for (SuspendingPermits p : permits) {
-                round(p);
+                round(p, start);
             }
         }
         double[][] nanos = new double[n][blocks];
         for (int b = 0; b < blocks; b++) {
             for (int k = 0; k < n; k++) {
                 int i = (b + k) % n; // rotate the order, so no peer always follows the same one
-                long start = System.nanoTime();
+                long began = System.nanoTime();
                 for (int r = 0; r < roundsPerBlock; r++) {
-                    round(permits.get(i));
+                    round(permits.get(i), start);
                 }
-                nanos[i][b] = (System.nanoTime() - start) / (roundsPerBlock * (double) acquisitionsPerRound());
+                nanos[i][b] = (System.nanoTime() - began) / (roundsPerBlock * (double) acquisitionsPerRound());
             }
         }
         List<Result> results = new ArrayList<>();
@@ -110,9 +113,9 @@ public final class Interleaved {
         return CoroutineContendedBenchmark.TASKS * CoroutineContendedBenchmark.ACQUISITIONS_PER_TASK;
     }
 
-    private static void round(SuspendingPermits p) {
+    private static void round(SuspendingPermits p, CoroutineRounds.Start start) {
         CoroutineRounds.run(p, CoroutineContendedBenchmark.TASKS, CoroutineContendedBenchmark.ACQUISITIONS_PER_TASK, ONE,
-                CoroutineContendedBenchmark.WORK);
+                CoroutineContendedBenchmark.WORK, start);
     }
 
     /** Linear interpolation between the closest ranks of a sorted array. */
@@ -124,7 +127,7 @@ public final class Interleaved {
     }
 
     /**
-     * {@code interleave [--blocks N] [--peers a,b,c]}: runs and prints the comparison.
+     * {@code interleave [--blocks N] [--peers a,b,c] [--start async|launch]}: runs and prints the comparison.
      *
      * @param args the command line after {@code interleave}
      * @throws IllegalArgumentException on an unknown option or a bad value
@@ -132,17 +135,24 @@ public final class Interleaved {
     static void main(String[] args) {
         Map<String, String> options = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i += 2) {
-            if (!args[i].equals("--blocks") && !args[i].equals("--peers") || i + 1 >= args.length) {
+            if (!List.of("--blocks", "--peers", "--start").contains(args[i]) || i + 1 >= args.length) {
                 throw new IllegalArgumentException("interleave: unknown option or missing value at '" + args[i]
-                        + "'; usage: interleave [--blocks N] [--peers baseline,peer,...]");
+                        + "'; usage: interleave [--blocks N] [--peers baseline,peer,...] [--start async|launch]");
             }
             options.put(args[i], args[i + 1]);
         }
         int blocks = Integer.parseInt(options.getOrDefault("--blocks", "150"));
         List<String> peers = options.containsKey("--peers") ? List.of(options.get("--peers").split(",")) : PEERS;
-        System.out.printf(Locale.ROOT, "# coroutine workload (8 tasks, 2 permits, yield inside), %d alternating blocks of 60 "
-                + "rounds x 2,000 acquisitions per peer, baseline %s%n", blocks, peers.get(0));
-        for (Result r : run(peers, blocks, 60, 300)) {
+        CoroutineRounds.Start start = switch (options.getOrDefault("--start", "async")) {
+            case "async" -> CoroutineRounds.Start.ASYNC_AWAIT_ALL;
+            case "launch" -> CoroutineRounds.Start.LAUNCH;
+            default -> throw new IllegalArgumentException("interleave --start " + options.get("--start")
+                    + ": must be async (workload 3, async + awaitAll) or launch (3b)");
+        };
+        System.out.printf(Locale.ROOT, "# coroutine workload (8 tasks, 2 permits, yield inside; tasks started %s), %d "
+                + "alternating blocks of 60 rounds x 2,000 acquisitions per peer, baseline %s%n",
+                start == CoroutineRounds.Start.LAUNCH ? "by launch, 3b" : "by async + awaitAll, 3", blocks, peers.get(0));
+        for (Result r : run(peers, blocks, 60, 300, start)) {
             System.out.println(r.describe(peers.get(0)));
         }
     }

@@ -23,6 +23,7 @@ class BenchmarkSmokeTest {
             BenchmarkReport.BLOCKING4, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
             BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
             BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE),
+            BenchmarkReport.COROUTINES_LAUNCHED, List.of(Peers.HANDOFF, Peers.KOTLINX),
             BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR),
             BenchmarkReport.FUTURES, List.of(Peers.HANDOFF, Peers.KOTLINX),
             BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX));
@@ -42,13 +43,14 @@ class BenchmarkSmokeTest {
             }
         }
         // The contended coroutine and future workloads must really queue, or they measure only the fast path.
-        for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.WEIGHTED, BenchmarkReport.FUTURES)) {
+        for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.COROUTINES_LAUNCHED, BenchmarkReport.WEIGHTED,
+                BenchmarkReport.FUTURES)) {
             for (BenchmarkReport.Measurement m : report.measured().get(contended).values()) {
                 assertTrue(m.acquisitions() > 0, m + ": acquisitions not counted");
                 assertTrue(m.suspended() > 0, m + ": no acquisition suspended");
             }
         }
-        assertEquals(18, report.timeComparisons().size(), report.markdown());
+        assertEquals(19, report.timeComparisons().size(), report.markdown());
         // The load of other processes was watched (one window per measured iteration: one per JMH
         // run here) and is stated; a smoke run is never rejected, however busy CI is.
         int jmhRuns = report.measured().entrySet().stream()
@@ -68,18 +70,22 @@ class BenchmarkSmokeTest {
 
     @Test
     void theInterleavedComparisonTimesEveryPeerAgainstTheBaselineOfTheSameBlock() {
-        List<Interleaved.Result> results = Interleaved.run(Interleaved.PEERS, 3, 1, 1);
-        assertEquals(Interleaved.PEERS, results.stream().map(Interleaved.Result::peer).toList());
-        assertEquals(1.0, results.get(0).ratio(), 1e-12, "the baseline against itself");
-        for (Interleaved.Result r : results) {
-            assertTrue(r.nanos() > 0 && Double.isFinite(r.nanos()), r + ": no time");
-            assertTrue(r.ratioLow() <= r.ratio() && r.ratio() <= r.ratioHigh(), r + ": quartiles out of order");
+        for (CoroutineRounds.Start start : CoroutineRounds.Start.values()) {
+            List<Interleaved.Result> results = Interleaved.run(Interleaved.PEERS, 3, 1, 1, start);
+            assertEquals(Interleaved.PEERS, results.stream().map(Interleaved.Result::peer).toList(), start.name());
+            assertEquals(1.0, results.get(0).ratio(), 1e-12, start + ": the baseline against itself");
+            for (Interleaved.Result r : results) {
+                assertTrue(r.nanos() > 0 && Double.isFinite(r.nanos()), start + ", " + r + ": no time");
+                assertTrue(r.ratioLow() <= r.ratio() && r.ratio() <= r.ratioHigh(), start + ", " + r + ": quartiles out of order");
+            }
         }
         assertEquals(2.5, Interleaved.quantile(new double[] {1, 2, 3, 4}, 0.5), 1e-12);
         assertEquals(1.75, Interleaved.quantile(new double[] {1, 2, 3, 4}, 0.25), 1e-12);
-        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX), 1, 1, 0));
-        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX, Peers.KOTLINX), 1, 1, 0));
-        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(Interleaved.PEERS, 0, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX), 1, 1, 0, CoroutineRounds.Start.LAUNCH));
+        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX, Peers.KOTLINX), 1, 1, 0,
+                CoroutineRounds.Start.ASYNC_AWAIT_ALL));
+        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(Interleaved.PEERS, 0, 1, 0,
+                CoroutineRounds.Start.ASYNC_AWAIT_ALL));
     }
 
     @Test

@@ -100,6 +100,13 @@ public final class BenchmarkReport {
      */
     static final double STEADY_SPREAD = 1.5;
 
+    /**
+     * The slowest cross-core round trip ({@link CrossCoreProbe}, in ns) after any measured iteration
+     * of a workload whose threads hand permits to each other, before a full run is rejected. Close
+     * cores take 50-100 ns; the host's slow placement of the virtual CPUs, 400-500.
+     */
+    static final double CROSS_CORE_LIMIT_NANOS = 200;
+
     /** The exit status of a full run rejected because other processes loaded the machine or it was unsteady. */
     static final int EXIT_LOADED = 3;
 
@@ -222,6 +229,7 @@ public final class BenchmarkReport {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include(settings.include)
                 .addProfiler(GCProfiler.class)
+                .addProfiler(CrossCoreProbe.class)
                 .shouldFailOnError(true)
                 .result(json.toString())
                 .resultFormat(ResultFormatType.JSON)
@@ -263,7 +271,8 @@ public final class BenchmarkReport {
         }
         Map<String, Measurement> whole = new LinkedHashMap<>();
         for (String peer : peers) {
-            whole.put(peer, new Measurement(FOOTPRINT, peer, spread(samples.get(peer)), "B/waiter", null, -1, -1, Double.NaN));
+            whole.put(peer, new Measurement(FOOTPRINT, peer, spread(samples.get(peer)), "B/waiter", null, -1, -1, Double.NaN,
+                    Double.NaN));
         }
         measured.put(FOOTPRINT, whole);
     }
@@ -316,9 +325,11 @@ public final class BenchmarkReport {
      * @param suspended    the acquisitions that suspended, or -1 if not counted
      * @param spread       the slowest measured iteration over the fastest, all forks together
      *                     (1 = all alike), or NaN if not known (the footprint)
+     * @param crossCore    the slowest cross-core round trip probed after a measured iteration
+     *                     ({@link CrossCoreProbe}), in ns, or NaN if not probed
      */
     public record Measurement(String benchmark, String peer, Estimate score, String unit, Estimate bytesPerOp,
-                              long acquisitions, long suspended, double spread) {
+                              long acquisitions, long suspended, double spread, double crossCore) {
         static Measurement of(RunResult run) {
             String name = run.getParams().getBenchmark();
             String benchmark = name.substring(name.lastIndexOf('.', name.lastIndexOf('.') - 1) + 1);
@@ -327,11 +338,13 @@ public final class BenchmarkReport {
             Result<?> alloc = secondary.get("gc.alloc.rate.norm");
             Result<?> acquisitions = secondary.get("acquisitions");
             Result<?> suspended = secondary.get("suspended");
+            Result<?> crossCore = secondary.get(CrossCoreProbe.RESULT);
             return new Measurement(benchmark, run.getParams().getParam("peer"),
                     new Estimate(primary.getScore(), primary.getScoreError()), primary.getScoreUnit(),
                     alloc == null ? null : new Estimate(alloc.getScore(), alloc.getScoreError()),
                     acquisitions == null ? -1 : Math.round(acquisitions.getScore()),
-                    suspended == null ? -1 : Math.round(suspended.getScore()), slowestOverFastest(run));
+                    suspended == null ? -1 : Math.round(suspended.getScore()), slowestOverFastest(run),
+                    crossCore == null ? Double.NaN : crossCore.getScore());
         }
 
         /** The slowest measured iteration of every fork over the fastest (a ratio of scores, so for any unit). */
@@ -355,6 +368,23 @@ public final class BenchmarkReport {
          */
         boolean unsteady() {
             return !BLOCKING4.equals(benchmark) && !BLOCKING8.equals(benchmark) && spread > STEADY_SPREAD;
+        }
+
+        /**
+         * @return whether threads hand permits to each other in this workload (every one but the
+         *     single-threaded uncontended ones and the footprint), so that it slows down when the
+         *     cores are far apart
+         */
+        boolean crossesCores() {
+            return !TRY.equals(benchmark) && !SUSPEND.equals(benchmark) && !FOOTPRINT.equals(benchmark);
+        }
+
+        /**
+         * @return whether the cores were far apart ({@link #CROSS_CORE_LIMIT_NANOS}) around a measured
+         *     iteration of a workload that {@linkplain #crossesCores() crosses them}
+         */
+        boolean farCores() {
+            return crossesCores() && crossCore > CROSS_CORE_LIMIT_NANOS;
         }
 
         /** @return the share of acquisitions that suspended, as text, or "" if not counted */
@@ -382,10 +412,17 @@ public final class BenchmarkReport {
 
         /**
          * @return whether the figures must not be published: a full run during which other
-         *     processes used more than {@value OtherLoad#THRESHOLD_CPUS} CPU in a measured iteration
+         *     processes used more than {@value OtherLoad#THRESHOLD_CPUS} CPU in a measured iteration,
+         *     or with an {@linkplain #unsteady() unsteady} measurement, or one taken while the cores
+         *     were {@linkplain #farCores() far apart}
          */
         public boolean rejected() {
-            return !smoke && (load.loaded() || !unsteady().isEmpty());
+            return !smoke && (load.loaded() || !unsteady().isEmpty() || !farCores().isEmpty());
+        }
+
+        /** @return the measurements taken while the cores were far apart (see {@link Measurement#farCores()}) */
+        public List<Measurement> farCores() {
+            return measurements(Measurement::farCores);
         }
 
         /**
@@ -394,10 +431,14 @@ public final class BenchmarkReport {
          *     something the load guard cannot see, such as the host's other tenants
          */
         public List<Measurement> unsteady() {
+            return measurements(Measurement::unsteady);
+        }
+
+        private List<Measurement> measurements(java.util.function.Predicate<Measurement> which) {
             List<Measurement> found = new ArrayList<>();
             for (Map<String, Measurement> byPeer : measured.values()) {
                 for (Measurement m : byPeer.values()) {
-                    if (m.unsteady()) {
+                    if (which.test(m)) {
                         found.add(m);
                     }
                 }
@@ -421,6 +462,13 @@ public final class BenchmarkReport {
                         + "so something outside the VM slowed part of the run", unsteady.stream()
                         .map(m -> String.format(Locale.ROOT, "%s %s (%.2fx)", m.benchmark(), m.peer(), m.spread()))
                         .collect(java.util.stream.Collectors.joining(", ")), STEADY_SPREAD));
+            }
+            List<Measurement> far = farCores();
+            if (!far.isEmpty()) {
+                why.add(String.format(Locale.ROOT, "a cache line took more than %.0f ns to go between the cores and back "
+                        + "around %s, so the host had placed the virtual CPUs far apart", CROSS_CORE_LIMIT_NANOS, far.stream()
+                        .map(m -> String.format(Locale.ROOT, "%s %s (%.0f ns)", m.benchmark(), m.peer(), m.crossCore()))
+                        .collect(java.util.stream.Collectors.joining(", "))));
             }
             return String.join("; and ", why);
         }
@@ -450,6 +498,12 @@ public final class BenchmarkReport {
                 s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: %s %s is unsteady, its slowest measured "
                         + "iteration is %.2fx its fastest (limit %.1fx): part of the run was slowed by something the "
                         + "load guard cannot see (see README, Run it).%n", m.benchmark(), m.peer(), m.spread(), STEADY_SPREAD));
+            }
+            for (Measurement m : farCores()) {
+                s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: %s %s ran while a cache line took %.0f ns "
+                        + "to go between the cores and back (limit %.0f; close cores: 50-100): the host had placed the "
+                        + "virtual CPUs far apart (see README, Run it).%n", m.benchmark(), m.peer(), m.crossCore(),
+                        CROSS_CORE_LIMIT_NANOS));
             }
             s.append("!!! ").append(out.toAbsolutePath().normalize()).append(" was NOT touched (nor the README).\n");
             s.append("!!! This run's results are in ").append(rejectedOut.toAbsolutePath().normalize())
@@ -557,6 +611,13 @@ public final class BenchmarkReport {
             md.append(String.format(Locale.ROOT, "Machine: %s. Load average %s at the start, %s at the end; %.0f s.%n",
                     machine.stamp(), fmtLoad(machine.loadBefore()), fmtLoad(loadAfter), seconds));
             md.append('\n').append(load.markdown());
+            double slowest = measurements(m -> m.crossesCores() && !Double.isNaN(m.crossCore())).stream()
+                    .mapToDouble(Measurement::crossCore).max().orElse(Double.NaN);
+            if (!Double.isNaN(slowest)) {
+                md.append(String.format(Locale.ROOT, "%nCross-core round trip of a cache line, probed after every measured "
+                        + "iteration of the workloads where threads hand permits to each other: %.0f ns at the slowest "
+                        + "(limit %.0f; close cores 50-100, far ones 400-500).%n", slowest, CROSS_CORE_LIMIT_NANOS));
+            }
             if (smoke) {
                 md.append("\n**Smoke run: tiny iterations in one JVM, the figures mean nothing")
                         .append(load.loaded() ? "; the load limit is not enforced." : ".").append("**\n");
@@ -587,15 +648,18 @@ public final class BenchmarkReport {
                         + "'baseline' is the same coroutine parked in awaitCancellation().%n", waiters));
             }
             md.append("\nAll measurements:\n\n");
-            md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended | slowest / fastest iteration |\n");
-            md.append("|---|---|---:|---:|---|---:|\n");
+            md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended | slowest / fastest iteration "
+                    + "| slowest cross-core round trip |\n");
+            md.append("|---|---|---:|---:|---|---:|---:|\n");
             for (Map.Entry<String, Map<String, Measurement>> b : measured.entrySet()) {
                 for (Measurement m : b.getValue().values()) {
-                    md.append(String.format(Locale.ROOT, "| %s | %s | %s %s | %s | %s | %s |%n",
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s %s | %s | %s | %s | %s |%n",
                             WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
                             m.bytesPerOp() == null ? "" : m.bytesPerOp().toString(), m.suspendedShare(),
                             Double.isNaN(m.spread()) ? "" : String.format(Locale.ROOT, "%.2f%s", m.spread(),
-                                    m.unsteady() ? " **unsteady**" : "")));
+                                    m.unsteady() ? " **unsteady**" : ""),
+                            Double.isNaN(m.crossCore()) ? "" : String.format(Locale.ROOT, "%.0f ns%s", m.crossCore(),
+                                    m.farCores() ? " **far**" : "")));
                 }
             }
             return md.toString();
@@ -613,7 +677,8 @@ public final class BenchmarkReport {
                     t.append(String.join("\t", m.benchmark(), m.peer(), Double.toString(m.score().value()),
                             Double.toString(m.score().error()), m.unit(),
                             b == null ? "" : Double.toString(b.value()), b == null ? "" : Double.toString(b.error()),
-                            Long.toString(m.acquisitions()), Long.toString(m.suspended()), Double.toString(m.spread())))
+                            Long.toString(m.acquisitions()), Long.toString(m.suspended()), Double.toString(m.spread()),
+                            Double.toString(m.crossCore())))
                             .append('\n');
                 }
             }
@@ -645,7 +710,8 @@ public final class BenchmarkReport {
                 Estimate bytes = f[5].isEmpty() ? null : new Estimate(Double.parseDouble(f[5]), Double.parseDouble(f[6]));
                 Measurement m = new Measurement(f[0], f[1], new Estimate(Double.parseDouble(f[2]), Double.parseDouble(f[3])),
                         f[4], bytes, Long.parseLong(f[7]), Long.parseLong(f[8]),
-                        f.length > 9 ? Double.parseDouble(f[9]) : Double.NaN); // older files: not known
+                        f.length > 9 ? Double.parseDouble(f[9]) : Double.NaN, // older files: not known
+                        f.length > 10 ? Double.parseDouble(f[10]) : Double.NaN);
                 measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
             }
             return new Report(machine, Double.parseDouble(run[7]), Double.parseDouble(run[8]),

@@ -40,6 +40,8 @@ class BenchmarkSmokeTest {
             assertEquals(e.getValue().stream().sorted().toList(), byPeer.keySet().stream().sorted().toList(), e.getKey());
             for (BenchmarkReport.Measurement m : byPeer.values()) {
                 assertTrue(Double.isFinite(m.score().value()) && m.score().value() > 0, m + ": no score");
+                // Every JMH measurement was followed by a cross-core probe (not the footprint, not JMH).
+                assertEquals(!e.getKey().equals(BenchmarkReport.FOOTPRINT), m.crossCore() > 0, m + ": cross-core probe");
             }
         }
         // The contended coroutine and future workloads must really queue, or they measure only the fast path.

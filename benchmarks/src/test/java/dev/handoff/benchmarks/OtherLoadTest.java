@@ -253,8 +253,50 @@ class OtherLoadTest {
         assertEquals(rejected.markdown(), BenchmarkReport.Report.parseTsv(rejected.tsv()).markdown());
     }
 
+    @Test
+    void aQuietSteadyRunTakenWhileTheCoresWereFarApartIsRejectedExceptForSingleThreadedWorkloads() {
+        OtherLoad.Summary quiet = OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
+        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
+        BenchmarkReport.Measurement close = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.10, 72);
+        BenchmarkReport.Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
+        BenchmarkReport.Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
+
+        BenchmarkReport.Report accepted = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close),
+                BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone)), quiet);
+        assertFalse(accepted.rejected(), accepted.markdown());
+        assertTrue(accepted.markdown().contains("iteration of the workloads where threads hand permits to each other: 72 ns "
+                + "at the slowest"), accepted.markdown());
+        assertTrue(accepted.markdown().contains("| 1.10 | 72 ns |"), accepted.markdown());
+
+        BenchmarkReport.Report rejected = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close, Peers.HANDOFF, far)), quiet);
+        assertTrue(rejected.rejected());
+        assertEquals(List.of(), rejected.unsteady());
+        assertEquals(List.of(far), rejected.farCores());
+        assertTrue(rejected.markdown().startsWith("**REJECTED RUN: a cache line took more than 200 ns to go between the "
+                + "cores and back around CoroutineContendedBenchmark.tasks8permits2 handoff (455 ns)"), rejected.markdown());
+        assertTrue(rejected.markdown().contains("| 455 ns **far** |"), rejected.markdown());
+        String console = rejected.rejection(Path.of("docs/benchmarks"), Path.of("rejected"));
+        assertTrue(console.contains("handoff ran while a cache line took 455 ns"), console);
+        // The probe survives results.tsv (--redraw).
+        assertEquals(rejected.markdown(), BenchmarkReport.Report.parseTsv(rejected.tsv()).markdown());
+    }
+
+    @Test
+    void theCrossCoreProbeMeasuresARoundTrip() {
+        double ns = CrossCoreProbe.roundTripNanos();
+        // Not a timing assertion: only that two threads really handed the line back and forth.
+        assertTrue(ns > 0 && ns < 1e8, "round trip " + ns + " ns");
+    }
+
     private static BenchmarkReport.Measurement measurement(String benchmark, String peer, double spread) {
-        return new BenchmarkReport.Measurement(benchmark, peer, new Estimate(300, 10), "ns/op", null, -1, -1, spread);
+        return measurement(benchmark, peer, spread, Double.NaN);
+    }
+
+    private static BenchmarkReport.Measurement measurement(String benchmark, String peer, double spread, double crossCore) {
+        return new BenchmarkReport.Measurement(benchmark, peer, new Estimate(300, 10), "ns/op", null, -1, -1, spread,
+                crossCore);
     }
 
     @Test

@@ -11,7 +11,10 @@
 # much load and from which processes, and the exit status is 3. A quiet run's results.md states
 # the maximum load measured. A run is rejected the same way when a measurement outside the
 # blocking workloads is unsteady (slowest measured iteration > 1.5x its fastest: the host slowed
-# part of the run, which /proc cannot show). --smoke is never rejected (it writes to benchmarks/target/smoke).
+# part of the run, which /proc cannot show), or when a workload whose threads hand permits to each other
+# was measured while the cores were far apart (a cache line's round trip between two threads, probed
+# after every iteration by CrossCoreProbe, above 200 ns; close cores take 50-100).
+# --smoke is never rejected (it writes to benchmarks/target/smoke).
 #
 #   ./bench.sh                 full run
 #   ./bench.sh --smoke         every benchmark once, tiny iterations, seconds (CI runs the same

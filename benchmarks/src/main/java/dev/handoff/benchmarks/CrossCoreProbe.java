@@ -35,8 +35,11 @@ public final class CrossCoreProbe implements InternalProfiler {
 
     /** Round trips per batch. */
     private static final int ROUND_TRIPS = 1_000;
-    /** Batches per probe; the fastest counts, so a preempted partner does not make a probe slow. */
-    private static final int BATCHES = 3;
+    /**
+     * Batches per probe, a millisecond apart; the fastest counts, so that a partner preempted by
+     * threads of the benchmark that have not gone idle yet does not make a probe slow.
+     */
+    private static final int BATCHES = 5;
     /** How long a probe may wait for its partner thread, in ns, before it gives up (NaN). */
     private static final long PATIENCE_NANOS = 200_000_000L;
 
@@ -50,6 +53,14 @@ public final class CrossCoreProbe implements InternalProfiler {
     public static double roundTripNanos() {
         double best = Double.NaN;
         for (int b = 0; b < BATCHES; b++) {
+            if (b > 0) {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
             double batch = batch();
             if (!Double.isNaN(batch) && (Double.isNaN(best) || batch < best)) {
                 best = batch;

@@ -466,7 +466,8 @@ public final class BenchmarkReport {
             List<Measurement> far = farCores();
             if (!far.isEmpty()) {
                 why.add(String.format(Locale.ROOT, "a cache line took more than %.0f ns to go between the cores and back "
-                        + "around %s, so the host had placed the virtual CPUs far apart", CROSS_CORE_LIMIT_NANOS, far.stream()
+                        + "around %s: the host had placed the virtual CPUs far apart (400-500 ns), or a core was busy "
+                        + "(microseconds)", CROSS_CORE_LIMIT_NANOS, far.stream()
                         .map(m -> String.format(Locale.ROOT, "%s %s (%.0f ns)", m.benchmark(), m.peer(), m.crossCore()))
                         .collect(java.util.stream.Collectors.joining(", "))));
             }
@@ -502,7 +503,7 @@ public final class BenchmarkReport {
             for (Measurement m : farCores()) {
                 s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: %s %s ran while a cache line took %.0f ns "
                         + "to go between the cores and back (limit %.0f; close cores: 50-100): the host had placed the "
-                        + "virtual CPUs far apart (see README, Run it).%n", m.benchmark(), m.peer(), m.crossCore(),
+                        + "virtual CPUs far apart (400-500 ns), or a core was busy (microseconds); see README, Run it.%n", m.benchmark(), m.peer(), m.crossCore(),
                         CROSS_CORE_LIMIT_NANOS));
             }
             s.append("!!! ").append(out.toAbsolutePath().normalize()).append(" was NOT touched (nor the README).\n");

@@ -168,16 +168,19 @@ public final class BenchmarkReport {
             LoadGuard guard = LoadGuard.start();
             long start = System.nanoTime();
             Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
-            for (RunResult result : runJmh(settings, staging.resolve("jmh-results.json"), guard)) {
+            List<Path> jsons = new ArrayList<>();
+            jsons.add(staging.resolve("jmh-results.json"));
+            for (RunResult result : runJmh(settings, settings.include, null, jsons.get(0), guard)) {
                 Measurement m = Measurement.of(result);
                 measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
             }
+            List<Measurement> remeasured = settings.smoke ? List.of() : remeasureFarCores(settings, measured, staging, jsons, guard);
             if (settings.waiters > 0) {
                 measureFootprint(settings, measured);
             }
             Report report = new Report(machine, Machine.loadAverage(),
-                    (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured, guard.finish());
-            publish(report, staging.resolve("jmh-results.json"), settings);
+                    (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured, guard.finish(), remeasured);
+            publish(report, mergeJson(jsons, staging.resolve("all-jmh-results.json")), settings);
             return report;
         } finally {
             try (Stream<Path> files = Files.walk(staging)) {
@@ -225,9 +228,66 @@ public final class BenchmarkReport {
         return report;
     }
 
-    private static Collection<RunResult> runJmh(Settings settings, Path json, LoadGuard guard) throws RunnerException {
+    /**
+     * Measures again, up to {@code settings.retries} times each, every measurement taken while the
+     * cores were far apart ({@link Measurement#farCores()}): such stretches last minutes, and a
+     * measurement is only ever replaced by a later attempt of the same benchmark and peer. Returns
+     * the attempts that were replaced, in order, for the report; their raw data stays in the JSON.
+     */
+    private static List<Measurement> remeasureFarCores(Settings settings, Map<String, Map<String, Measurement>> measured,
+                                                       Path staging, List<Path> jsons, LoadGuard guard)
+            throws RunnerException {
+        List<Measurement> replaced = new ArrayList<>();
+        for (int attempt = 1; attempt <= settings.retries; attempt++) {
+            List<Measurement> far = new ArrayList<>();
+            measured.values().forEach(byPeer -> byPeer.values().stream().filter(Measurement::farCores).forEach(far::add));
+            if (far.isEmpty()) {
+                break;
+            }
+            for (Measurement old : far) {
+                System.out.printf(Locale.ROOT, "# %s %s was measured while the cores were far apart (%.0f ns): again, "
+                        + "attempt %d of %d%n", old.benchmark(), old.peer(), old.crossCore(), attempt + 1, settings.retries + 1);
+                Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
+                jsons.add(json);
+                String only = "^" + java.util.regex.Pattern.quote("dev.handoff.benchmarks." + old.benchmark()) + "$";
+                for (RunResult result : runJmh(settings, only, old.peer(), json, guard)) {
+                    Measurement m = Measurement.of(result);
+                    measured.get(m.benchmark()).put(m.peer(), m);
+                }
+                replaced.add(old);
+            }
+        }
+        return replaced;
+    }
+
+    /**
+     * Writes the JMH JSON arrays {@code parts} (those that exist) as one array into {@code merged};
+     * returns it (or the only part, unmerged).
+     */
+    static Path mergeJson(List<Path> parts, Path merged) throws IOException {
+        List<Path> present = parts.stream().filter(Files::exists).toList();
+        if (present.size() <= 1) {
+            return parts.get(0);
+        }
+        List<String> bodies = new ArrayList<>();
+        for (Path part : present) {
+            String text = Files.readString(part).strip();
+            if (!text.startsWith("[") || !text.endsWith("]")) {
+                throw new IOException(part + ": not a JMH JSON array");
+            }
+            String body = text.substring(1, text.length() - 1).strip();
+            if (!body.isEmpty()) {
+                bodies.add(body);
+            }
+        }
+        Files.writeString(merged, "[\n" + String.join(",\n", bodies) + "\n]\n");
+        return merged;
+    }
+
+    private static Collection<RunResult> runJmh(Settings settings, String include, String peer, Path json, LoadGuard guard)
+            throws RunnerException {
         ChainedOptionsBuilder options = new OptionsBuilder()
-                .include(settings.include)
+                .include(include)
                 .addProfiler(GCProfiler.class)
                 .addProfiler(CrossCoreProbe.class)
                 .shouldFailOnError(true)
@@ -243,6 +303,9 @@ public final class BenchmarkReport {
                     .measurementTime(TimeValue.milliseconds(20));
         } else if (settings.forks >= 0) {
             options.forks(settings.forks);
+        }
+        if (peer != null) {
+            options.param("peer", peer);
         }
         // JMH's console output, as new Runner(options) would make it, wrapped to hear the measured
         // iterations (also those of the forks, which report them to this JVM).
@@ -406,9 +469,17 @@ public final class BenchmarkReport {
      * @param waiters   the suspended coroutines of the footprint (0: not measured)
      * @param measured  benchmark → peer → measurement
      * @param load      the load of other processes while it measured
+     * @param remeasured the attempts replaced by a later one because the cores were far apart, in order
      */
     public record Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
-                         Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load) {
+                         Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load,
+                         List<Measurement> remeasured) {
+
+        /** A report in which nothing was measured again. */
+        public Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
+                      Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load) {
+            this(machine, loadAfter, seconds, smoke, waiters, measured, load, List.of());
+        }
 
         /**
          * @return whether the figures must not be published: a full run during which other
@@ -619,6 +690,14 @@ public final class BenchmarkReport {
                         + "iteration of the workloads where threads hand permits to each other: %.0f ns at the slowest "
                         + "(limit %.0f; close cores 50-100, far ones 400-500).%n", slowest, CROSS_CORE_LIMIT_NANOS));
             }
+            if (!remeasured.isEmpty()) {
+                md.append("\nMeasured again because the cores were far apart during an earlier attempt (the figures below "
+                        + "are the last attempt's; every attempt's raw data is in jmh-results.json): ")
+                        .append(remeasured.stream().map(m -> String.format(Locale.ROOT, "%s %s (was %s %s, probe %.0f ns)",
+                                WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
+                                m.crossCore())).collect(java.util.stream.Collectors.joining("; ")))
+                        .append(".\n");
+            }
             if (smoke) {
                 md.append("\n**Smoke run: tiny iterations in one JVM, the figures mean nothing")
                         .append(load.loaded() ? "; the load limit is not enforced." : ".").append("**\n");
@@ -674,17 +753,23 @@ public final class BenchmarkReport {
                     Double.toString(seconds), Boolean.toString(smoke), Integer.toString(waiters))).append('\n');
             for (Map<String, Measurement> byPeer : measured.values()) {
                 for (Measurement m : byPeer.values()) {
-                    Estimate b = m.bytesPerOp();
-                    t.append(String.join("\t", m.benchmark(), m.peer(), Double.toString(m.score().value()),
-                            Double.toString(m.score().error()), m.unit(),
-                            b == null ? "" : Double.toString(b.value()), b == null ? "" : Double.toString(b.error()),
-                            Long.toString(m.acquisitions()), Long.toString(m.suspended()), Double.toString(m.spread()),
-                            Double.toString(m.crossCore())))
-                            .append('\n');
+                    t.append(tsvFields(m)).append('\n');
                 }
+            }
+            for (Measurement m : remeasured) {
+                t.append("remeasured\t").append(tsvFields(m)).append('\n');
             }
             t.append(load.tsv());
             return t.toString();
+        }
+
+        private static String tsvFields(Measurement m) {
+            Estimate b = m.bytesPerOp();
+            return String.join("\t", m.benchmark(), m.peer(), Double.toString(m.score().value()),
+                    Double.toString(m.score().error()), m.unit(),
+                    b == null ? "" : Double.toString(b.value()), b == null ? "" : Double.toString(b.error()),
+                    Long.toString(m.acquisitions()), Long.toString(m.suspended()), Double.toString(m.spread()),
+                    Double.toString(m.crossCore()));
         }
 
         /**
@@ -702,22 +787,31 @@ public final class BenchmarkReport {
                     java.time.LocalDate.parse(run[5]), Double.parseDouble(run[6]));
             Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
             List<String[]> loadLines = new ArrayList<>();
+            List<Measurement> remeasured = new ArrayList<>();
             for (int i = 1; i < lines.length; i++) {
                 String[] f = lines[i].split("\t", -1);
                 if (f[0].equals("load") || f[0].equals("loadwindow")) {
                     loadLines.add(f);
                     continue;
                 }
+                boolean replaced = f[0].equals("remeasured");
+                if (replaced) {
+                    f = Arrays.copyOfRange(f, 1, f.length);
+                }
                 Estimate bytes = f[5].isEmpty() ? null : new Estimate(Double.parseDouble(f[5]), Double.parseDouble(f[6]));
                 Measurement m = new Measurement(f[0], f[1], new Estimate(Double.parseDouble(f[2]), Double.parseDouble(f[3])),
                         f[4], bytes, Long.parseLong(f[7]), Long.parseLong(f[8]),
                         f.length > 9 ? Double.parseDouble(f[9]) : Double.NaN, // older files: not known
                         f.length > 10 ? Double.parseDouble(f[10]) : Double.NaN);
-                measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+                if (replaced) {
+                    remeasured.add(m);
+                } else {
+                    measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+                }
             }
             return new Report(machine, Double.parseDouble(run[7]), Double.parseDouble(run[8]),
                     Boolean.parseBoolean(run[9]), Integer.parseInt(run[10]), measured,
-                    OtherLoad.Summary.parseTsv(loadLines));
+                    OtherLoad.Summary.parseTsv(loadLines), remeasured);
         }
 
         private static String fmtLoad(double load) {
@@ -738,6 +832,7 @@ public final class BenchmarkReport {
                 "  --waiters N    suspended coroutines for the footprint (default 1000000, smoke 10000; 0 skips it)",
                 "  --include RE   JMH include pattern (default: every benchmark of this module)",
                 "  --forks N      override the forks of every benchmark (default: the annotations, 2)",
+                "  --retries N    measure again, up to N times, what was measured while the cores were far apart (default 3)",
                 "  --redraw       rewrite results.md and benchmarks.png in --out from its results.tsv, run nothing");
 
         boolean smoke;
@@ -747,6 +842,7 @@ public final class BenchmarkReport {
         int waiters = -1;
         String include = "dev\\.handoff\\.benchmarks\\..*Benchmark\\..*";
         int forks = -1;
+        int retries = 3;
 
         /**
          * @return the settings, or {@code null} for {@code --help}
@@ -767,6 +863,7 @@ public final class BenchmarkReport {
                     case "--waiters" -> s.waiters = Integer.parseInt(value(args, ++i, arg));
                     case "--include" -> s.include = value(args, ++i, arg);
                     case "--forks" -> s.forks = Integer.parseInt(value(args, ++i, arg));
+                    case "--retries" -> s.retries = Integer.parseInt(value(args, ++i, arg));
                     default -> throw new IllegalArgumentException("unknown argument '" + arg + "'\n" + USAGE);
                 }
             }

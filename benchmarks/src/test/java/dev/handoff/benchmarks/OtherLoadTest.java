@@ -284,6 +284,31 @@ class OtherLoadTest {
     }
 
     @Test
+    void aMeasurementTakenAgainIsReportedWithTheAttemptItReplaced() throws Exception {
+        OtherLoad.Summary quiet = OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
+        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
+        BenchmarkReport.Measurement first = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
+        BenchmarkReport.Measurement again = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 80);
+        BenchmarkReport.Report report = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.HANDOFF, again)), quiet, List.of(first));
+        assertFalse(report.rejected(), report.markdown());
+        assertTrue(report.markdown().contains("Measured again because the cores were far apart during an earlier attempt"),
+                report.markdown());
+        assertTrue(report.markdown().contains("handoff (was 300 ± 10.0 ns/op, probe 455 ns)"), report.markdown());
+        BenchmarkReport.Report back = BenchmarkReport.Report.parseTsv(report.tsv());
+        assertEquals(List.of(first), back.remeasured());
+        assertEquals(report.markdown(), back.markdown());
+
+        // The JSON next to results.md holds every attempt: JMH's arrays, merged.
+        Path dir = Files.createTempDirectory("merge");
+        Path a = Files.writeString(dir.resolve("a.json"), "[\n  {\"benchmark\": \"a\"}\n]\n");
+        Path b = Files.writeString(dir.resolve("b.json"), "[\n  {\"benchmark\": \"b\"}\n]\n");
+        Path merged = BenchmarkReport.mergeJson(List.of(a, dir.resolve("missing.json"), b), dir.resolve("all.json"));
+        assertEquals("[\n{\"benchmark\": \"a\"},\n{\"benchmark\": \"b\"}\n]\n", Files.readString(merged));
+        assertEquals(a, BenchmarkReport.mergeJson(List.of(a), dir.resolve("one.json")), "one part is used as it is");
+    }
+
+    @Test
     void theCrossCoreProbeMeasuresARoundTrip() {
         double ns = CrossCoreProbe.roundTripNanos();
         // Not a timing assertion: only that two threads really handed the line back and forth.

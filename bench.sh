@@ -13,7 +13,8 @@
 # blocking workloads is unsteady (slowest measured iteration > 1.5x its fastest: the host slowed
 # part of the run, which /proc cannot show), or when a workload whose threads hand permits to each other
 # was measured while the cores were far apart (a cache line's round trip between two threads, probed
-# after every iteration by CrossCoreProbe, above 200 ns; close cores take 50-100).
+# after every iteration by CrossCoreProbe, above 200 ns; close cores take 50-100) and still was after
+# being measured again up to 3 times (--retries N).
 # --smoke is never rejected (it writes to benchmarks/target/smoke).
 #
 #   ./bench.sh                 full run

@@ -107,7 +107,7 @@ public final class BenchmarkReport {
      */
     static final double CROSS_CORE_LIMIT_NANOS = 200;
 
-    /** The exit status of a full run rejected because other processes loaded the machine or it was unsteady. */
+    /** The exit status of a rejected full run: other processes loaded the machine, it was unsteady, or the cores were far apart. */
     static final int EXIT_LOADED = 3;
 
     private BenchmarkReport() {}
@@ -499,7 +499,7 @@ public final class BenchmarkReport {
         /**
          * @return the measurements whose iterations disagree by more than {@link #STEADY_SPREAD}
          *     (see {@link Measurement#unsteady()}): a fork or a minute of the run was slowed by
-         *     something the load guard cannot see, such as the host's other tenants
+         *     something the load guard cannot see, such as a stretch in which the cores were far apart
          */
         public List<Measurement> unsteady() {
             return measurements(Measurement::unsteady);

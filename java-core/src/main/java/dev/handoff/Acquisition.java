@@ -272,6 +272,29 @@ public abstract class Acquisition {
     }
 
     /**
+     * The name of the call that started this acquisition, as an error message should show it: an
+     * adapter that starts its nodes with {@link Semaphore#startAcquisition(long, Acquisition)} on
+     * behalf of a method of its own returns that method's name, so that a refusal names what its
+     * caller called. The Kotlin {@code acquire(5)} of {@code handoff-kotlin} returns {@code "acquire"};
+     * when the wait queue is full it throws {@code SemaphoreRejectedException("acquire(5): rejected,
+     * the wait queue is full ...")}, not {@code "startAcquisition(5): ..."}.
+     *
+     * <p>Called only when such a message is built (a refusal, or a capacity that shrank below the
+     * weight since the argument was checked), possibly under the semaphore's internal lock: return a
+     * constant and call nothing. If it throws, the message keeps the starting method's name.
+     *
+     * <pre>{@code
+     * @Override protected String callName() { return "acquireRows"; }
+     * }</pre>
+     *
+     * @return the call's name, without arguments; {@code null} (the default) for the name of the
+     *     method that started it
+     */
+    protected String callName() {
+        return null;
+    }
+
+    /**
      * The grant, the close or the failure is final: run the waiter; see {@link Waker#wake()}.
      * Called at most once, never while an internal lock is held. Check {@link #isGranted()},
      * {@link #isClosed()} or {@link #failure()} to tell which.

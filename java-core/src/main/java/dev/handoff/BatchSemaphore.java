@@ -730,7 +730,7 @@ final class BatchSemaphore {
                     // The capacity shrank since the face checked the argument: the call takes
                     // effect now, after the shrink, so it answers as the check would have (the
                     // contract checks the weight before the close).
-                    throw new IllegalArgumentException(describe(call, max) + ": exceeds the capacity " + capacity
+                    throw new IllegalArgumentException(describe(callOf(a, call), max) + ": exceeds the capacity " + capacity
                             + ", so it could never be granted");
                 }
                 if ((s & CLOSED) != 0) {
@@ -744,7 +744,7 @@ final class BatchSemaphore {
                     break;
                 }
                 if ((s & QUEUED) != 0) {
-                    if ((shed = shedIfFull(call, min)) != null) {
+                    if ((shed = shedIfFull(callOf(a, call), min)) != null) {
                         break;
                     }
                     if (listener != null) {
@@ -775,7 +775,7 @@ final class BatchSemaphore {
                     woken = a;
                     break;
                 }
-                if ((shed = shedIfFull(call, min)) != null) { // it would have to queue
+                if ((shed = shedIfFull(callOf(a, call), min)) != null) { // it would have to queue
                     break;
                 }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
@@ -1708,6 +1708,21 @@ final class BatchSemaphore {
      * when a message is built, so a wait allocates no string; other calls pass their full
      * description, which is returned as it is.
      */
+    /**
+     * The call to name in an error message about {@code a}: the one {@link Acquisition#callName()}
+     * gives (an adapter naming its own method), else {@code call}. Only on the paths that throw,
+     * possibly under the lock, so a callName() that throws (or calls back, which the lock refuses)
+     * leaves {@code call}.
+     */
+    private static String callOf(Acquisition a, String call) {
+        try {
+            String own = a.callName();
+            return own != null ? own : call;
+        } catch (RuntimeException e) {
+            return call;
+        }
+    }
+
     static String describe(String call, long n) {
         return call.indexOf('(') >= 0 ? call : call + "(" + n + ")";
     }

@@ -186,6 +186,36 @@ class CapacityControlTest {
     }
 
     @Test
+    void aRefusedStartNamesTheAdaptersOwnCallWhenItGivesOne() {
+        Semaphore s = Semaphore.builder(2).maxQueueLength(0).build();
+        assertTrue(s.tryAcquire(2));
+        class Named extends Acquisition {
+            @Override protected String callName() { return "acquireRows"; }
+            @Override protected void wake() { }
+        }
+        class Unnamed extends Acquisition {
+            @Override protected void wake() { }
+        }
+        class Throwing extends Acquisition {
+            @Override protected String callName() { throw new IllegalStateException("a broken adapter"); }
+            @Override protected void wake() { }
+        }
+        SemaphoreRejectedException named = assertThrows(SemaphoreRejectedException.class,
+                () -> s.startAcquisition(1, new Named()));
+        assertTrue(named.getMessage().startsWith("acquireRows(1): rejected, the wait queue is full"), named.getMessage());
+        SemaphoreRejectedException unnamed = assertThrows(SemaphoreRejectedException.class,
+                () -> s.startAcquisition(1, new Unnamed()));
+        assertTrue(unnamed.getMessage().startsWith("startAcquisition(1): rejected"), unnamed.getMessage());
+        // A callName() that throws leaves the refusal as it was, naming the method.
+        SemaphoreRejectedException throwing = assertThrows(SemaphoreRejectedException.class,
+                () -> s.startAcquisition(2, new Throwing()));
+        assertTrue(throwing.getMessage().startsWith("startAcquisition(2): rejected"), throwing.getMessage());
+        assertEquals(0, s.queueLength());
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    @Test
     void eightRacingThreadsNeverQueueMoreThanTheBound() throws Exception {
         int bound = 10;
         for (int round = 0; round < 200; round++) {

@@ -104,6 +104,9 @@ private class SemaphoreAcquisition(private val semaphore: Semaphore) : Continuat
 
     override fun giveBack() = semaphore.release(permits())
 
+    /** A refusal names the suspending `acquire(n)` its caller called, not `startAcquisition(n)`. */
+    override fun callName(): String = "acquire"
+
     override fun closedException(): Throwable =
         SemaphoreClosedException("acquire(${permits()}): the semaphore is closed")
 

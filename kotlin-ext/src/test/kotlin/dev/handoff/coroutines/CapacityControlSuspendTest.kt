@@ -129,7 +129,8 @@ class CapacityControlSuspendTest {
         assertTrue(s.tryAcquire(1))
         val first = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { s.acquire(1) }
         assertEquals(1, s.queuedPermits())
-        assertFailsWith<SemaphoreRejectedException> { s.acquire(1) }
+        val refused = assertFailsWith<SemaphoreRejectedException> { s.acquire(1) }
+        assertTrue(refused.message!!.startsWith("acquire(1): rejected, the wait queue is full"), refused.message)
         assertEquals(1, s.queueLength())
         s.release(1)
         first.await()

@@ -1703,12 +1703,6 @@ final class BatchSemaphore {
     }
 
     /**
-     * A call's description for a message. The hot faces (startAcquisition, acquireAsync,
-     * acquireBlocking) pass a constant name and this adds the weight, {@code "name(n)"}, only
-     * when a message is built, so a wait allocates no string; other calls pass their full
-     * description, which is returned as it is.
-     */
-    /**
      * The call to name in an error message about {@code a}: the one {@link Acquisition#callName()}
      * gives (an adapter naming its own method), else {@code call}. Only on the paths that throw,
      * possibly under the lock, so a callName() that throws (or calls back, which the lock refuses)
@@ -1723,6 +1717,12 @@ final class BatchSemaphore {
         }
     }
 
+    /**
+     * A call's description for a message. The hot faces (startAcquisition, acquireAsync,
+     * acquireBlocking) pass a constant name and this adds the weight, {@code "name(n)"}, only
+     * when a message is built, so a wait allocates no string; other calls pass their full
+     * description, which is returned as it is.
+     */
     static String describe(String call, long n) {
         return call.indexOf('(') >= 0 ? call : call + "(" + n + ")";
     }

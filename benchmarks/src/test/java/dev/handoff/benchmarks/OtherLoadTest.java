@@ -25,6 +25,14 @@ import org.junit.jupiter.api.io.TempDir;
 class OtherLoadTest {
     private static final long SELF = 100;
     private static final long SECOND = 1_000_000_000L;
+    /** The machine of the reports built by hand below. */
+    private static final Machine MACHINE = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
+    /** A run in which other processes stayed below the limit (0.05 CPU at most). */
+    private static final OtherLoad.Summary QUIET =
+            OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
+    /** A run in which other processes went above the limit (0.30 CPU). */
+    private static final OtherLoad.Summary LOADED =
+            OtherLoad.Summary.of(List.of(new OtherLoad.Window("b", 1.0, 0.30, List.of())), 0.3);
 
     /** {@code /proc/stat} of 2 CPUs; the per-CPU lines only count, their figures are not read. */
     private static String procStat(long user, long system, long idle, long steal) {
@@ -212,10 +220,8 @@ class OtherLoadTest {
 
     @Test
     void aFullRunWithLoadIsRejectedButASmokeRunIsNot() {
-        OtherLoad.Summary loaded = OtherLoad.Summary.of(List.of(new OtherLoad.Window("b", 1.0, 0.30, List.of())), 0.3);
-        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
-        BenchmarkReport.Report full = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(), loaded);
-        BenchmarkReport.Report smoke = new BenchmarkReport.Report(machine, 0.5, 1, true, 0, Map.of(), loaded);
+        BenchmarkReport.Report full = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED);
+        BenchmarkReport.Report smoke = new BenchmarkReport.Report(MACHINE, 0.5, 1, true, 0, Map.of(), LOADED);
         assertTrue(full.rejected());
         assertTrue(full.markdown().startsWith("**REJECTED RUN"), full.markdown());
         assertTrue(full.rejection(Path.of("docs/benchmarks"), Path.of("rejected")).contains("was NOT touched"));
@@ -225,21 +231,19 @@ class OtherLoadTest {
 
     @Test
     void aQuietRunWhoseIterationsDisagreeIsRejectedExceptInTheBlockingWorkloads() {
-        OtherLoad.Summary quiet = OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
-        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
         BenchmarkReport.Measurement steady = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.30);
         BenchmarkReport.Measurement slowMinute = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 2.80);
         BenchmarkReport.Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 4.70);
 
-        BenchmarkReport.Report accepted = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
+        BenchmarkReport.Report accepted = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady),
-                BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature)), quiet);
+                BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature)), QUIET);
         assertFalse(accepted.rejected(), accepted.markdown());
         assertEquals(List.of(), accepted.unsteady());
         assertTrue(accepted.markdown().contains("| 1.30 |"), accepted.markdown());
 
-        BenchmarkReport.Report rejected = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady, Peers.HANDOFF, slowMinute)), quiet);
+        BenchmarkReport.Report rejected = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady, Peers.HANDOFF, slowMinute)), QUIET);
         assertTrue(rejected.rejected());
         assertEquals(List.of(slowMinute), rejected.unsteady());
         assertTrue(rejected.markdown().startsWith("**REJECTED RUN: the iterations of CoroutineContendedBenchmark.tasks8permits2 "
@@ -249,28 +253,26 @@ class OtherLoadTest {
         assertTrue(console.contains("handoff is unsteady, its slowest measured iteration is 2.80x its fastest"), console);
         assertFalse(console.contains("other processes used"), console);
         // A smoke run is never rejected; the spread survives results.tsv (--redraw).
-        assertFalse(new BenchmarkReport.Report(machine, 0.5, 1, true, 0, rejected.measured(), quiet).rejected());
+        assertFalse(new BenchmarkReport.Report(MACHINE, 0.5, 1, true, 0, rejected.measured(), QUIET).rejected());
         assertEquals(rejected.markdown(), BenchmarkReport.Report.parseTsv(rejected.tsv()).markdown());
     }
 
     @Test
     void aQuietSteadyRunTakenWhileTheCoresWereFarApartIsRejectedExceptForSingleThreadedWorkloads() {
-        OtherLoad.Summary quiet = OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
-        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
         BenchmarkReport.Measurement close = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.10, 72);
         BenchmarkReport.Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
         BenchmarkReport.Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
 
-        BenchmarkReport.Report accepted = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
+        BenchmarkReport.Report accepted = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close),
-                BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone)), quiet);
+                BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone)), QUIET);
         assertFalse(accepted.rejected(), accepted.markdown());
         assertTrue(accepted.markdown().contains("iteration of the workloads where threads hand permits to each other: 72 ns "
                 + "at the slowest"), accepted.markdown());
         assertTrue(accepted.markdown().contains("| 1.10 | 72 ns |"), accepted.markdown());
 
-        BenchmarkReport.Report rejected = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close, Peers.HANDOFF, far)), quiet);
+        BenchmarkReport.Report rejected = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close, Peers.HANDOFF, far)), QUIET);
         assertTrue(rejected.rejected());
         assertEquals(List.of(), rejected.unsteady());
         assertEquals(List.of(far), rejected.farCores());
@@ -285,12 +287,10 @@ class OtherLoadTest {
 
     @Test
     void aMeasurementTakenAgainIsReportedWithTheAttemptItReplaced() throws Exception {
-        OtherLoad.Summary quiet = OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
-        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
         BenchmarkReport.Measurement first = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
         BenchmarkReport.Measurement again = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 80);
-        BenchmarkReport.Report report = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.HANDOFF, again)), quiet, List.of(first));
+        BenchmarkReport.Report report = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+                BenchmarkReport.COROUTINES, Map.of(Peers.HANDOFF, again)), QUIET, List.of(first));
         assertFalse(report.rejected(), report.markdown());
         assertTrue(report.markdown().contains("Measured again because the cores were far apart during an earlier attempt"),
                 report.markdown());
@@ -326,15 +326,13 @@ class OtherLoadTest {
 
     @Test
     void aRejectedRunLeavesTheOutputDirectoryAloneAndAQuietOneWritesIt(@TempDir Path dir) throws Exception {
-        Machine machine = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
         Path out = Files.createDirectories(dir.resolve("docs"));
         Files.writeString(out.resolve("results.md"), "published");
         Path json = Files.writeString(dir.resolve("jmh.json"), "[]");
         BenchmarkReport.Settings settings = BenchmarkReport.Settings.parse(
                 "--out", out.toString(), "--rejected-out", dir.resolve("rejected").toString());
 
-        OtherLoad.Summary loaded = OtherLoad.Summary.of(List.of(new OtherLoad.Window("b", 1.0, 0.30, List.of())), 0.3);
-        BenchmarkReport.Report rejected = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(), loaded);
+        BenchmarkReport.Report rejected = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED);
         assertEquals(dir.resolve("rejected"), BenchmarkReport.publish(rejected, json, settings));
         assertEquals("published", Files.readString(out.resolve("results.md")));
         assertEquals(List.of(out.resolve("results.md")), Files.list(out).toList());
@@ -343,8 +341,7 @@ class OtherLoadTest {
         }
         assertTrue(Files.readString(dir.resolve("rejected/results.md")).startsWith("**REJECTED RUN"));
 
-        OtherLoad.Summary quiet = OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
-        BenchmarkReport.Report accepted = new BenchmarkReport.Report(machine, 0.5, 1, false, 0, Map.of(), quiet);
+        BenchmarkReport.Report accepted = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), QUIET);
         assertEquals(out, BenchmarkReport.publish(accepted, json, settings));
         assertTrue(Files.readString(out.resolve("results.md")).contains("**at most 0.05 CPU**"));
         assertTrue(Files.exists(out.resolve("jmh-results.json")));

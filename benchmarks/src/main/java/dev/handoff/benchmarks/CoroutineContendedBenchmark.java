@@ -62,7 +62,15 @@ public class CoroutineContendedBenchmark {
     @Benchmark
     @OperationsPerInvocation(TASKS * ACQUISITIONS_PER_TASK)
     public void tasks8permits2(SuspensionCounters counters) {
-        counters.suspended += CoroutineRounds.run(permits, TASKS, ACQUISITIONS_PER_TASK, ONE, work);
+        round(permits, work, CoroutineRounds.Start.ASYNC_AWAIT_ALL, counters);
+    }
+
+    /**
+     * One round of this workload (8 tasks of 250 acquisitions of 1 permit), started as
+     * {@code start} says, counted in {@code counters}; also workload 3b's round.
+     */
+    static void round(SuspendingPermits permits, long work, CoroutineRounds.Start start, SuspensionCounters counters) {
+        counters.suspended += CoroutineRounds.run(permits, TASKS, ACQUISITIONS_PER_TASK, ONE, work, start);
         counters.acquisitions += TASKS * ACQUISITIONS_PER_TASK;
     }
 }

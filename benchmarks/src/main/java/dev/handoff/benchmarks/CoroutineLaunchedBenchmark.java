@@ -32,8 +32,6 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
 @Fork(2)
 public class CoroutineLaunchedBenchmark {
-    private static final long[] ONE = {1};
-
     /** The peer under test: ours and kotlinx's, the two that workload 3's target compares. */
     @Param({Peers.HANDOFF, Peers.KOTLINX})
     public String peer;
@@ -58,8 +56,6 @@ public class CoroutineLaunchedBenchmark {
     @Benchmark
     @OperationsPerInvocation(CoroutineContendedBenchmark.TASKS * CoroutineContendedBenchmark.ACQUISITIONS_PER_TASK)
     public void tasks8permits2(SuspensionCounters counters) {
-        counters.suspended += CoroutineRounds.run(permits, CoroutineContendedBenchmark.TASKS,
-                CoroutineContendedBenchmark.ACQUISITIONS_PER_TASK, ONE, work, CoroutineRounds.Start.LAUNCH);
-        counters.acquisitions += CoroutineContendedBenchmark.TASKS * CoroutineContendedBenchmark.ACQUISITIONS_PER_TASK;
+        CoroutineContendedBenchmark.round(permits, work, CoroutineRounds.Start.LAUNCH, counters);
     }
 }

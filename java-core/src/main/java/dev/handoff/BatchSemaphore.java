@@ -410,24 +410,19 @@ final class BatchSemaphore {
 
     /** Under the lock: the queue length, kept or counted (see countQueue). */
     private int countedLength() {
-        if (countQueue) {
-            return queueLength;
-        }
-        int n = 0;
-        for (Acquisition a = head, last = lastNode(); a != null; a = nextUpTo(a, last)) {
-            n++;
-        }
-        return n;
+        return countQueue ? queueLength : (int) walkQueue(false);
     }
 
     /** Under the lock: the sum of the queued minimums, kept or counted (see countQueue). */
     private long countedPermits() {
-        if (countQueue) {
-            return queuedPermits;
-        }
+        return countQueue ? queuedPermits : walkQueue(true);
+    }
+
+    /** Under the lock, without kept counters: walks the queue, summing the minimums or counting the nodes. */
+    private long walkQueue(boolean permits) {
         long sum = 0;
         for (Acquisition a = head, last = lastNode(); a != null; a = nextUpTo(a, last)) {
-            sum += a.minimum();
+            sum += permits ? a.minimum() : 1;
         }
         return sum;
     }

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.coroutines
+
+import dev.handoff.Acquisition
+import dev.handoff.Semaphore
+import dev.handoff.Waker
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
+import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.atomic.AtomicReference
+import kotlin.coroutines.CoroutineContext
+import kotlin.test.assertEquals
+import kotlin.test.assertFalse
+import kotlin.test.assertNotNull
+import kotlin.test.assertTrue
+
+/**
+ * Where a granted coroutine resumes (on its own dispatcher, through one dispatched task, so that
+ * kotlinx's detach of the Job handle happens on the coroutine's thread), and that a cancellation
+ * racing that resumption gives the permits back exactly once on every path.
+ */
+@Timeout(60) // a guard against hangs, not a speed check
+class GrantResumptionTest {
+    /*
+     * The coroutines under test run in scopes of their own, not as children of the test's
+     * runBlocking: a failed assertion must end the test, not wait for a coroutine whose queued
+     * resumption nobody will run.
+     */
+
+    /** Joins [job], failing instead of hanging if it does not complete. */
+    private fun joinBounded(job: Job) = runBlocking { withTimeout(10_000) { job.join() } }
+
+    /** A dispatcher that only queues: the test decides when (and on which thread) tasks run. */
+    private class QueuedDispatcher : CoroutineDispatcher() {
+        val tasks = ConcurrentLinkedQueue<Runnable>()
+
+        override fun dispatch(context: CoroutineContext, block: Runnable) {
+            tasks.add(block)
+        }
+
+        fun runAll() {
+            while (true) {
+                (tasks.poll() ?: return).run()
+            }
+        }
+    }
+
+    @Test
+    fun `a grant is one task on the coroutine's dispatcher, which resumes the coroutine on the thread that runs it`(): Unit =
+        run {
+            val semaphore = Semaphore(1)
+            assertTrue(semaphore.tryAcquire(1))
+            val dispatcher = QueuedDispatcher()
+            val resumedOn = AtomicReference<Thread>()
+            val waiter = CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.UNDISPATCHED) {
+                semaphore.acquire(1)
+                resumedOn.set(Thread.currentThread())
+            }
+            assertEquals(1, semaphore.queueLength())
+            semaphore.release(1)
+            assertEquals(0, semaphore.queueLength())
+            assertEquals(1, dispatcher.tasks.size, "the grant is handed to the coroutine's dispatcher as one task")
+            assertTrue(dispatcher.tasks.peek() is ContinuationAcquisition, "the task is the node, not kotlinx's resumption")
+            assertFalse(waiter.isCompleted, "the coroutine must not run on the releasing thread")
+            val runner = Thread(dispatcher::runAll, "grant-runner")
+            runner.start()
+            runner.join()
+            assertEquals(runner, resumedOn.get())
+            assertTrue(waiter.isCompleted)
+            assertTrue(dispatcher.tasks.isEmpty(), "no second dispatch")
+            assertEquals(0, semaphore.availablePermits(), "the coroutine holds its permit")
+            semaphore.release(1)
+        }
+
+    @Test
+    fun `a cancellation after the grant's dispatch but before its run gives the permits back on the coroutine's dispatcher, once`() {
+        val semaphore = Semaphore(3)
+        assertTrue(semaphore.tryAcquire(3))
+        val dispatcher = QueuedDispatcher()
+        val thrown = AtomicReference<Throwable>()
+        val waiter = CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.UNDISPATCHED) {
+            try {
+                semaphore.acquire(2)
+            } catch (e: Throwable) {
+                thrown.set(e)
+                throw e
+            }
+        }
+        semaphore.release(2) // granted; its resumption is queued on the dispatcher
+        assertEquals(1, dispatcher.tasks.size)
+        waiter.cancel()
+        // The give-back may run other waiters' wakers: it goes to the coroutine's dispatcher, not
+        // to the cancelling thread (kotlinx's timer thread for a withTimeout).
+        assertEquals(0, semaphore.availablePermits(), "given back on the cancelling thread")
+        dispatcher.runAll() // the give-back; the queued resumption is ignored; the coroutine sees its cancellation
+        assertTrue(waiter.isCancelled && waiter.isCompleted)
+        assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
+        assertEquals(2, semaphore.availablePermits(), "given back exactly once")
+        semaphore.release(1)
+        assertEquals(3, semaphore.availablePermits())
+    }
+
+    /**
+     * One release grants a Java waiter and then the coroutine; the Java waiter's waker (run first,
+     * FIFO) cancels the coroutine, between its claim and its resumption. Returns the permits free
+     * afterwards (of 5; 2 stay held throughout, so that a second give-back would not be refused as
+     * a release beyond the capacity), with the coroutine on [dispatcher].
+     */
+    private fun cancelledBetweenClaimAndResume(dispatcher: CoroutineDispatcher, runQueued: () -> Unit): Long =
+        run {
+            val semaphore = Semaphore(5)
+            assertTrue(semaphore.tryAcquire(5))
+            val victim = AtomicReference<Job>()
+            val first: Acquisition = semaphore.acquire(1, Waker { victim.get().cancel() })
+            val waiter = CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.UNDISPATCHED) { semaphore.acquire(2) }
+            victim.set(waiter)
+            assertEquals(2, semaphore.queueLength())
+            semaphore.release(3) // grants both, under one lock; then the wakers run in order
+            runQueued()
+            joinBounded(waiter)
+            assertTrue(waiter.isCancelled)
+            assertTrue(first.isGranted)
+            semaphore.release(1) // the Java waiter's permit
+            semaphore.availablePermits().also { semaphore.release(2) }
+        }
+
+    @Test
+    fun `a cancellation between claim and a dispatched resumption gives the permits back once`() {
+        val dispatcher = QueuedDispatcher()
+        assertEquals(3, cancelledBetweenClaimAndResume(dispatcher) { dispatcher.runAll() })
+    }
+
+    @Test
+    fun `a cancellation between claim and a direct resumption gives the permits back once, though both kotlinx callbacks report it`() {
+        // Unconfined needs no dispatch: the grant takes resume(Unit, onCancellation). The cancellation
+        // came first, so kotlinx calls the cancellation handler and then the onCancellation.
+        assertEquals(3, cancelledBetweenClaimAndResume(Dispatchers.Unconfined) {})
+    }
+
+    @Test
+    fun `a dispatcher that refuses the grant's task still resumes the coroutine`() {
+        val semaphore = Semaphore(1)
+        assertTrue(semaphore.tryAcquire(1))
+        val refusals = ConcurrentLinkedQueue<Runnable>()
+        val refusing = object : CoroutineDispatcher() {
+            override fun dispatch(context: CoroutineContext, block: Runnable) {
+                if (refusals.isEmpty()) {
+                    refusals.add(block) // the grant's own task: refused, as a closed executor would
+                    throw java.util.concurrent.RejectedExecutionException("closed")
+                }
+                Dispatchers.Default.dispatch(context, block)
+            }
+        }
+        val waiter = CoroutineScope(refusing + Job()).launch(start = CoroutineStart.UNDISPATCHED) { semaphore.acquire(1) }
+        semaphore.release(1)
+        joinBounded(waiter)
+        assertNotNull(refusals.peek(), "the grant's task was offered to the dispatcher first")
+        assertFalse(waiter.isCancelled, "resumed directly with the grant")
+        assertEquals(0, semaphore.availablePermits())
+        semaphore.release(1)
+    }
+}

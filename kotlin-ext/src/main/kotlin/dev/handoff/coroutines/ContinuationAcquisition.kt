@@ -4,6 +4,7 @@ package dev.handoff.coroutines
 import dev.handoff.Acquisition
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.suspendCancellableCoroutine
@@ -43,16 +44,18 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * resumed: only wake() resumes it). Then claim() declines, the core counts the acquisition as
  * cancelled and hands its permits on in the same release; nothing is held by a party that cannot
  * use it. Otherwise the grant is ours; wake(), called once the core's lock is released, resumes the
- * coroutine (next section). A cancellation that lands after claim() gives the permits back, and
- * exactly once (giveBackOnce(), a CAS, since two kotlinx callbacks can report it):
- *   - before the resumption: kotlinx calls the cancellation handler (the continuation was cancelled
- *     while it waited); its withdrawal fails because the wait was granted, so it gives back. The
- *     resumption that follows is ignored by kotlinx;
- *   - after a direct `resume(Unit, onCancellation = this)` but before the coroutine runs again
- *     (prompt cancellation), or before it (resume then rejects the value): kotlinx calls that
- *     onCancellation, which gives back;
- *   - the undispatched resumption on the coroutine's dispatcher runs the coroutine at once, so
- *     there is no "resumed but not running yet" window on that path.
+ * coroutine (next section). A cancellation that lands after claim() gives the permits back exactly
+ * once, and before the coroutine's Job can complete; `phase` (a CAS) says who does it:
+ *   - a direct `resume(Unit, onCancellation = this)`: kotlinx calls that onCancellation if the value
+ *     is not delivered — the cancellation came first (then inside resume(), on the releasing thread,
+ *     before its release returns), or came before the coroutine ran again (prompt cancellation).
+ *     The cancellation handler, which kotlinx may call too, marks `phase` HANDLED and gives nothing;
+ *   - a resumption dispatched to the coroutine's dispatcher (`phase` DISPATCHED, set by wake()
+ *     before it dispatches): run()'s undispatched resumption runs the coroutine at once, so the only
+ *     loss is a cancellation before run(); kotlinx ignores that resumption and calls the handler,
+ *     which finds DISPATCHED and gives back. wake() dispatches only if it moves `phase` from OPEN to
+ *     DISPATCHED: a handler that came first (HANDLED), or a grant inside start() (STARTING), makes
+ *     it resume directly instead.
  * The coroutine then throws CancellationException: a cancelled caller ends holding nothing,
  * whichever came first.
  *
@@ -68,8 +71,10 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * dispatcher — resumes with `resumeUndispatched`: the detach and the coroutine's continuation run
  * on the thread that runs the coroutine, at the cost of the same single dispatch kotlinx's
  * resume() would have made. A grant settled inside start() (on the caller's thread, before the
- * coroutine suspends), a dispatcher that needs no dispatch (Unconfined), no dispatcher, or one
- * that refuses the task take the direct resume(Unit, onCancellation) instead.
+ * coroutine suspends), a dispatcher that needs no dispatch (Unconfined), no dispatcher, or a
+ * cancellation handler that ran first take the direct resume(Unit, onCancellation) instead. A
+ * dispatcher that refuses the task (a closed executor) gets it run on Dispatchers.IO, as kotlinx
+ * does with a resumption its executor refuses.
  *
  * Where a withdrawal runs
  * -----------------------
@@ -82,10 +87,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * the Executor. A slow waker therefore never delays kotlinx's timer thread. If the dispatcher
  * needs no dispatch (Unconfined) or refuses the task (a closed executor), the wake-ups run on the
  * spot, so none is lost.
- * The give-back of a grant that lost to a cancellation (onCancellation) runs where kotlinx calls
- * it: inside resume() on the releasing thread, on the coroutine's dispatcher at its resumption,
- * or — when the cancellation lands between the resume and the dispatch — on the cancelling
- * thread; in that last, narrow case the release runs the next waiters' wakers there.
+ * The give-back of a grant that lost to a cancellation runs at once where kotlinx reports it, so
+ * that the permits are back before the cancelled coroutine's Job completes: inside resume() on the
+ * releasing thread (onCancellation), on the coroutine's dispatcher at its resumption (prompt
+ * cancellation), or — when the cancellation lands between a dispatched grant and its run() — on
+ * the cancelling thread (the handler); in that narrow case the release runs the next waiters'
+ * wakers there.
  *
  * Settling inside start()
  * -----------------------
@@ -117,16 +124,14 @@ internal abstract class ContinuationAcquisition :
     private lateinit var continuation: CancellableContinuation<Unit>
 
     /**
-     * True while [start] runs on the caller's thread: a grant settled inside it resumes directly
-     * (the coroutine has not suspended yet, so kotlinx simply returns). A hint only: another thread
-     * that reads it late takes the direct resumption, which is correct too, merely slower.
+     * Who delivers the grant, and so who gives it back if a cancellation keeps it from being
+     * delivered: [PHASE_OPEN], [PHASE_STARTING] (while [start] runs on the caller's thread, before
+     * the handler exists), [PHASE_DISPATCHED] (set by [wake] before it dispatches [run]) or
+     * [PHASE_HANDLED] (set by the cancellation handler before [wake] chose). See the notes above.
      */
-    private var starting = false
-
-    /** 0 until the permits of a grant lost to a cancellation are given back, then 1 (see [giveBackOnce]). */
     @Volatile
     @JvmField
-    internal var givenBack: Int = 0
+    internal var phase: Int = PHASE_OPEN
 
     /** Starts this node on the face with [permits], e.g. `semaphore.startAcquisition(permits, this)`. */
     protected abstract fun start(permits: Long)
@@ -163,14 +168,14 @@ internal abstract class ContinuationAcquisition :
             if (!cont.isActive) {
                 return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
             }
-            starting = true
+            phase = PHASE_STARTING // before the core can see this node: a grant inside start() resumes directly
             try {
                 start(permits)
             } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
                 cont.resumeWithException(refused)
                 return@suspendCancellableCoroutine
             } finally {
-                starting = false
+                phase = PHASE_OPEN // before the handler exists: nobody else writes it yet
             }
             if (isPending) {
                 cont.invokeOnCancellation(this)
@@ -190,7 +195,7 @@ internal abstract class ContinuationAcquisition :
     /** After the core's lock: run the coroutine (granted), or fail it (closed, failed). */
     final override fun wake() {
         when {
-            isGranted -> if (starting || !KotlinxSupport.undispatchedResume || !dispatchedToOwnThread()) {
+            isGranted -> if (!KotlinxSupport.undispatchedResume || !dispatchedToOwnThread()) {
                 val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
                 continuation.resume(Unit, onCancellation)
             }
@@ -202,22 +207,27 @@ internal abstract class ContinuationAcquisition :
     }
 
     /**
-     * Dispatches [run] to the coroutine's dispatcher if it wants a dispatch and takes the task;
-     * returns false (nothing dispatched) otherwise.
+     * Dispatches [run] to the coroutine's dispatcher if it wants a dispatch and [phase] moves from
+     * open to dispatched; returns false (nothing dispatched, [phase] unchanged) otherwise. A
+     * dispatcher that refuses the task has it run on Dispatchers.IO, as kotlinx does.
      */
     private fun dispatchedToOwnThread(): Boolean {
         val context = continuation.context
         val dispatcher = context[ContinuationInterceptor] as? CoroutineDispatcher ?: return false
-        return try {
-            if (dispatcher.isDispatchNeeded(context)) {
-                dispatcher.dispatch(context, this)
-                true
-            } else {
-                false
-            }
-        } catch (refused: Throwable) { // a closed executor: resume directly, kotlinx handles it
+        val needed = try {
+            dispatcher.isDispatchNeeded(context)
+        } catch (failed: Throwable) {
             false
         }
+        if (!needed || !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_DISPATCHED)) {
+            return false
+        }
+        try {
+            dispatcher.dispatch(context, this)
+        } catch (refused: Throwable) { // a closed executor
+            Dispatchers.IO.dispatch(context, this)
+        }
+        return true
     }
 
     /**
@@ -234,18 +244,18 @@ internal abstract class ContinuationAcquisition :
     /**
      * The continuation's cancellation handler: withdraws the wait at once; the wake-ups of the
      * waiters that the withdrawn permits complete run on this coroutine's dispatcher (see
-     * [execute]), not on the cancelling thread. If the grant won the race (claimed before the
-     * cancellation, but not delivered: kotlinx calls this handler only then), gives it back, also
-     * on that dispatcher (the release may complete other waiters and run their wakers); a close or
-     * failure that won holds nothing.
+     * [execute]), not on the cancelling thread. If the grant won the race but is not delivered,
+     * gives it back here if [wake] dispatched it (run()'s resumption is then ignored by kotlinx),
+     * before the coroutine's Job can complete; otherwise the direct resumption's onCancellation
+     * does. A close or failure that won holds nothing.
      */
     final override fun invoke(cause: Throwable?) {
         // withTimeout's cancellation: the semaphore's WaitListener hears "timed out".
         if (isPending && (if (cause is TimeoutCancellationException) cancelTimedOut(this) else cancel(this))) {
             return
         }
-        if (isGranted) {
-            execute { giveBackOnce() }
+        if (isGranted && !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_HANDLED) && phase == PHASE_DISPATCHED) {
+            giveBack()
         }
     }
 
@@ -255,23 +265,22 @@ internal abstract class ContinuationAcquisition :
     }
 
     /**
-     * `onCancellation` of a granted resumption: the coroutine will not use the permits, so they go
-     * back at once (exactly once: kotlinx calls it iff the value was not delivered).
+     * `onCancellation` of a direct resumption: the coroutine will not use the permits, so they go
+     * back at once (exactly once: kotlinx calls it iff the value was not delivered, and the
+     * cancellation handler gives nothing back on this path).
      */
     final override fun invoke(cause: Throwable, value: Unit, context: CoroutineContext) {
-        giveBackOnce()
-    }
-
-    /** [giveBack], at most once for this node, whichever kotlinx callback reports the lost grant. */
-    private fun giveBackOnce() {
-        if (GIVEN_BACK.compareAndSet(this, 0, 1)) {
-            giveBack()
-        }
+        giveBack()
     }
 
     private companion object {
-        val GIVEN_BACK: AtomicIntegerFieldUpdater<ContinuationAcquisition> =
-            AtomicIntegerFieldUpdater.newUpdater(ContinuationAcquisition::class.java, "givenBack")
+        const val PHASE_OPEN: Int = 0
+        const val PHASE_STARTING: Int = 1
+        const val PHASE_DISPATCHED: Int = 2
+        const val PHASE_HANDLED: Int = 3
+
+        val PHASE: AtomicIntegerFieldUpdater<ContinuationAcquisition> =
+            AtomicIntegerFieldUpdater.newUpdater(ContinuationAcquisition::class.java, "phase")
 
         /**
          * Runs [task] on the dispatcher of [context] if it has one that wants to dispatch, so that

@@ -16,11 +16,11 @@ import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.coroutines.CoroutineContext
 import kotlin.test.assertEquals
 import kotlin.test.assertFalse
-import kotlin.test.assertNotNull
 import kotlin.test.assertTrue
 
 /**
@@ -39,11 +39,18 @@ class GrantResumptionTest {
     /** Joins [job], failing instead of hanging if it does not complete. */
     private fun joinBounded(job: Job) = runBlocking { withTimeout(10_000) { job.join() } }
 
-    /** A dispatcher that only queues: the test decides when (and on which thread) tasks run. */
-    private class QueuedDispatcher : CoroutineDispatcher() {
+    /**
+     * A dispatcher that only queues: the test decides when (and on which thread) tasks run. It
+     * refuses the first [refuseFirst] tasks, as a closed executor would.
+     */
+    private class QueuedDispatcher(private var refuseFirst: Int = 0) : CoroutineDispatcher() {
         val tasks = ConcurrentLinkedQueue<Runnable>()
 
         override fun dispatch(context: CoroutineContext, block: Runnable) {
+            if (refuseFirst > 0) {
+                refuseFirst--
+                throw RejectedExecutionException("refused")
+            }
             tasks.add(block)
         }
 
@@ -82,7 +89,7 @@ class GrantResumptionTest {
         }
 
     @Test
-    fun `a cancellation after the grant's dispatch but before its run gives the permits back on the coroutine's dispatcher, once`() {
+    fun `a cancellation after the grant's dispatch but before its run gives the permits back at once, and once`() {
         val semaphore = Semaphore(3)
         assertTrue(semaphore.tryAcquire(3))
         val dispatcher = QueuedDispatcher()
@@ -98,10 +105,9 @@ class GrantResumptionTest {
         semaphore.release(2) // granted; its resumption is queued on the dispatcher
         assertEquals(1, dispatcher.tasks.size)
         waiter.cancel()
-        // The give-back may run other waiters' wakers: it goes to the coroutine's dispatcher, not
-        // to the cancelling thread (kotlinx's timer thread for a withTimeout).
-        assertEquals(0, semaphore.availablePermits(), "given back on the cancelling thread")
-        dispatcher.runAll() // the give-back; the queued resumption is ignored; the coroutine sees its cancellation
+        // At once: the permits must be back before the cancelled coroutine's Job can complete.
+        assertEquals(2, semaphore.availablePermits(), "the undelivered grant is free again at once")
+        dispatcher.runAll() // the queued resumption is ignored; the coroutine sees its cancellation
         assertTrue(waiter.isCancelled && waiter.isCompleted)
         assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
         assertEquals(2, semaphore.availablePermits(), "given back exactly once")
@@ -147,25 +153,21 @@ class GrantResumptionTest {
     }
 
     @Test
-    fun `a dispatcher that refuses the grant's task still resumes the coroutine`() {
+    fun `a dispatcher that refuses the grant's task has it run on Dispatchers IO, as kotlinx does`() {
         val semaphore = Semaphore(1)
         assertTrue(semaphore.tryAcquire(1))
-        val refusals = ConcurrentLinkedQueue<Runnable>()
-        val refusing = object : CoroutineDispatcher() {
-            override fun dispatch(context: CoroutineContext, block: Runnable) {
-                if (refusals.isEmpty()) {
-                    refusals.add(block) // the grant's own task: refused, as a closed executor would
-                    throw java.util.concurrent.RejectedExecutionException("closed")
-                }
-                Dispatchers.Default.dispatch(context, block)
-            }
+        val dispatcher = QueuedDispatcher(refuseFirst = 1) // the grant's own task: refused
+        val resumedOn = AtomicReference<Thread>()
+        val waiter = CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.UNDISPATCHED) {
+            semaphore.acquire(1)
+            resumedOn.set(Thread.currentThread())
         }
-        val waiter = CoroutineScope(refusing + Job()).launch(start = CoroutineStart.UNDISPATCHED) { semaphore.acquire(1) }
         semaphore.release(1)
         joinBounded(waiter)
-        assertNotNull(refusals.peek(), "the grant's task was offered to the dispatcher first")
-        assertFalse(waiter.isCancelled, "resumed directly with the grant")
-        assertEquals(0, semaphore.availablePermits())
+        assertFalse(waiter.isCancelled, "resumed with the grant")
+        assertTrue(resumedOn.get().name.startsWith("DefaultDispatcher-worker"), "resumed on ${resumedOn.get()}")
+        assertTrue(dispatcher.tasks.isEmpty())
+        assertEquals(0, semaphore.availablePermits(), "the coroutine holds its permit")
         semaphore.release(1)
     }
 }

@@ -99,10 +99,12 @@ import java.util.concurrent.Executor
  * Settling inside start()
  * -----------------------
  * The core may settle the acquisition before start() returns (a grant at once, closed, failed),
- * on the calling thread, inside the suspendCancellableCoroutine block: an ordinary resumption
- * before suspension for kotlinx. The cancellation handler is installed only if the acquisition may
- * still be waiting (a lock-free read of its state: no lock is taken on this path); kotlinx runs it
- * at once if the coroutine was cancelled in the meantime.
+ * on the calling thread, inside the suspendCancellableCoroutine block. Closed or failed: an ordinary
+ * resumption before suspension for kotlinx. Granted: the same on the direct path; on the dispatched
+ * path the coroutine suspends until run() resumes it. The cancellation handler is installed unless
+ * the acquisition was closed or failed (a lock-free read of its state: no lock is taken on this
+ * path) — after a grant too, since kotlinx may still drop the granted value for a cancellation;
+ * kotlinx runs it at once if the coroutine was cancelled in the meantime.
  *
  * Threads
  * -------

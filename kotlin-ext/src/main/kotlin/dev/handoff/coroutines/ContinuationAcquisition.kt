@@ -302,28 +302,19 @@ internal abstract class ContinuationAcquisition :
 internal object KotlinxSupport {
     const val OLDEST_SUPPORTED: String = "1.9.0"
 
-    private val supported: Boolean = try {
-        CancellableContinuation::class.java.getMethod(
-            "resume",
-            Any::class.java,
-            Function3::class.java,
-        )
-        true
-    } catch (missing: NoSuchMethodException) {
-        false
-    }
+    private val supported: Boolean = continuationHas("resume", Any::class.java, Function3::class.java)
 
     /**
      * Whether the public, experimental `CancellableContinuation.resumeUndispatched` is there (it is
      * in every kotlinx since 1.0; checked so that a future kotlinx without it degrades to the direct
      * resumption instead of failing a grant).
      */
-    val undispatchedResume: Boolean = try {
-        CancellableContinuation::class.java.getMethod(
-            "resumeUndispatched",
-            CoroutineDispatcher::class.java,
-            Any::class.java,
-        )
+    val undispatchedResume: Boolean =
+        continuationHas("resumeUndispatched", CoroutineDispatcher::class.java, Any::class.java)
+
+    /** Whether the kotlinx on the classpath has the public `CancellableContinuation` method [name]. */
+    private fun continuationHas(name: String, vararg parameterTypes: Class<*>): Boolean = try {
+        CancellableContinuation::class.java.getMethod(name, *parameterTypes)
         true
     } catch (missing: NoSuchMethodException) {
         false

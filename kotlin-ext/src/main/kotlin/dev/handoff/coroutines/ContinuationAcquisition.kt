@@ -12,6 +12,7 @@ import kotlin.coroutines.ContinuationInterceptor
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.resumeWithException
 import java.util.concurrent.Executor
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 
 /*
  * Implementation notes
@@ -44,17 +45,17 @@ import java.util.concurrent.Executor
  * cancelled and hands its permits on in the same release; nothing is held by a party that cannot
  * use it. Otherwise the grant is ours; wake(), called once the core's lock is released, resumes the
  * coroutine (next section). A cancellation that lands after claim() gives the permits back exactly
- * once, and before the coroutine's Job can complete. Who does it follows from the path the grant
- * takes, which is fixed by the coroutine's context (see grantDispatcher()), so the handler and
- * wake() always agree without a word of shared state:
+ * once, and before the coroutine's Job can complete; `phase` (a CAS) says who does it:
  *   - a direct `resume(Unit, onCancellation = this)`: kotlinx calls that onCancellation if the value
  *     is not delivered — the cancellation came first (then inside resume(), on the releasing thread,
  *     before its release returns), or came before the coroutine ran again (prompt cancellation).
- *     The cancellation handler, which kotlinx may call too, gives nothing back on this path;
- *   - a resumption dispatched to the coroutine's dispatcher: run()'s undispatched resumption runs
- *     the coroutine at once, so the grant is lost only to a cancellation before run() (or, for a
- *     grant settled inside start(), before the coroutine got past its suspension point); kotlinx
- *     then ignores the resumption or drops its value, and calls the handler, which gives back.
+ *     The cancellation handler, which kotlinx may call too, marks `phase` HANDLED and gives nothing;
+ *   - a resumption dispatched to the coroutine's dispatcher (`phase` DISPATCHED, set by wake()
+ *     before it dispatches): run()'s undispatched resumption runs the coroutine at once, so the only
+ *     loss is a cancellation before run(); kotlinx ignores that resumption and calls the handler,
+ *     which finds DISPATCHED and gives back. wake() dispatches only if it moves `phase` from OPEN to
+ *     DISPATCHED: a handler that came first (HANDLED), or a grant inside start() (STARTING), makes
+ *     it resume directly instead.
  * The coroutine then throws CancellationException: a cancelled caller ends holding nothing,
  * whichever came first.
  *
@@ -65,17 +66,15 @@ import java.util.concurrent.Executor
  * coroutine's Job (its handler list) from the other core, and the coroutine reads it back on its
  * own: a cache-line round trip between the cores per suspension, which made a suspension about a
  * quarter slower than kotlinx's own Semaphore (whose internal reusable continuation keeps its
- * handle across suspensions). So when the coroutine has a dispatcher (other than Unconfined),
- * wake() dispatches this node to it instead, and run() — on that dispatcher — resumes with
- * `resumeUndispatched`: the detach and the coroutine's continuation run on the thread that runs the
- * coroutine, at the cost of the same single dispatch kotlinx's resume() would have made. The path
- * does not depend on isDispatchNeeded (which may depend on the calling thread, as for
- * Dispatchers.Main.immediate), so that the cancellation handler, on another thread, knows it too:
- * such a dispatcher gets the grant dispatched rather than run in place. A grant settled inside
- * start() is dispatched like any other (the coroutine then suspends briefly). No dispatcher, or
- * Unconfined, take the direct resume(Unit, onCancellation). A dispatcher that refuses the task (a
- * closed executor) gets it run on Dispatchers.IO, as kotlinx does with a resumption its executor
- * refuses.
+ * handle across suspensions). So when the coroutine's dispatcher wants a dispatch (for
+ * Dispatchers.Default, always), wake() dispatches this node instead, and run() — on that
+ * dispatcher — resumes with `resumeUndispatched`: the detach and the coroutine's continuation run
+ * on the thread that runs the coroutine, at the cost of the same single dispatch kotlinx's
+ * resume() would have made. A grant settled inside start() (on the caller's thread, before the
+ * coroutine suspends), a dispatcher that needs no dispatch (Unconfined), no dispatcher, or a
+ * cancellation handler that ran first take the direct resume(Unit, onCancellation) instead. A
+ * dispatcher that refuses the task (a closed executor) gets it run on Dispatchers.IO, as kotlinx
+ * does with a resumption its executor refuses.
  *
  * Where a withdrawal runs
  * -----------------------
@@ -93,18 +92,15 @@ import java.util.concurrent.Executor
  * releasing thread (onCancellation), on the coroutine's dispatcher at its resumption (prompt
  * cancellation), or — when the cancellation lands between a dispatched grant and its run() — on
  * the cancelling thread (the handler); in that narrow case the release runs the next waiters'
- * wakers there. The handler is installed after a grant settled inside start() as well, on both
- * paths: kotlinx calls it if it drops that value for a cancellation.
+ * wakers there.
  *
  * Settling inside start()
  * -----------------------
  * The core may settle the acquisition before start() returns (a grant at once, closed, failed),
- * on the calling thread, inside the suspendCancellableCoroutine block. Closed or failed: an ordinary
- * resumption before suspension for kotlinx. Granted: the same on the direct path; on the dispatched
- * path the coroutine suspends until run() resumes it. The cancellation handler is installed unless
- * the acquisition was closed or failed (a lock-free read of its state: no lock is taken on this
- * path) — after a grant too, since kotlinx may still drop the granted value for a cancellation;
- * kotlinx runs it at once if the coroutine was cancelled in the meantime.
+ * on the calling thread, inside the suspendCancellableCoroutine block: an ordinary resumption
+ * before suspension for kotlinx. The cancellation handler is installed only if the acquisition may
+ * still be waiting (a lock-free read of its state: no lock is taken on this path); kotlinx runs it
+ * at once if the coroutine was cancelled in the meantime.
  *
  * Threads
  * -------
@@ -126,6 +122,16 @@ internal abstract class ContinuationAcquisition :
 
     /** Set once at the start of [await], before the core can see this node. */
     private lateinit var continuation: CancellableContinuation<Unit>
+
+    /**
+     * Who delivers the grant, and so who gives it back if a cancellation keeps it from being
+     * delivered: [PHASE_OPEN], [PHASE_STARTING] (while [start] runs on the caller's thread, before
+     * the handler exists), [PHASE_DISPATCHED] (set by [wake] before it dispatches [run]) or
+     * [PHASE_HANDLED] (set by the cancellation handler before [wake] chose). See the notes above.
+     */
+    @Volatile
+    @JvmField
+    internal var phase: Int = PHASE_OPEN
 
     /** Starts this node on the face with [permits], e.g. `semaphore.startAcquisition(permits, this)`. */
     protected abstract fun start(permits: Long)
@@ -162,13 +168,16 @@ internal abstract class ContinuationAcquisition :
             if (!cont.isActive) {
                 return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
             }
+            phase = PHASE_STARTING // before the core can see this node: a grant inside start() resumes directly
             try {
                 start(permits)
             } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
                 cont.resumeWithException(refused)
                 return@suspendCancellableCoroutine
+            } finally {
+                phase = PHASE_OPEN // before the handler exists: nobody else writes it yet
             }
-            if (isPending || isGranted) { // isGranted is read only once settled: lock-free
+            if (isPending) {
                 cont.invokeOnCancellation(this)
             }
         }
@@ -186,19 +195,9 @@ internal abstract class ContinuationAcquisition :
     /** After the core's lock: run the coroutine (granted), or fail it (closed, failed). */
     final override fun wake() {
         when {
-            isGranted -> {
-                val dispatcher = grantDispatcher()
-                if (dispatcher == null) {
-                    val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
-                    continuation.resume(Unit, onCancellation)
-                } else {
-                    val context = continuation.context
-                    try {
-                        dispatcher.dispatch(context, this)
-                    } catch (refused: Throwable) { // a closed executor
-                        Dispatchers.IO.dispatch(context, this)
-                    }
-                }
+            isGranted -> if (!KotlinxSupport.undispatchedResume || !dispatchedToOwnThread()) {
+                val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
+                continuation.resume(Unit, onCancellation)
             }
             isClosed -> continuation.resumeWithException(closedException())
             else -> continuation.resumeWithException(
@@ -208,16 +207,27 @@ internal abstract class ContinuationAcquisition :
     }
 
     /**
-     * The dispatcher to which [wake] hands a grant as [run], or null for the direct resumption: the
-     * coroutine's own, unless it has none or it is Unconfined (or kotlinx lacks
-     * `resumeUndispatched`). A function of the context alone, so the handler computes the same.
+     * Dispatches [run] to the coroutine's dispatcher if it wants a dispatch and [phase] moves from
+     * open to dispatched; returns false (nothing dispatched, [phase] unchanged) otherwise. A
+     * dispatcher that refuses the task has it run on Dispatchers.IO, as kotlinx does.
      */
-    private fun grantDispatcher(): CoroutineDispatcher? {
-        if (!KotlinxSupport.undispatchedResume) {
-            return null
+    private fun dispatchedToOwnThread(): Boolean {
+        val context = continuation.context
+        val dispatcher = context[ContinuationInterceptor] as? CoroutineDispatcher ?: return false
+        val needed = try {
+            dispatcher.isDispatchNeeded(context)
+        } catch (failed: Throwable) {
+            false
         }
-        val dispatcher = continuation.context[ContinuationInterceptor] as? CoroutineDispatcher
-        return if (dispatcher === Dispatchers.Unconfined) null else dispatcher
+        if (!needed || !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_DISPATCHED)) {
+            return false
+        }
+        try {
+            dispatcher.dispatch(context, this)
+        } catch (refused: Throwable) { // a closed executor
+            Dispatchers.IO.dispatch(context, this)
+        }
+        return true
     }
 
     /**
@@ -235,17 +245,16 @@ internal abstract class ContinuationAcquisition :
      * The continuation's cancellation handler: withdraws the wait at once; the wake-ups of the
      * waiters that the withdrawn permits complete run on this coroutine's dispatcher (see
      * [execute]), not on the cancelling thread. If the grant won the race but is not delivered,
-     * gives it back here if the grant takes the dispatched path (see [grantDispatcher]; run()'s
-     * resumption is then ignored or its value dropped by kotlinx), before the coroutine's Job can
-     * complete; on the direct path the resumption's onCancellation does. A close or failure that
-     * won holds nothing.
+     * gives it back here if [wake] dispatched it (run()'s resumption is then ignored by kotlinx),
+     * before the coroutine's Job can complete; otherwise the direct resumption's onCancellation
+     * does. A close or failure that won holds nothing.
      */
     final override fun invoke(cause: Throwable?) {
         // withTimeout's cancellation: the semaphore's WaitListener hears "timed out".
         if (isPending && (if (cause is TimeoutCancellationException) cancelTimedOut(this) else cancel(this))) {
             return
         }
-        if (isGranted && grantDispatcher() != null) {
+        if (isGranted && !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_HANDLED) && phase == PHASE_DISPATCHED) {
             giveBack()
         }
     }
@@ -265,6 +274,14 @@ internal abstract class ContinuationAcquisition :
     }
 
     private companion object {
+        const val PHASE_OPEN: Int = 0
+        const val PHASE_STARTING: Int = 1
+        const val PHASE_DISPATCHED: Int = 2
+        const val PHASE_HANDLED: Int = 3
+
+        val PHASE: AtomicIntegerFieldUpdater<ContinuationAcquisition> =
+            AtomicIntegerFieldUpdater.newUpdater(ContinuationAcquisition::class.java, "phase")
+
         /**
          * Runs [task] on the dispatcher of [context] if it has one that wants to dispatch, so that
          * the permits a cancellation frees, and the wakers they run, never land on the thread

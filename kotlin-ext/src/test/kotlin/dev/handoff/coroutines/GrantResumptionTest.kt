@@ -147,9 +147,8 @@ class GrantResumptionTest {
 
     @Test
     fun `a cancellation between claim and a direct resumption gives the permits back once, though both kotlinx callbacks report it`() {
-        // Unconfined: the grant takes resume(Unit, onCancellation). The cancellation came first, so
-        // kotlinx calls the cancellation handler (which leaves this path to onCancellation) and then
-        // the onCancellation.
+        // Unconfined needs no dispatch: the grant takes resume(Unit, onCancellation). The cancellation
+        // came first, so kotlinx calls the cancellation handler and then the onCancellation.
         assertEquals(3, cancelledBetweenClaimAndResume(Dispatchers.Unconfined) {})
     }
 

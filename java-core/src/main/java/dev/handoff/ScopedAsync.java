@@ -15,6 +15,13 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
 
     private final CompletableFuture<Void> acquired;
 
+    /**
+     * Set before this future withdraws its own wait (cancel, timeout, an outside failure): the
+     * acquisition's failure it causes is then not copied here; the withdrawing call completes this
+     * future itself, with its own outcome.
+     */
+    private volatile boolean withdrawing;
+
     private ScopedAsync(CompletableFuture<Void> acquired) {
         this.acquired = acquired;
     }
@@ -32,8 +39,10 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
             Supplier<? extends CompletionStage<T>> body, String call) {
         ScopedAsync<T> result = new ScopedAsync<>(acquired);
         acquired.whenComplete((granted, error) -> {
-            if (error != null) {
-                result.completeExceptionally(error); // nothing was granted: nothing to release
+            if (error != null) { // nothing was granted: nothing to release
+                if (!result.withdrawing) {
+                    result.completeExceptionally(error);
+                }
                 return;
             }
             if (result.isDone()) { // cancelled by the caller while the grant was landing
@@ -63,27 +72,36 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
         return result;
     }
 
-    /** Cancels the result; before the grant this also withdraws the wait (see {@link #run}). */
+    /**
+     * Withdraws the wait first and only then publishes the cancellation, so a caller that sees
+     * this future cancelled finds the wait already gone (queue length, listener, free permits).
+     */
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-        boolean cancelled = super.cancel(mayInterruptIfRunning);
-        if (cancelled) {
-            acquired.cancel(false); // false if granted: the grant's handler then releases
-        }
-        return cancelled;
+        withdraw(null);
+        return super.cancel(mayInterruptIfRunning);
     }
 
-    /** Withdraws the wait like {@link #cancel} when the result is failed from outside (orTimeout). */
+    /**
+     * As {@link #cancel}: withdraws the wait, then fails this future with {@code ex}. A
+     * {@link TimeoutException} (as {@code orTimeout} delivers) withdraws it as a timeout, so the
+     * {@link WaitListener} hears "timed out"; anything else withdraws it as a cancellation.
+     */
     @Override
     public boolean completeExceptionally(Throwable ex) {
-        boolean done = super.completeExceptionally(ex);
-        if (done && !acquired.isDone()) {
-            if (ex instanceof TimeoutException) {
-                acquired.completeExceptionally(ex); // withdraws too; the WaitListener hears "timed out"
-            } else {
-                acquired.cancel(false);
-            }
+        withdraw(ex);
+        return super.completeExceptionally(ex);
+    }
+
+    private void withdraw(Throwable cause) {
+        if (isDone() || acquired.isDone()) {
+            return; // settled, or granted: a grant's permits are released by the body's completion
         }
-        return done;
+        withdrawing = true;
+        if (cause instanceof TimeoutException) {
+            acquired.completeExceptionally(cause);
+        } else {
+            acquired.cancel(false); // false if a grant won the race: the body then runs and releases
+        }
     }
 }

@@ -166,6 +166,31 @@ class WaitListenerTest {
     }
 
     @Test
+    void whoeverSeesAScopedFutureFailFindsItsWaitWithdrawn() {
+        Log log = new Log();
+        Semaphore s = observed(2, log);
+        assertTrue(s.tryAcquire(2));
+        List<String> seen = new ArrayList<>();
+        CompletableFuture<String> timedOut = s.withPermitsAsync(1, () -> CompletableFuture.completedFuture("ran"));
+        timedOut.whenComplete((v, e) -> seen.add("timeout: queue " + s.queueLength() + ", " + log.snapshot()));
+        CompletableFuture<String> cancelled = s.withPermitsAsync(1, () -> CompletableFuture.completedFuture("ran"));
+        cancelled.whenComplete((v, e) -> seen.add("cancel: queue " + s.queueLength()));
+        CompletableFuture<String> failed = s.withPermitsAsync(2, () -> CompletableFuture.completedFuture("ran"));
+        failed.whenComplete((v, e) -> seen.add("failure: queue " + s.queueLength() + ", " + e.getMessage()));
+
+        assertTrue(timedOut.completeExceptionally(new TimeoutException("late")));
+        assertTrue(cancelled.cancel(false));
+        assertTrue(failed.completeExceptionally(new IllegalStateException("shed")));
+        assertEquals(List.of(
+                "timeout: queue 2, [queued 1 ahead 0, queued 1 ahead 1, queued 2 ahead 2, TIMED_OUT 1 ahead 0]",
+                "cancel: queue 1",
+                "failure: queue 0, shed"), seen);
+        assertInstanceOf(IllegalStateException.class, assertThrows(ExecutionException.class, failed::get).getCause());
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    @Test
     void anInterruptedBlockingWaitIsCancelled() throws Exception {
         Log log = new Log();
         Semaphore s = observed(1, log);

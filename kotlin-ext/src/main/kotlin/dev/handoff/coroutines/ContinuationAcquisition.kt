@@ -9,7 +9,9 @@ import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.Continuation
 import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 import kotlin.coroutines.resumeWithException
 import java.util.concurrent.Executor
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
@@ -51,11 +53,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  *     before its release returns), or came before the coroutine ran again (prompt cancellation).
  *     The cancellation handler, which kotlinx may call too, marks `phase` HANDLED and gives nothing;
  *   - a resumption dispatched to the coroutine's dispatcher (`phase` DISPATCHED, set by wake()
- *     before it dispatches): run()'s undispatched resumption runs the coroutine at once, so the only
- *     loss is a cancellation before run(); kotlinx ignores that resumption and calls the handler,
- *     which finds DISPATCHED and gives back. wake() dispatches only if it moves `phase` from OPEN to
- *     DISPATCHED: a handler that came first (HANDLED), or a grant inside start() (STARTING), makes
- *     it resume directly instead.
+ *     before it dispatches): run()'s undispatched resumption runs the coroutine at once, so the
+ *     losses are a cancellation before run() — kotlinx ignores that resumption and calls the
+ *     handler, which moves `phase` from DISPATCHED to HANDLED and gives back — and a run() before
+ *     the coroutine suspended (see "A grant that arrives before the suspension"). wake()
+ *     dispatches only if it moves `phase` from OPEN to DISPATCHED: a handler that came first
+ *     (HANDLED), or a grant inside start() (STARTING), makes it resume directly instead.
  * The coroutine then throws CancellationException: a cancelled caller ends holding nothing,
  * whichever came first.
  *
@@ -93,6 +96,21 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * cancellation), or — when the cancellation lands between a dispatched grant and its run() — on
  * the cancelling thread (the handler); in that narrow case the release runs the next waiters'
  * wakers there.
+ *
+ * A grant that arrives before the suspension
+ * ------------------------------------------
+ * A grant dispatched after start() returned may have its run() execute on another thread before
+ * this coroutine has suspended: between the end of the suspendCancellableCoroutine block and
+ * kotlinx's own suspension (its getResult). kotlinx then keeps the value for getResult, and
+ * getResult drops it if the coroutine's Job was cancelled in the meantime — calling no handler,
+ * because an undispatched resumption keeps none (the cancellation handler was dropped with the
+ * record it would have lived in). Nobody outside can time that window, and no public kotlinx call
+ * tells whether the continuation has suspended yet. So await() runs the suspension as a plain call
+ * with its caller's continuation (suspendOn, through SUSPEND: no state machine, no allocation):
+ * kotlinx's throw from getResult then reaches await() at once, and await() gives a dispatched grant
+ * back if it moves `phase` from DISPATCHED to HANDLED — the same CAS the cancellation handler
+ * takes, so the two never both give back. On the direct path kotlinx reports such a drop to the
+ * resumption's onCancellation instead, and `phase` is never DISPATCHED there.
  *
  * Settling inside start()
  * -----------------------
@@ -155,31 +173,51 @@ internal abstract class ContinuationAcquisition :
      * coroutine (throws CancellationException; nothing is held). Arguments must have been checked:
      * an exception from [start] would leave the continuation behind.
      *
-     * Call it as `await<Unit>(n)`. The type parameter is only there for the bytecode: inlining
+     * Call it as `await<Unit>(n)`. The type parameter is only there for the bytecode (see
+     * [suspendOn]); the result is always `Unit`. A grant that kotlinx drops before the coroutine
+     * suspends is given back here (see "A grant that arrives before the suspension").
+     */
+    suspend fun <T> await(permits: Long): T = suspendCoroutineUninterceptedOrReturn { caller ->
+        KotlinxSupport.check()
+        try {
+            @Suppress("UNCHECKED_CAST")
+            SUSPEND.invoke(this, permits, caller as Continuation<Any?>)
+        } catch (dropped: Throwable) {
+            // kotlinx threw at once: a grant whose run() resumed the continuation before it
+            // suspended, then dropped for a cancellation (see "A grant that arrives before the
+            // suspension"), is given back here. The handler takes the same CAS: one of them gives back.
+            if (isGranted && PHASE.compareAndSet(this, PHASE_DISPATCHED, PHASE_HANDLED)) {
+                giveBack()
+            }
+            throw dropped
+        }
+    }
+
+    /**
+     * The suspension itself, called by [await] with its caller's continuation (see [SUSPEND]), so
+     * that a throw from kotlinx before the coroutine suspends reaches [await] and no state machine
+     * is allocated. The type parameter is only there for the bytecode: inlining
      * `suspendCancellableCoroutine<Unit>` across modules makes the compiler coerce the result to
      * `Unit` and give this function a state machine (one more allocation per suspension); with an
-     * erased `T` it stays a plain tail call. The result is always `Unit`.
+     * erased `T` it stays a plain tail call.
      */
-    suspend fun <T> await(permits: Long): T {
-        KotlinxSupport.check()
-        return suspendCancellableCoroutine<T> { cont ->
-            @Suppress("UNCHECKED_CAST") // T is Unit at every call site; the value resumed is Unit
-            continuation = cont as CancellableContinuation<Unit>
-            if (!cont.isActive) {
-                return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
-            }
-            phase = PHASE_STARTING // before the core can see this node: a grant inside start() resumes directly
-            try {
-                start(permits)
-            } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
-                cont.resumeWithException(refused)
-                return@suspendCancellableCoroutine
-            } finally {
-                phase = PHASE_OPEN // before the handler exists: nobody else writes it yet
-            }
-            if (isPending) {
-                cont.invokeOnCancellation(this)
-            }
+    private suspend fun <T> suspendOn(permits: Long): T = suspendCancellableCoroutine<T> { cont ->
+        @Suppress("UNCHECKED_CAST") // T is Unit at every call site; the value resumed is Unit
+        continuation = cont as CancellableContinuation<Unit>
+        if (!cont.isActive) {
+            return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
+        }
+        phase = PHASE_STARTING // before the core can see this node: a grant inside start() resumes directly
+        try {
+            start(permits)
+        } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
+            cont.resumeWithException(refused)
+            return@suspendCancellableCoroutine
+        } finally {
+            PHASE.compareAndSet(this, PHASE_STARTING, PHASE_OPEN) // a CAS: never overwrites what another party set
+        }
+        if (isPending) {
+            cont.invokeOnCancellation(this)
         }
     }
 
@@ -246,15 +284,18 @@ internal abstract class ContinuationAcquisition :
      * waiters that the withdrawn permits complete run on this coroutine's dispatcher (see
      * [execute]), not on the cancelling thread. If the grant won the race but is not delivered,
      * gives it back here if [wake] dispatched it (run()'s resumption is then ignored by kotlinx),
-     * before the coroutine's Job can complete; otherwise the direct resumption's onCancellation
-     * does. A close or failure that won holds nothing.
+     * before the coroutine's Job can complete, unless [await] did (the CAS from DISPATCHED decides);
+     * otherwise the direct resumption's onCancellation does. A close or failure that won holds
+     * nothing.
      */
     final override fun invoke(cause: Throwable?) {
         // withTimeout's cancellation: the semaphore's WaitListener hears "timed out".
         if (isPending && (if (cause is TimeoutCancellationException) cancelTimedOut(this) else cancel(this))) {
             return
         }
-        if (isGranted && !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_HANDLED) && phase == PHASE_DISPATCHED) {
+        if (isGranted && !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_HANDLED) &&
+            PHASE.compareAndSet(this, PHASE_DISPATCHED, PHASE_HANDLED)
+        ) {
             giveBack()
         }
     }
@@ -273,7 +314,18 @@ internal abstract class ContinuationAcquisition :
         giveBack()
     }
 
-    private companion object {
+    internal companion object {
+        /**
+         * [suspendOn] as the plain function it is on the JVM: (node, permits, continuation) ->
+         * COROUTINE_SUSPENDED or the result. A callable reference without a receiver is one shared
+         * object; calling it with [await]'s own continuation keeps [await] free of a state machine.
+         */
+        val SUSPEND: (ContinuationAcquisition, Long, Continuation<Any?>) -> Any? = run {
+            val reference: suspend ContinuationAcquisition.(Long) -> Unit = ContinuationAcquisition::suspendOn
+            @Suppress("UNCHECKED_CAST")
+            reference as (ContinuationAcquisition, Long, Continuation<Any?>) -> Any?
+        }
+
         const val PHASE_OPEN: Int = 0
         const val PHASE_STARTING: Int = 1
         const val PHASE_DISPATCHED: Int = 2

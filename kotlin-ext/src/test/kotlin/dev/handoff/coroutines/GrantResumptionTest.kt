@@ -116,6 +116,57 @@ class GrantResumptionTest {
     }
 
     /**
+     * kotlinx keeps a value resumed before the coroutine has suspended for its getResult, and drops
+     * it there if the coroutine's Job was cancelled meanwhile, calling no handler (an undispatched
+     * resumption keeps none). That race lies between the end of the suspendCancellableCoroutine
+     * block and kotlinx's own suspension, where no caller can time it, so the node's start() plays
+     * it on the coroutine's thread: it marks the block as past start() (phase OPEN, as the block
+     * does next), releases (the grant becomes one task on the dispatcher), runs that task before
+     * the coroutine suspended, and cancels the coroutine.
+     */
+    @Test
+    fun `a grant resumed before the coroutine suspended and then dropped for a cancellation is given back once`() {
+        val semaphore = Semaphore(3)
+        assertTrue(semaphore.tryAcquire(3))
+        val dispatcher = QueuedDispatcher()
+        val scope = CoroutineScope(dispatcher + Job())
+        val thrown = AtomicReference<Throwable>()
+        val waiter = AtomicReference<Job>()
+        val node = object : ContinuationAcquisition() {
+            override fun start(permits: Long) {
+                semaphore.startAcquisition(permits, this)
+                phase = ContinuationAcquisition.PHASE_OPEN
+                semaphore.release(2) // grants it
+                assertEquals(1, dispatcher.tasks.size, "the grant's resumption is queued")
+                dispatcher.runAll() // resumes the continuation before it suspended
+                waiter.get().cancel() // before kotlinx's getResult looks at the Job
+            }
+
+            override fun giveBack() = semaphore.release(2)
+
+            override fun closedException() = IllegalStateException("closed")
+        }
+        waiter.set(scope.launch(start = CoroutineStart.LAZY) {
+            try {
+                node.await<Unit>(2)
+            } catch (e: Throwable) {
+                thrown.set(e)
+                throw e
+            }
+        })
+        waiter.get().start()
+        dispatcher.runAll() // the coroutine's first run: it suspends in await, granted and cancelled there
+        assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
+        assertTrue(node.isGranted)
+        assertEquals(2, semaphore.availablePermits(), "the dropped grant is free again")
+        joinBounded(waiter.get())
+        assertTrue(waiter.get().isCancelled)
+        assertEquals(2, semaphore.availablePermits(), "given back exactly once")
+        semaphore.release(1)
+        assertEquals(3, semaphore.availablePermits())
+    }
+
+    /**
      * One release grants a Java waiter and then the coroutine; the Java waiter's waker (run first,
      * FIFO) cancels the coroutine, between its claim and its resumption. Returns the permits free
      * afterwards (of 5; 2 stay held throughout, so that a second give-back would not be refused as

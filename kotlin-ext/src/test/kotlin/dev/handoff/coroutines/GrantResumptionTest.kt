@@ -204,6 +204,28 @@ class GrantResumptionTest {
     }
 
     @Test
+    fun `a direct resumption cancelled before it runs gives the permits back once, though both kotlinx callbacks report it`(): Unit =
+        runBlocking {
+            val semaphore = Semaphore(5) // 3 stay held: a second give-back would not be refused
+            assertTrue(semaphore.tryAcquire(5))
+            val waiter = launch(Dispatchers.Unconfined) { semaphore.acquire(2) }
+            assertEquals(1, semaphore.queueLength())
+            launch(Dispatchers.Unconfined) {
+                // Inside an Unconfined coroutine, kotlinx queues the waiter's direct resumption on
+                // this thread's event loop until this block ends; the cancellation lands before it
+                // runs, so kotlinx calls both the cancellation handler and the onCancellation.
+                semaphore.release(2)
+                assertFalse(waiter.isCompleted, "the resumption is queued behind this block")
+                waiter.cancel()
+            }
+            waiter.join()
+            assertTrue(waiter.isCancelled)
+            assertEquals(2, semaphore.availablePermits(), "the undelivered grant is given back exactly once")
+            semaphore.release(3)
+            assertEquals(5, semaphore.availablePermits())
+        }
+
+    @Test
     fun `a dispatcher that refuses the grant's task has it run on Dispatchers IO, as kotlinx does`() {
         val semaphore = Semaphore(1)
         assertTrue(semaphore.tryAcquire(1))

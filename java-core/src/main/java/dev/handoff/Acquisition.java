@@ -259,6 +259,25 @@ public abstract class Acquisition {
     }
 
     /**
+     * Returns the semaphore, mutex or read-write lock that started this acquisition — the
+     * {@link Semaphore}, {@link Mutex} or {@link RwLock} whose {@code startAcquisition},
+     * {@code startLock}, {@code startReadLock} or {@code startWriteLock} it was passed to, or whose
+     * {@code acquire(n, waker)} made it — or {@code null} before it was started. An adapter whose
+     * queue node is a subclass finds its face here (to give back a grant its caller never used, or
+     * to name it in a message) instead of keeping a reference of its own in every node.
+     *
+     * <pre>{@code
+     * @Override protected void giveBack() { ((Semaphore) startedOn()).release(permits()); }
+     * }</pre>
+     *
+     * @return the face that started this acquisition, or {@code null} if it was not started yet
+     */
+    protected final Object startedOn() {
+        BatchSemaphore core = owner;
+        return core == null ? null : core.face;
+    }
+
+    /**
      * Asks whether the grant may go to this waiter; see {@link Waker#claim()}, whose rules apply
      * unchanged: called under the semaphore's internal lock, a short non-blocking step that never
      * calls into a handoff semaphore or lock. Returning {@code false} declines (the acquisition

@@ -359,11 +359,27 @@ final class BatchSemaphore {
      */
     private final WaitListener listener;
 
+    /**
+     * The public face this core serves (a Semaphore, Mutex or RwLock), or {@code null} for a core
+     * used on its own (tests): final, set at construction. Read only by
+     * {@link Acquisition#startedOn()}.
+     */
+    final Object face;
+
     BatchSemaphore(long capacity) {
-        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null);
+        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, null);
+    }
+
+    BatchSemaphore(long capacity, Object face) {
+        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, face);
     }
 
     BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener) {
+        this(capacity, maxQueuedPermits, maxQueueLength, listener, null);
+    }
+
+    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face) {
+        this.face = face;
         this.capacity = capacity;
         this.maxQueuedPermits = maxQueuedPermits;
         this.maxQueueLength = maxQueueLength;

@@ -34,7 +34,7 @@ public final class Mutex {
 
     /** Creates an unlocked mutex. */
     public Mutex() {
-        this.core = new BatchSemaphore(1);
+        this.core = new BatchSemaphore(1, this);
     }
 
     /**
@@ -53,7 +53,7 @@ public final class Mutex {
         if (listener == null) {
             throw new NullPointerException("new Mutex(null): the listener is null");
         }
-        this.core = new BatchSemaphore(1, Long.MAX_VALUE, Integer.MAX_VALUE, listener);
+        this.core = new BatchSemaphore(1, Long.MAX_VALUE, Integer.MAX_VALUE, listener, this);
     }
 
     /**

@@ -107,7 +107,7 @@ public final class RwLock {
                     + "): maxReaders must be at least 1");
         }
         this.maxReaders = maxReaders;
-        this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, Integer.MAX_VALUE, listener);
+        this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, Integer.MAX_VALUE, listener, this);
     }
 
     /**

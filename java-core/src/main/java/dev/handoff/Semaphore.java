@@ -73,11 +73,11 @@ public final class Semaphore {
      */
     public Semaphore(long permits) {
         checkCapacity("new Semaphore", permits);
-        this.core = new BatchSemaphore(permits);
+        this.core = new BatchSemaphore(permits, this);
     }
 
     private Semaphore(Builder b) {
-        this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener);
+        this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener, this);
     }
 
     private static void checkCapacity(String call, long permits) {

@@ -3,7 +3,10 @@ package dev.handoff;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -213,6 +216,37 @@ class CapacityControlTest {
         assertEquals(0, s.queueLength());
         s.release(2);
         assertEquals(2, s.availablePermits());
+    }
+
+    @Test
+    void aNodeFindsTheFaceThatStartedIt() {
+        class Node extends Acquisition {
+            Object face() { return startedOn(); }
+            @Override protected void wake() { }
+        }
+        Semaphore semaphore = Semaphore.builder(2).build();
+        Mutex mutex = new Mutex();
+        RwLock lock = new RwLock(2);
+        Node fresh = new Node();
+        assertNull(fresh.face(), "not started yet");
+        semaphore.startAcquisition(1, fresh);
+        assertSame(semaphore, fresh.face());
+        Node waiting = new Node();
+        assertTrue(mutex.tryLock());
+        mutex.startLock(waiting);
+        assertSame(mutex, waiting.face(), "a waiting node too");
+        Node reader = new Node();
+        Node writer = new Node();
+        lock.startReadLock(reader);
+        lock.startWriteLock(writer);
+        assertSame(lock, reader.face());
+        assertSame(lock, writer.face());
+        Node plain = new Node();
+        new Semaphore(1).startAcquisition(1, plain);
+        assertNotSame(semaphore, plain.face());
+        assertInstanceOf(Semaphore.class, plain.face(), "the plain constructor's semaphore");
+        assertTrue(waiting.cancel());
+        assertSame(mutex, waiting.face(), "still known after it settled");
     }
 
     @Test

@@ -127,11 +127,13 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  */
 
 /**
- * The queue node of one suspended acquisition: see the implementation notes above. Subclasses say
- * how to start it on their face and how to give back what a cancelled coroutine was granted;
- * [await] does the rest. One instance per suspension; not reusable.
+ * The queue node of one suspended acquisition on a face of type [F] (a Semaphore, Mutex or RwLock):
+ * see the implementation notes above. Subclasses say how to start it on their face and how to give
+ * back what a cancelled coroutine was granted; [await] does the rest. The node keeps no reference
+ * to its face: [start] gets it, and afterwards the core knows it ([face]). One instance per
+ * suspension; not reusable.
  */
-internal abstract class ContinuationAcquisition :
+internal abstract class ContinuationAcquisition<F : Any> :
     Acquisition(),
     (Throwable?) -> Unit,
     (Throwable, Unit, CoroutineContext) -> Unit,
@@ -151,8 +153,13 @@ internal abstract class ContinuationAcquisition :
     @JvmField
     internal var phase: Int = PHASE_OPEN
 
-    /** Starts this node on the face with [permits], e.g. `semaphore.startAcquisition(permits, this)`. */
-    protected abstract fun start(permits: Long)
+    /** Starts this node on [face] with [permits], e.g. `face.startAcquisition(permits, this)`. */
+    protected abstract fun start(face: F, permits: Long)
+
+    /** The face this node was started on: valid once [start] has run (the core keeps it). */
+    protected val face: F
+        @Suppress("UNCHECKED_CAST") // start(face, ...) started it on an F
+        get() = startedOn() as F
 
     /** Returns the permits of a grant that the cancelled coroutine never got to use. */
     protected abstract fun giveBack()
@@ -168,7 +175,7 @@ internal abstract class ContinuationAcquisition :
     protected open fun claimed() {}
 
     /**
-     * Suspends until the acquisition of [permits] started by [start] is granted (returns), closed
+     * Suspends until the acquisition of [permits] on [face] started by [start] is granted (returns), closed
      * (throws what [closedException] makes), failed (throws its [failure]) or cancelled with the
      * coroutine (throws CancellationException; nothing is held). Arguments must have been checked:
      * an exception from [start] would leave the continuation behind.
@@ -177,11 +184,11 @@ internal abstract class ContinuationAcquisition :
      * [suspendOn]); the result is always `Unit`. A grant that kotlinx drops before the coroutine
      * suspends is given back here (see "A grant that arrives before the suspension").
      */
-    suspend fun <T> await(permits: Long): T = suspendCoroutineUninterceptedOrReturn { caller ->
+    suspend fun <T> await(face: F, permits: Long): T = suspendCoroutineUninterceptedOrReturn { caller ->
         KotlinxSupport.check()
         try {
             @Suppress("UNCHECKED_CAST")
-            SUSPEND.invoke(this, permits, caller as Continuation<Any?>)
+            SUSPEND.invoke(this as ContinuationAcquisition<Any>, face, permits, caller as Continuation<Any?>)
         } catch (dropped: Throwable) {
             // kotlinx threw at once: a grant whose run() resumed the continuation before it
             // suspended, then dropped for a cancellation (see "A grant that arrives before the
@@ -201,7 +208,7 @@ internal abstract class ContinuationAcquisition :
      * `Unit` and give this function a state machine (one more allocation per suspension); with an
      * erased `T` it stays a plain tail call.
      */
-    private suspend fun <T> suspendOn(permits: Long): T = suspendCancellableCoroutine<T> { cont ->
+    private suspend fun <T> suspendOn(face: F, permits: Long): T = suspendCancellableCoroutine<T> { cont ->
         @Suppress("UNCHECKED_CAST") // T is Unit at every call site; the value resumed is Unit
         continuation = cont as CancellableContinuation<Unit>
         if (!cont.isActive) {
@@ -209,7 +216,7 @@ internal abstract class ContinuationAcquisition :
         }
         phase = PHASE_STARTING // before the core can see this node: a grant inside start() resumes directly
         try {
-            start(permits)
+            start(face, permits)
         } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
             cont.resumeWithException(refused)
             return@suspendCancellableCoroutine
@@ -316,14 +323,14 @@ internal abstract class ContinuationAcquisition :
 
     internal companion object {
         /**
-         * [suspendOn] as the plain function it is on the JVM: (node, permits, continuation) ->
+         * [suspendOn] as the plain function it is on the JVM: (node, face, permits, continuation) ->
          * COROUTINE_SUSPENDED or the result. A callable reference without a receiver is one shared
          * object; calling it with [await]'s own continuation keeps [await] free of a state machine.
          */
-        val SUSPEND: (ContinuationAcquisition, Long, Continuation<Any?>) -> Any? = run {
-            val reference: suspend ContinuationAcquisition.(Long) -> Unit = ContinuationAcquisition::suspendOn
+        val SUSPEND: (ContinuationAcquisition<Any>, Any, Long, Continuation<Any?>) -> Any? = run {
+            val reference: suspend ContinuationAcquisition<Any>.(Any, Long) -> Unit = ContinuationAcquisition<Any>::suspendOn
             @Suppress("UNCHECKED_CAST")
-            reference as (ContinuationAcquisition, Long, Continuation<Any?>) -> Any?
+            reference as (ContinuationAcquisition<Any>, Any, Long, Continuation<Any?>) -> Any?
         }
 
         const val PHASE_OPEN: Int = 0
@@ -331,7 +338,7 @@ internal abstract class ContinuationAcquisition :
         const val PHASE_DISPATCHED: Int = 2
         const val PHASE_HANDLED: Int = 3
 
-        val PHASE: AtomicIntegerFieldUpdater<ContinuationAcquisition> =
+        val PHASE: AtomicIntegerFieldUpdater<ContinuationAcquisition<*>> =
             AtomicIntegerFieldUpdater.newUpdater(ContinuationAcquisition::class.java, "phase")
 
         /**

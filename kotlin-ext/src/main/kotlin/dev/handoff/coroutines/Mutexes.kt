@@ -60,22 +60,22 @@ public suspend fun Mutex.lock() {
 
 /** The slow path of [lock]: queues and suspends. */
 private suspend fun Mutex.lockSuspending() {
-    MutexAcquisition(this).await<Unit>(1)
+    MutexAcquisition().await<Unit>(this, 1)
 }
 
 /** The queue node of one suspended [lock] on a [Mutex]. */
-private class MutexAcquisition(private val mutex: Mutex) : ContinuationAcquisition() {
-    override fun start(permits: Long) {
-        mutex.startLock(this)
+private class MutexAcquisition : ContinuationAcquisition<Mutex>() {
+    override fun start(face: Mutex, permits: Long) {
+        face.startLock(this)
     }
 
-    override fun giveBack() = mutex.unlock()
+    override fun giveBack() = face.unlock()
 
     /** Unreachable: a [Mutex] has no `close()`, so its core never settles a wait as closed. */
     override fun closedException(): Throwable =
-        IllegalStateException("lock(): the core of $mutex reported a close, which a mutex never does")
+        IllegalStateException("lock(): the core of $face reported a close, which a mutex never does")
 
-    override fun toString(): String = "MutexAcquisition[lock() on $mutex]"
+    override fun toString(): String = "MutexAcquisition[lock() on ${startedOn()}]"
 }
 
 /**
@@ -214,7 +214,7 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
         if (tryLock(owner, "lock")) {
             return
         }
-        OwnerAcquisition(owner).await<Unit>(1)
+        OwnerAcquisition(owner).await<Unit>(mutex, 1)
     }
 
     override fun unlock(owner: Any?) {
@@ -258,9 +258,9 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
     }
 
     /** The queue node of one suspended `lock(owner)`: records [ownerToken] at the grant. */
-    private inner class OwnerAcquisition(private val ownerToken: Any?) : ContinuationAcquisition() {
-        override fun start(permits: Long) {
-            mutex.startLock(this)
+    private inner class OwnerAcquisition(private val ownerToken: Any?) : ContinuationAcquisition<Mutex>() {
+        override fun start(face: Mutex, permits: Long) {
+            face.startLock(this)
         }
 
         /** Under the core's lock, at the grant: one volatile store. */

@@ -52,22 +52,22 @@ public suspend fun RwLock.readLock() {
 
 /** The slow path of [readLock]: queues and suspends. */
 private suspend fun RwLock.readLockSuspending() {
-    ReadLockAcquisition(this).await<Unit>(1)
+    ReadLockAcquisition().await<Unit>(this, 1)
 }
 
 /** The queue node of one suspended [readLock]. */
-private class ReadLockAcquisition(private val lock: RwLock) : ContinuationAcquisition() {
-    override fun start(permits: Long) {
-        lock.startReadLock(this)
+private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
+    override fun start(face: RwLock, permits: Long) {
+        face.startReadLock(this)
     }
 
-    override fun giveBack() = lock.readUnlock()
+    override fun giveBack() = face.readUnlock()
 
     /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
     override fun closedException(): Throwable =
-        IllegalStateException("readLock(): the core of $lock reported a close, which a lock never does")
+        IllegalStateException("readLock(): the core of $face reported a close, which a lock never does")
 
-    override fun toString(): String = "ReadLockAcquisition[readLock() on $lock]"
+    override fun toString(): String = "ReadLockAcquisition[readLock() on ${startedOn()}]"
 }
 
 /**
@@ -118,22 +118,22 @@ public suspend fun RwLock.writeLock() {
 
 /** The slow path of [writeLock]: queues and suspends. */
 private suspend fun RwLock.writeLockSuspending() {
-    WriteLockAcquisition(this).await<Unit>(maxReaders().toLong())
+    WriteLockAcquisition().await<Unit>(this, maxReaders().toLong())
 }
 
 /** The queue node of one suspended [writeLock]. The lock marks itself write-locked at our claim. */
-private class WriteLockAcquisition(private val lock: RwLock) : ContinuationAcquisition() {
-    override fun start(permits: Long) {
-        lock.startWriteLock(this)
+private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
+    override fun start(face: RwLock, permits: Long) {
+        face.startWriteLock(this)
     }
 
-    override fun giveBack() = lock.writeUnlock()
+    override fun giveBack() = face.writeUnlock()
 
     /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
     override fun closedException(): Throwable =
-        IllegalStateException("writeLock(): the core of $lock reported a close, which a lock never does")
+        IllegalStateException("writeLock(): the core of $face reported a close, which a lock never does")
 
-    override fun toString(): String = "WriteLockAcquisition[writeLock() on $lock]"
+    override fun toString(): String = "WriteLockAcquisition[writeLock() on ${startedOn()}]"
 }
 
 /**

@@ -93,16 +93,16 @@ private suspend fun Semaphore.acquireSuspending(permits: Long) {
     require(permits <= capacity()) {
         "acquire($permits): exceeds the capacity ${capacity()}, so it could never be granted"
     }
-    SemaphoreAcquisition(this).await<Unit>(permits)
+    SemaphoreAcquisition().await<Unit>(this, permits)
 }
 
 /** The queue node of one suspended [acquire] on a [Semaphore]. */
-private class SemaphoreAcquisition(private val semaphore: Semaphore) : ContinuationAcquisition() {
-    override fun start(permits: Long) {
-        semaphore.startAcquisition(permits, this)
+private class SemaphoreAcquisition : ContinuationAcquisition<Semaphore>() {
+    override fun start(face: Semaphore, permits: Long) {
+        face.startAcquisition(permits, this)
     }
 
-    override fun giveBack() = semaphore.release(permits())
+    override fun giveBack() = face.release(permits())
 
     /** A refusal names the suspending `acquire(n)` its caller called, not `startAcquisition(n)`. */
     override fun callName(): String = "acquire"
@@ -110,7 +110,7 @@ private class SemaphoreAcquisition(private val semaphore: Semaphore) : Continuat
     override fun closedException(): Throwable =
         SemaphoreClosedException("acquire(${permits()}): the semaphore is closed")
 
-    override fun toString(): String = "SemaphoreAcquisition[acquire(${permits()}) on $semaphore]"
+    override fun toString(): String = "SemaphoreAcquisition[acquire(${permits()}) on ${startedOn()}]"
 }
 
 /**

@@ -89,16 +89,16 @@ class CoroutineFaceDefectsTest {
     }
 
     /** A node whose grant step fails, as a claim that throws (an Error, a missing method) would. */
-    private class FailingGrant(private val semaphore: Semaphore, private val boom: Throwable) : ContinuationAcquisition() {
-        override fun start(permits: Long) {
-            semaphore.startAcquisition(permits, this)
+    private class FailingGrant(private val boom: Throwable) : ContinuationAcquisition<Semaphore>() {
+        override fun start(face: Semaphore, permits: Long) {
+            face.startAcquisition(permits, this)
         }
 
         override fun claimed() {
             throw boom
         }
 
-        override fun giveBack() = semaphore.release(permits())
+        override fun giveBack() = face.release(permits())
 
         override fun closedException(): Throwable = IllegalStateException("closed")
     }
@@ -111,7 +111,7 @@ class CoroutineFaceDefectsTest {
             val boom = StackOverflowError("grant step failed")
             val failing = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) {
                 // Caught here: an Error escaping a child would cancel runBlocking itself.
-                runCatching { FailingGrant(semaphore, boom).await<Unit>(2) }.exceptionOrNull()
+                runCatching { FailingGrant(boom).await<Unit>(semaphore, 2) }.exceptionOrNull()
             }
             val behind = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { semaphore.acquire(1) }
             assertEquals(2, semaphore.queueLength())
@@ -128,7 +128,7 @@ class CoroutineFaceDefectsTest {
     fun `an immediate grant that fails throws at once and holds nothing`(): Unit = runBlocking {
         val semaphore = Semaphore(2)
         val boom = IllegalStateException("grant step failed")
-        val thrown = assertFailsWith<IllegalStateException> { FailingGrant(semaphore, boom).await<Unit>(2) }
+        val thrown = assertFailsWith<IllegalStateException> { FailingGrant(boom).await<Unit>(semaphore, 2) }
         assertEquals(boom.message, thrown.message)
         assertEquals(2, semaphore.availablePermits())
     }

@@ -76,7 +76,7 @@ class GrantResumptionTest {
             semaphore.release(1)
             assertEquals(0, semaphore.queueLength())
             assertEquals(1, dispatcher.tasks.size, "the grant is handed to the coroutine's dispatcher as one task")
-            assertTrue(dispatcher.tasks.peek() is ContinuationAcquisition, "the task is the node, not kotlinx's resumption")
+            assertTrue(dispatcher.tasks.peek() is ContinuationAcquisition<*>, "the task is the node, not kotlinx's resumption")
             assertFalse(waiter.isCompleted, "the coroutine must not run on the releasing thread")
             val runner = Thread(dispatcher::runAll, "grant-runner")
             runner.start()
@@ -132,9 +132,9 @@ class GrantResumptionTest {
         val scope = CoroutineScope(dispatcher + Job())
         val thrown = AtomicReference<Throwable>()
         val waiter = AtomicReference<Job>()
-        val node = object : ContinuationAcquisition() {
-            override fun start(permits: Long) {
-                semaphore.startAcquisition(permits, this)
+        val node = object : ContinuationAcquisition<Semaphore>() {
+            override fun start(face: Semaphore, permits: Long) {
+                face.startAcquisition(permits, this)
                 phase = ContinuationAcquisition.PHASE_OPEN
                 semaphore.release(2) // grants it
                 assertEquals(1, dispatcher.tasks.size, "the grant's resumption is queued")
@@ -148,7 +148,7 @@ class GrantResumptionTest {
         }
         waiter.set(scope.launch(start = CoroutineStart.LAZY) {
             try {
-                node.await<Unit>(2)
+                node.await<Unit>(semaphore, 2)
             } catch (e: Throwable) {
                 thrown.set(e)
                 throw e

@@ -267,7 +267,8 @@ public abstract class Acquisition {
      * to name it in a message) instead of keeping a reference of its own in every node.
      *
      * <pre>{@code
-     * @Override protected void giveBack() { ((Semaphore) startedOn()).release(permits()); }
+     * // in a subclass, once granted: hand back permits its caller will never use
+     * ((Semaphore) startedOn()).release(permits());
      * }</pre>
      *
      * @return the face that started this acquisition, or {@code null} if it was not started yet

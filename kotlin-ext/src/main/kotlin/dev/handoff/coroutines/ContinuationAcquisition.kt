@@ -180,7 +180,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
      * coroutine (throws CancellationException; nothing is held). Arguments must have been checked:
      * an exception from [start] would leave the continuation behind.
      *
-     * Call it as `await<Unit>(n)`. The type parameter is only there for the bytecode (see
+     * Call it as `await<Unit>(face, n)`. The type parameter is only there for the bytecode (see
      * [suspendOn]); the result is always `Unit`. A grant that kotlinx drops before the coroutine
      * suspends is given back here (see "A grant that arrives before the suspension").
      */

@@ -374,10 +374,6 @@ final class BatchSemaphore {
         this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, face);
     }
 
-    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener) {
-        this(capacity, maxQueuedPermits, maxQueueLength, listener, null);
-    }
-
     BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face) {
         this.face = face;
         this.capacity = capacity;

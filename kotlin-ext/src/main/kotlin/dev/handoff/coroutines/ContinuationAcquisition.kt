@@ -13,6 +13,9 @@ import kotlin.coroutines.Continuation
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 import kotlin.coroutines.resumeWithException
+import java.lang.invoke.MethodHandle
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.MethodType
 import java.util.concurrent.Executor
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 
@@ -106,7 +109,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * because an undispatched resumption keeps none (the cancellation handler was dropped with the
  * record it would have lived in). Nobody outside can time that window, and no public kotlinx call
  * tells whether the continuation has suspended yet. So await() runs the suspension as a plain call
- * with its caller's continuation (suspendOn, through SUSPEND: no state machine, no allocation):
+ * with its caller's continuation (suspendOn, through SUSPEND_ON: no state machine, no allocation):
  * kotlinx's throw from getResult then reaches await() at once, and await() gives a dispatched grant
  * back if it moves `phase` from DISPATCHED to HANDLED — the same CAS the cancellation handler
  * takes, so the two never both give back. On the direct path kotlinx reports such a drop to the
@@ -187,8 +190,8 @@ internal abstract class ContinuationAcquisition<F : Any> :
     suspend fun <T> await(face: F, permits: Long): T = suspendCoroutineUninterceptedOrReturn { caller ->
         KotlinxSupport.check()
         try {
-            @Suppress("UNCHECKED_CAST")
-            SUSPEND.invoke(this as ContinuationAcquisition<Any>, face, permits, caller as Continuation<Any?>)
+            // invokeExact with these exact static types: (ContinuationAcquisition, Any, long, Continuation) -> Any?
+            SUSPEND_ON.invokeExact(this as ContinuationAcquisition<*>, face as Any, permits, caller as Continuation<*>)
         } catch (dropped: Throwable) {
             // kotlinx threw at once: a grant whose run() resumed the continuation before it
             // suspended, then dropped for a cancellation (see "A grant that arrives before the
@@ -201,14 +204,15 @@ internal abstract class ContinuationAcquisition<F : Any> :
     }
 
     /**
-     * The suspension itself, called by [await] with its caller's continuation (see [SUSPEND]), so
+     * The suspension itself, called by [await] with its caller's continuation (see [SUSPEND_ON]), so
      * that a throw from kotlinx before the coroutine suspends reaches [await] and no state machine
      * is allocated. The type parameter is only there for the bytecode: inlining
      * `suspendCancellableCoroutine<Unit>` across modules makes the compiler coerce the result to
      * `Unit` and give this function a state machine (one more allocation per suspension); with an
-     * erased `T` it stays a plain tail call.
+     * erased `T` it stays a plain tail call. Protected, not private, only so that [SUSPEND_ON]'s
+     * lookup (in the companion, another class on the JVM) can find it; subclasses do not call it.
      */
-    private suspend fun <T> suspendOn(face: F, permits: Long): T = suspendCancellableCoroutine<T> { cont ->
+    protected suspend fun <T> suspendOn(face: F, permits: Long): T = suspendCancellableCoroutine<T> { cont ->
         @Suppress("UNCHECKED_CAST") // T is Unit at every call site; the value resumed is Unit
         continuation = cont as CancellableContinuation<Unit>
         if (!cont.isActive) {
@@ -323,15 +327,18 @@ internal abstract class ContinuationAcquisition<F : Any> :
 
     internal companion object {
         /**
-         * [suspendOn] as the plain function it is on the JVM: (node, face, permits, continuation) ->
-         * COROUTINE_SUSPENDED or the result. A callable reference without a receiver is one shared
-         * object; calling it with [await]'s own continuation keeps [await] free of a state machine.
+         * [suspendOn] as the plain JVM method it is: (node, face, permits, continuation) ->
+         * COROUTINE_SUSPENDED or the result. Calling it with [await]'s own continuation keeps [await]
+         * free of a state machine; a method handle in a static final field passes `permits` as a
+         * primitive (a callable reference cast to a FunctionN would box it: 24 bytes per
+         * suspension whenever the JIT fails to eliminate the box) and is inlined like a direct call.
          */
-        val SUSPEND: (ContinuationAcquisition<Any>, Any, Long, Continuation<Any?>) -> Any? = run {
-            val reference: suspend ContinuationAcquisition<Any>.(Any, Long) -> Unit = ContinuationAcquisition<Any>::suspendOn
-            @Suppress("UNCHECKED_CAST")
-            reference as (ContinuationAcquisition<Any>, Any, Long, Continuation<Any?>) -> Any?
-        }
+        @JvmField
+        val SUSPEND_ON: MethodHandle = MethodHandles.lookup().findVirtual(
+            ContinuationAcquisition::class.java,
+            "suspendOn",
+            MethodType.methodType(Any::class.java, Any::class.java, Long::class.javaPrimitiveType, Continuation::class.java),
+        )
 
         const val PHASE_OPEN: Int = 0
         const val PHASE_STARTING: Int = 1

@@ -13,8 +13,10 @@
 # blocking workloads is unsteady (slowest measured iteration > 1.5x its fastest: the host slowed
 # part of the run, which /proc cannot show), or when a workload whose threads hand permits to each other
 # was measured while the cores were far apart (a cache line's round trip between two threads, probed
-# after every iteration by CrossCoreProbe, above 200 ns; close cores take 50-100) and still was after
-# being measured again up to 3 times (--retries N).
+# after every iteration by CrossCoreProbe, above 200 ns; close cores take 50-100). A far-cored or
+# unsteady measurement is first measured again, up to 3 times (--retries N), each time once the
+# cores have been close for three probes in a row, 5 s apart (waiting at most --close-wait 600 s);
+# the run is rejected if one still is after that.
 # --smoke is never rejected (it writes to benchmarks/target/smoke).
 #
 #   ./bench.sh                 full run

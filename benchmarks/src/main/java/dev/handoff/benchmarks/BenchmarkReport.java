@@ -230,23 +230,29 @@ public final class BenchmarkReport {
 
     /**
      * Measures again, up to {@code settings.retries} times each, every measurement taken while the
-     * cores were far apart ({@link Measurement#farCores()}): such stretches last minutes, and a
-     * measurement is only ever replaced by a later attempt of the same benchmark and peer. Returns
-     * the attempts that were replaced, in order, for the report; their raw data stays in the JSON.
+     * cores were far apart ({@link Measurement#farCores()}) or that came out unsteady
+     * ({@link Measurement#unsteady()}): both are the host's slow stretches, which last minutes.
+     * Before each attempt it waits until the cores have been close for a while
+     * ({@link #awaitCloseCores}, at most {@code settings.closeWaitSeconds}), so that an attempt does
+     * not land in the same stretch. A measurement is only ever replaced by a later attempt of the
+     * same benchmark and peer, whatever that attempt gives. Returns the attempts that were
+     * replaced, in order, for the report; their raw data stays in the JSON.
      */
     private static List<Measurement> remeasureFarCores(Settings settings, Map<String, Map<String, Measurement>> measured,
                                                        Path staging, List<Path> jsons, LoadGuard guard)
             throws RunnerException {
         List<Measurement> replaced = new ArrayList<>();
         for (int attempt = 1; attempt <= settings.retries; attempt++) {
-            List<Measurement> far = new ArrayList<>();
-            measured.values().forEach(byPeer -> byPeer.values().stream().filter(Measurement::farCores).forEach(far::add));
-            if (far.isEmpty()) {
+            List<Measurement> slowed = toMeasureAgain(measured);
+            if (slowed.isEmpty()) {
                 break;
             }
-            for (Measurement old : far) {
-                System.out.printf(Locale.ROOT, "# %s %s was measured while the cores were far apart (%.0f ns): again, "
-                        + "attempt %d of %d%n", old.benchmark(), old.peer(), old.crossCore(), attempt + 1, settings.retries + 1);
+            for (Measurement old : slowed) {
+                System.out.printf(Locale.ROOT, "# %s %s was %s: again, attempt %d of %d%n", old.benchmark(), old.peer(),
+                        old.farCores() ? String.format(Locale.ROOT, "measured while the cores were far apart (%.0f ns)", old.crossCore())
+                                : String.format(Locale.ROOT, "unsteady (%.2fx)", old.spread()),
+                        attempt + 1, settings.retries + 1);
+                awaitCloseCores(settings.closeWaitSeconds);
                 Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
                 jsons.add(json);
                 String only = "^" + java.util.regex.Pattern.quote("dev.handoff.benchmarks." + old.benchmark()) + "$";
@@ -258,6 +264,63 @@ public final class BenchmarkReport {
             }
         }
         return replaced;
+    }
+
+    /**
+     * @return the measurements to take again: those taken while the cores were far apart, or whose
+     *     iterations disagree by more than {@link #STEADY_SPREAD} (the blocking workloads excepted,
+     *     as in {@link Measurement#unsteady()}), in the order of the run
+     */
+    static List<Measurement> toMeasureAgain(Map<String, Map<String, Measurement>> measured) {
+        List<Measurement> slowed = new ArrayList<>();
+        measured.values().forEach(byPeer -> byPeer.values().stream()
+                .filter(m -> m.farCores() || m.unsteady()).forEach(slowed::add));
+        return slowed;
+    }
+
+    /** How many probes in a row, {@link #CLOSE_PROBE_INTERVAL_MILLIS} apart, must find the cores close. */
+    static final int CLOSE_PROBES = 3;
+    static final long CLOSE_PROBE_INTERVAL_MILLIS = 5_000;
+
+    /**
+     * Waits until {@link #CLOSE_PROBES} cross-core probes in a row, {@link #CLOSE_PROBE_INTERVAL_MILLIS}
+     * apart, found the cores close ({@link #CROSS_CORE_LIMIT_NANOS} or less), or until
+     * {@code maxSeconds} have passed (then it goes on anyway: the attempt is judged like any other).
+     * The probes run in this JVM while no benchmark runs; each takes a few milliseconds of both cores.
+     *
+     * @return the seconds waited
+     */
+    static long awaitCloseCores(long maxSeconds) {
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.SECONDS.toNanos(maxSeconds);
+        int closeInARow = 0;
+        double probe = CrossCoreProbe.roundTripNanos();
+        boolean told = false;
+        while (true) {
+            closeInARow = probe <= CROSS_CORE_LIMIT_NANOS ? closeInARow + 1 : 0; // NaN (a busy core) is not close
+            long now = System.nanoTime();
+            if (closeInARow >= CLOSE_PROBES || now >= deadline) {
+                long waited = TimeUnit.NANOSECONDS.toSeconds(now - start);
+                if (closeInARow < CLOSE_PROBES) {
+                    System.out.printf(Locale.ROOT, "# the cores were not close %d probes in a row within %d s (last probe %.0f ns): "
+                            + "measuring anyway%n", CLOSE_PROBES, waited, probe);
+                } else if (told) {
+                    System.out.printf(Locale.ROOT, "# the cores are close again (%.0f ns) after %d s%n", probe, waited);
+                }
+                return waited;
+            }
+            if (closeInARow == 0 && !told) {
+                System.out.printf(Locale.ROOT, "# waiting for the cores to be close (now %.0f ns), at most %d s%n", probe, maxSeconds);
+                told = true;
+            }
+            try {
+                Thread.sleep(CLOSE_PROBE_INTERVAL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+            }
+            probe = CrossCoreProbe.roundTripNanos();
+        }
     }
 
     /**
@@ -691,11 +754,11 @@ public final class BenchmarkReport {
                         + "(limit %.0f; close cores 50-100, far ones 400-500).%n", slowest, CROSS_CORE_LIMIT_NANOS));
             }
             if (!remeasured.isEmpty()) {
-                md.append("\nMeasured again because the cores were far apart during an earlier attempt (the figures below "
-                        + "are the last attempt's; every attempt's raw data is in jmh-results.json): ")
-                        .append(remeasured.stream().map(m -> String.format(Locale.ROOT, "%s %s (was %s %s, probe %.0f ns)",
-                                WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
-                                m.crossCore())).collect(java.util.stream.Collectors.joining("; ")))
+                md.append("\nMeasured again because the cores were far apart, or the measurement unsteady, during an earlier "
+                        + "attempt (the figures below are the last attempt's; every attempt's raw data is in jmh-results.json): ")
+                        .append(remeasured.stream().map(m -> String.format(Locale.ROOT, "%s %s (was %s %s, probe %.0f ns, "
+                                + "spread %.2fx)", WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(),
+                                m.unit(), m.crossCore(), m.spread())).collect(java.util.stream.Collectors.joining("; ")))
                         .append(".\n");
             }
             if (smoke) {
@@ -832,7 +895,9 @@ public final class BenchmarkReport {
                 "  --waiters N    suspended coroutines for the footprint (default 1000000, smoke 10000; 0 skips it)",
                 "  --include RE   JMH include pattern (default: every benchmark of this module)",
                 "  --forks N      override the forks of every benchmark (default: the annotations, 2)",
-                "  --retries N    measure again, up to N times, what was measured while the cores were far apart (default 3)",
+                "  --retries N    measure again, up to N times, what was measured while the cores were far apart or",
+                "                 came out unsteady, each time once the cores have been close for 15 s (default 3)",
+                "  --close-wait S wait at most S seconds for close cores before such an attempt (default 600)",
                 "  --redraw       rewrite results.md and benchmarks.png in --out from its results.tsv, run nothing");
 
         boolean smoke;
@@ -843,6 +908,7 @@ public final class BenchmarkReport {
         String include = "dev\\.handoff\\.benchmarks\\..*Benchmark\\..*";
         int forks = -1;
         int retries = 3;
+        long closeWaitSeconds = 600;
 
         /**
          * @return the settings, or {@code null} for {@code --help}
@@ -864,6 +930,7 @@ public final class BenchmarkReport {
                     case "--include" -> s.include = value(args, ++i, arg);
                     case "--forks" -> s.forks = Integer.parseInt(value(args, ++i, arg));
                     case "--retries" -> s.retries = Integer.parseInt(value(args, ++i, arg));
+                    case "--close-wait" -> s.closeWaitSeconds = Long.parseLong(value(args, ++i, arg));
                     default -> throw new IllegalArgumentException("unknown argument '" + arg + "'\n" + USAGE);
                 }
             }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -286,15 +287,37 @@ class OtherLoadTest {
     }
 
     @Test
+    void whatWasMeasuredWhileTheCoresWereFarApartOrCameOutUnsteadyIsMeasuredAgainTheRestIsKept() {
+        BenchmarkReport.Measurement steady = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.10, 72);
+        BenchmarkReport.Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
+        BenchmarkReport.Measurement unsteady = measurement(BenchmarkReport.WEIGHTED, Peers.HANDOFF, 2.80, 80);
+        BenchmarkReport.Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 3.60, 80);
+        BenchmarkReport.Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
+        Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
+        measured.put(BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone));
+        measured.put(BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature));
+        measured.put(BenchmarkReport.COROUTINES, new LinkedHashMap<>(Map.of(Peers.KOTLINX, steady)));
+        measured.get(BenchmarkReport.COROUTINES).put(Peers.HANDOFF, far);
+        measured.put(BenchmarkReport.WEIGHTED, Map.of(Peers.HANDOFF, unsteady));
+        assertEquals(List.of(far, unsteady), BenchmarkReport.toMeasureAgain(measured));
+    }
+
+    @Test
+    void waitingForCloseCoresEndsByTheDeadlineEvenIfTheyNeverAreCloseLongEnough() {
+        // Three close probes in a row take 10 s at least, so a deadline of 0 s ends the wait at once.
+        assertEquals(0, BenchmarkReport.awaitCloseCores(0));
+    }
+
+    @Test
     void aMeasurementTakenAgainIsReportedWithTheAttemptItReplaced() throws Exception {
         BenchmarkReport.Measurement first = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
         BenchmarkReport.Measurement again = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 80);
         BenchmarkReport.Report report = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.HANDOFF, again)), QUIET, List.of(first));
         assertFalse(report.rejected(), report.markdown());
-        assertTrue(report.markdown().contains("Measured again because the cores were far apart during an earlier attempt"),
-                report.markdown());
-        assertTrue(report.markdown().contains("handoff (was 300 ± 10.0 ns/op, probe 455 ns)"), report.markdown());
+        assertTrue(report.markdown().contains("Measured again because the cores were far apart, or the measurement unsteady, "
+                + "during an earlier attempt"), report.markdown());
+        assertTrue(report.markdown().contains("handoff (was 300 ± 10.0 ns/op, probe 455 ns, spread 1.10x)"), report.markdown());
         BenchmarkReport.Report back = BenchmarkReport.Report.parseTsv(report.tsv());
         assertEquals(List.of(first), back.remeasured());
         assertEquals(report.markdown(), back.markdown());

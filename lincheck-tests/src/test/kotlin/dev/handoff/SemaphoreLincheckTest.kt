@@ -36,8 +36,12 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  *
  * Owned releases on the suspending face. With public kotlinx API only, a coroutine whose grant
  * races its cancellation holds the permits for an instant — between the grant (claim() saw the
- * continuation active) and the give-back of the resumption's onCancellation — and then gives them
- * back; its call ends CANCELLED, holding nothing. A release by a thread that holds nothing (misuse:
+ * continuation active) and the give-back of its cancellation handler, which runs inside the
+ * cancelling call — and then gives them back; its call ends CANCELLED, holding nothing. (Until
+ * 2026-11-25 the give-back could come later, in the releaser's resumption of the coroutine, after
+ * the cancelled thread had gone on: this file's "grant vs cancel with a waiter behind" scenario
+ * caught that in a stress run, a cancelled acquire followed by availablePermits() 0 on its own
+ * thread; GrantResumptionTest reproduces it deterministically.) A release by a thread that holds nothing (misuse:
  * the semaphore has no owners) can land in that instant and spend those permits; the give-back's
  * over-release check then throws (to kotlinx's exception handler) and changes nothing. No
  * sequential history has that, since the specification's cancelled calls never held permits, so

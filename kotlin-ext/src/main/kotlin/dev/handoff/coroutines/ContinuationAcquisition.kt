@@ -50,20 +50,30 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * cancelled and hands its permits on in the same release; nothing is held by a party that cannot
  * use it. Otherwise the grant is ours; wake(), called once the core's lock is released, resumes the
  * coroutine (next section). A cancellation that lands after claim() gives the permits back exactly
- * once, and before the coroutine's Job can complete; `phase` (a CAS) says who does it:
- *   - a direct `resume(Unit, onCancellation = this)`: kotlinx calls that onCancellation if the value
- *     is not delivered — the cancellation came first (then inside resume(), on the releasing thread,
- *     before its release returns), or came before the coroutine ran again (prompt cancellation).
- *     The cancellation handler, which kotlinx may call too, marks `phase` HANDLED and gives nothing;
- *   - a resumption dispatched to the coroutine's dispatcher (`phase` DISPATCHED, set by wake()
- *     before it dispatches): run()'s undispatched resumption runs the coroutine at once, so the
- *     losses are a cancellation before run() — kotlinx ignores that resumption and calls the
- *     handler, which moves `phase` from DISPATCHED to HANDLED and gives back — and a run() before
- *     the coroutine suspended (see "A grant that arrives before the suspension"). wake()
- *     dispatches only if it moves `phase` from OPEN to DISPATCHED: a handler that came first
- *     (HANDLED), or a grant inside start() (STARTING), makes it resume directly instead.
- * The coroutine then throws CancellationException: a cancelled caller ends holding nothing,
- * whichever came first.
+ * once, and before either the cancelling call or the releasing call returns: neither the thread
+ * that cancelled (job.cancel(), withTimeout) nor the one whose release granted them can see them
+ * "granted to a cancelled coroutine, on their way back" afterwards (Lincheck's stress mode found
+ * both: a cancelled acquire followed by availablePermits() 0 on its own thread when only the
+ * releaser gave back, a readUnlock followed by a failing tryReadLock on its own thread when only
+ * the canceller did). `phase` (a CAS to HANDLED, from whatever it was) says who gives back; it
+ * moves to GIVEN once the permits are back, and a party that finds HANDLED waits for GIVEN (see
+ * awaitGiven: the other party is inside its give-back, a release):
+ *   - the cancellation handler, whenever it finds the node granted: kotlinx calls it only for a
+ *     value that will not be delivered — a cancellation before wake() resumed the continuation (it
+ *     may not have run yet at all: the releaser is between its unlock and wake()), or a resumption
+ *     that the coroutine's Job cancelled before the coroutine ran again (prompt cancellation);
+ *   - the `onCancellation` of a direct `resume(Unit, onCancellation = this)` (`phase` RESUMING, set
+ *     by wake() just before it resumes), which kotlinx calls for an undelivered value too; it
+ *     matters when there is no handler: a grant settled inside start() installs none;
+ *   - await(), for a dispatched grant (`phase` DISPATCHED) that kotlinx dropped before the
+ *     coroutine suspended (see "A grant that arrives before the suspension").
+ * wake() dispatches only if it moves `phase` from OPEN to DISPATCHED; otherwise it resumes directly
+ * if it moves `phase` from OPEN or STARTING (a grant inside start()) to RESUMING, and resumes
+ * nothing if the handler came first (HANDLED: the permits are back already). On the dispatched path
+ * run()'s undispatched resumption runs the coroutine at once, so the losses are a cancellation
+ * before run() (kotlinx ignores the resumption and calls the handler) and a run() before the
+ * coroutine suspended. The coroutine then throws CancellationException: a cancelled caller ends
+ * holding nothing, whichever came first.
  *
  * Where a grant resumes
  * ---------------------
@@ -77,8 +87,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * dispatcher — resumes with `resumeUndispatched`: the detach and the coroutine's continuation run
  * on the thread that runs the coroutine, at the cost of the same single dispatch kotlinx's
  * resume() would have made. A grant settled inside start() (on the caller's thread, before the
- * coroutine suspends), a dispatcher that needs no dispatch (Unconfined), no dispatcher, or a
- * cancellation handler that ran first take the direct resume(Unit, onCancellation) instead. A
+ * coroutine suspends), a dispatcher that needs no dispatch (Unconfined) or no dispatcher take the
+ * direct resume(Unit, onCancellation) instead; after a cancellation handler that ran first,
+ * nothing is resumed. A
  * dispatcher that refuses the task (a closed executor) gets it run on Dispatchers.IO, as kotlinx
  * does with a resumption its executor refuses.
  *
@@ -94,11 +105,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * needs no dispatch (Unconfined) or refuses the task (a closed executor), the wake-ups run on the
  * spot, so none is lost.
  * The give-back of a grant that lost to a cancellation runs at once where kotlinx reports it, so
- * that the permits are back before the cancelled coroutine's Job completes: inside resume() on the
- * releasing thread (onCancellation), on the coroutine's dispatcher at its resumption (prompt
- * cancellation), or — when the cancellation lands between a dispatched grant and its run() — on
- * the cancelling thread (the handler); in that narrow case the release runs the next waiters'
- * wakers there.
+ * that the permits are back before the cancelling call returns and before the cancelled
+ * coroutine's Job completes: on the cancelling thread (the handler), when the cancellation landed
+ * after claim() but before the resumption — between the releaser's unlock and its wake(), or
+ * between a dispatched grant and its run(); in that narrow window the release runs the next
+ * waiters' wakers there — or on the coroutine's dispatcher at its resumption (prompt cancellation),
+ * or where a grant settled inside start() is dropped (onCancellation, on the caller's thread).
  *
  * A grant that arrives before the suspension
  * ------------------------------------------
@@ -147,10 +159,11 @@ internal abstract class ContinuationAcquisition<F : Any> :
     private lateinit var continuation: CancellableContinuation<Unit>
 
     /**
-     * Who delivers the grant, and so who gives it back if a cancellation keeps it from being
+     * Who delivers the grant, and whether it was given back after a cancellation kept it from being
      * delivered: [PHASE_OPEN], [PHASE_STARTING] (while [start] runs on the caller's thread, before
-     * the handler exists), [PHASE_DISPATCHED] (set by [wake] before it dispatches [run]) or
-     * [PHASE_HANDLED] (set by the cancellation handler before [wake] chose). See the notes above.
+     * the handler exists), [PHASE_DISPATCHED] (set by [wake] before it dispatches [run]),
+     * [PHASE_RESUMING] (set by [wake] before a direct resumption), [PHASE_HANDLED] (being given
+     * back by whoever set it) or [PHASE_GIVEN] (given back). See the notes above.
      */
     @Volatile
     @JvmField
@@ -197,7 +210,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
             // suspended, then dropped for a cancellation (see "A grant that arrives before the
             // suspension"), is given back here. The handler takes the same CAS: one of them gives back.
             if (isGranted && PHASE.compareAndSet(this, PHASE_DISPATCHED, PHASE_HANDLED)) {
-                giveBack()
+                giveBackNow()
             }
             throw dropped
         }
@@ -245,8 +258,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
     final override fun wake() {
         when {
             isGranted -> if (!KotlinxSupport.undispatchedResume || !dispatchedToOwnThread()) {
-                val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
-                continuation.resume(Unit, onCancellation)
+                resumeDirectly()
             }
             isClosed -> continuation.resumeWithException(closedException())
             else -> continuation.resumeWithException(
@@ -280,6 +292,26 @@ internal abstract class ContinuationAcquisition<F : Any> :
     }
 
     /**
+     * Resumes the granted coroutine here with `resume(Unit, onCancellation)`, after moving [phase]
+     * from OPEN or STARTING to RESUMING; resumes nothing if the cancellation handler came first (the
+     * continuation is cancelled already), but returns only once the handler's give-back is done.
+     */
+    private fun resumeDirectly() {
+        while (true) {
+            val p = phase
+            if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
+                awaitGiven()
+                return
+            }
+            if (PHASE.compareAndSet(this, p, PHASE_RESUMING)) {
+                break
+            }
+        }
+        val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
+        continuation.resume(Unit, onCancellation)
+    }
+
+    /**
      * On the coroutine's dispatcher, after [wake] dispatched it: resumes the granted coroutine on
      * this thread. Ignored by kotlinx if a cancellation came first (the cancellation handler then
      * gave the permits back).
@@ -293,21 +325,19 @@ internal abstract class ContinuationAcquisition<F : Any> :
     /**
      * The continuation's cancellation handler: withdraws the wait at once; the wake-ups of the
      * waiters that the withdrawn permits complete run on this coroutine's dispatcher (see
-     * [execute]), not on the cancelling thread. If the grant won the race but is not delivered,
-     * gives it back here if [wake] dispatched it (run()'s resumption is then ignored by kotlinx),
-     * before the coroutine's Job can complete, unless [await] did (the CAS from DISPATCHED decides);
-     * otherwise the direct resumption's onCancellation does. A close or failure that won holds
-     * nothing.
+     * [execute]), not on the cancelling thread. If the grant won the race, kotlinx calls this only
+     * because the grant will not be delivered: it is given back here, unless [await] or the direct
+     * resumption's onCancellation does (the CAS to HANDLED decides; then this waits until it is
+     * done), so the permits are back before the cancelling call returns. A close or failure that
+     * won holds nothing.
      */
     final override fun invoke(cause: Throwable?) {
         // withTimeout's cancellation: the semaphore's WaitListener hears "timed out".
         if (isPending && (if (cause is TimeoutCancellationException) cancelTimedOut(this) else cancel(this))) {
             return
         }
-        if (isGranted && !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_HANDLED) &&
-            PHASE.compareAndSet(this, PHASE_DISPATCHED, PHASE_HANDLED)
-        ) {
-            giveBack()
+        if (isGranted) {
+            takeBack()
         }
     }
 
@@ -317,12 +347,67 @@ internal abstract class ContinuationAcquisition<F : Any> :
     }
 
     /**
-     * `onCancellation` of a direct resumption: the coroutine will not use the permits, so they go
-     * back at once (exactly once: kotlinx calls it iff the value was not delivered, and the
-     * cancellation handler gives nothing back on this path).
+     * `onCancellation` of a direct resumption: kotlinx calls it iff the value was not delivered, so
+     * the permits go back at once, unless the cancellation handler (which kotlinx may call too,
+     * before or after this) does: the CAS to HANDLED decides, and this returns only once they are
+     * back, so the release whose wake-up called it returns after that too.
      */
     final override fun invoke(cause: Throwable, value: Unit, context: CoroutineContext) {
-        giveBack()
+        takeBack()
+    }
+
+    /**
+     * For a grant that will not be delivered: gives it back unless another party already does
+     * (the CAS to HANDLED decides), and returns only once the permits are back either way.
+     */
+    private fun takeBack() {
+        while (true) {
+            val p = phase
+            if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
+                awaitGiven()
+                return
+            }
+            if (PHASE.compareAndSet(this, p, PHASE_HANDLED)) {
+                giveBackNow()
+                return
+            }
+        }
+    }
+
+    /** After winning the CAS to HANDLED: gives the grant back, then publishes GIVEN. */
+    private fun giveBackNow() {
+        try {
+            giveBack()
+        } finally {
+            phase = PHASE_GIVEN
+        }
+    }
+
+    /**
+     * Waits until the party that won the CAS to HANDLED has given the grant back: it is inside
+     * a release (a short locked step, then the wake-ups of the waiters that the permits
+     * complete). Polls, then yields (the other thread may have been descheduled); gives up after
+     * [GIVE_BACK_PATIENCE_NANOS], so that a waker of those waiters that blocks until this thread
+     * moves on delays it instead of deadlocking it (the permits still come back; only the promise
+     * that they are back when this call returns is lost then).
+     */
+    private fun awaitGiven() {
+        var spins = 0
+        var deadline = 0L
+        while (phase != PHASE_GIVEN) {
+            if (spins < GIVE_BACK_SPINS) {
+                spins++
+                Thread.onSpinWait()
+                continue
+            }
+            val now = System.nanoTime()
+            if (deadline == 0L) {
+                deadline = now + GIVE_BACK_PATIENCE_NANOS
+            } else if (now - deadline > 0) {
+                return
+            }
+            Thread.yield()
+        }
     }
 
     internal companion object {
@@ -344,6 +429,14 @@ internal abstract class ContinuationAcquisition<F : Any> :
         const val PHASE_STARTING: Int = 1
         const val PHASE_DISPATCHED: Int = 2
         const val PHASE_HANDLED: Int = 3
+        const val PHASE_RESUMING: Int = 4
+        const val PHASE_GIVEN: Int = 5
+
+        /** [awaitGiven] polls this many times first: a give-back is usually well under a microsecond. */
+        const val GIVE_BACK_SPINS: Int = 256
+
+        /** [awaitGiven] then yields for at most this long (200 ms), then stops waiting. */
+        const val GIVE_BACK_PATIENCE_NANOS: Long = 200_000_000L
 
         val PHASE: AtomicIntegerFieldUpdater<ContinuationAcquisition<*>> =
             AtomicIntegerFieldUpdater.newUpdater(ContinuationAcquisition::class.java, "phase")

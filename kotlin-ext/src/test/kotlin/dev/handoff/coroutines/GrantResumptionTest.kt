@@ -16,7 +16,9 @@ import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.CountDownLatch
 import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.coroutines.CoroutineContext
 import kotlin.test.assertEquals
@@ -168,16 +170,23 @@ class GrantResumptionTest {
 
     /**
      * One release grants a Java waiter and then the coroutine; the Java waiter's waker (run first,
-     * FIFO) cancels the coroutine, between its claim and its resumption. Returns the permits free
-     * afterwards (of 5; 2 stay held throughout, so that a second give-back would not be refused as
-     * a release beyond the capacity), with the coroutine on [dispatcher].
+     * FIFO) cancels the coroutine, between its claim and its resumption, and then looks at the
+     * free permits: the grant the cancellation kept from being delivered must be back as soon as
+     * cancel() returns, not later in the releaser's wake-up of the coroutine (a Lincheck stress run
+     * saw a cancelled acquire followed by availablePermits() 0 on its own thread). Returns the
+     * permits free afterwards (of 5; 2 stay held throughout, so that a second give-back would not
+     * be refused as a release beyond the capacity), with the coroutine on [dispatcher].
      */
     private fun cancelledBetweenClaimAndResume(dispatcher: CoroutineDispatcher, runQueued: () -> Unit): Long =
         run {
             val semaphore = Semaphore(5)
             assertTrue(semaphore.tryAcquire(5))
             val victim = AtomicReference<Job>()
-            val first: Acquisition = semaphore.acquire(1, Waker { victim.get().cancel() })
+            val seenByCanceller = AtomicReference<Long>()
+            val first: Acquisition = semaphore.acquire(1, Waker {
+                victim.get().cancel()
+                seenByCanceller.set(semaphore.availablePermits())
+            })
             val waiter = CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.UNDISPATCHED) { semaphore.acquire(2) }
             victim.set(waiter)
             assertEquals(2, semaphore.queueLength())
@@ -186,6 +195,7 @@ class GrantResumptionTest {
             joinBounded(waiter)
             assertTrue(waiter.isCancelled)
             assertTrue(first.isGranted)
+            assertEquals(2L, seenByCanceller.get(), "the undelivered grant is back when cancel() returns")
             semaphore.release(1) // the Java waiter's permit
             semaphore.availablePermits().also { semaphore.release(2) }
         }
@@ -201,6 +211,68 @@ class GrantResumptionTest {
         // Unconfined needs no dispatch: the grant takes resume(Unit, onCancellation). The cancellation
         // came first, so kotlinx calls the cancellation handler and then the onCancellation.
         assertEquals(3, cancelledBetweenClaimAndResume(Dispatchers.Unconfined) {})
+    }
+
+    /**
+     * The other side of the same race, with the two parties on two threads (Lincheck's stress mode
+     * found it on an RwLock: a readUnlock that granted a writer, then a tryReadLock of the same
+     * thread that failed although the writer had been cancelled). The releaser R grants a Java
+     * waiter and then the coroutine; the Java waiter's waker starts a thread C that cancels the
+     * coroutine, and returns once C's cancellation handler is inside its give-back, which the test
+     * holds there. R's wake-up of the coroutine then finds the grant being given back by C: its
+     * release must not return before the permits are back.
+     */
+    @Test
+    fun `a release whose grant another thread's cancellation is giving back returns only once the permits are back`() {
+        val semaphore = Semaphore(5) // 2 stay held: a second give-back would not be refused
+        assertTrue(semaphore.tryAcquire(5))
+        val inGiveBack = CountDownLatch(1)
+        val proceed = CountDownLatch(1)
+        val node = object : ContinuationAcquisition<Semaphore>() {
+            override fun start(face: Semaphore, permits: Long) {
+                face.startAcquisition(permits, this)
+            }
+
+            override fun giveBack() {
+                inGiveBack.countDown()
+                proceed.await()
+                semaphore.release(2)
+            }
+
+            override fun closedException() = IllegalStateException("closed")
+        }
+        val victim = AtomicReference<Job>()
+        val canceller = AtomicReference<Thread>()
+        val first: Acquisition = semaphore.acquire(1, Waker {
+            canceller.set(Thread { victim.get().cancel() }.also { it.start() })
+            inGiveBack.await()
+        })
+        // Unconfined: the grant takes the direct resumption, as under Lincheck.
+        victim.set(CoroutineScope(Dispatchers.Unconfined + Job()).launch { node.await<Unit>(semaphore, 2) })
+        assertEquals(2, semaphore.queueLength())
+        val seenByReleaser = AtomicReference<Long>()
+        val releaser = Thread {
+            semaphore.release(3) // grants both; the Java waiter's waker runs first
+            seenByReleaser.set(semaphore.availablePermits())
+        }
+        releaser.start()
+        assertTrue(inGiveBack.await(10, TimeUnit.SECONDS))
+        // Hold C's give-back until R waits for it (or, wrongly, has returned).
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
+        while (releaser.isAlive && releaser.stackTrace.none { it.methodName == "awaitGiven" }) {
+            assertTrue(System.nanoTime() < deadline, "the releaser neither returned nor waited")
+            Thread.onSpinWait()
+        }
+        proceed.countDown()
+        releaser.join(10_000)
+        canceller.get().join(10_000)
+        joinBounded(victim.get())
+        assertTrue(victim.get().isCancelled)
+        assertTrue(first.isGranted)
+        assertEquals(2L, seenByReleaser.get(), "the release returned before the cancelled grant was back")
+        semaphore.release(1) // the Java waiter's permit
+        assertEquals(3, semaphore.availablePermits(), "given back exactly once")
+        semaphore.release(2)
     }
 
     @Test

@@ -308,6 +308,11 @@ public suspend fun Semaphore.tryAcquire(permits: Long, timeout: Duration): Boole
  * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
  */
 public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
+    // Checked here, not left to acquireUpToAsync, so that the message names the caller's call.
+    require(min in 1..max) { "acquireUpTo($min, $max): needs 1 <= min <= max" }
+    require(min <= capacity()) {
+        "acquireUpTo($min, $max): min exceeds the capacity ${capacity()}, so it could never be granted"
+    }
     val future = acquireUpToAsync(min, max)
     if (future.isDone) {
         try {

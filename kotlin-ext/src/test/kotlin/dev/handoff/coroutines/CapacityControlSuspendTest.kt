@@ -82,6 +82,20 @@ class CapacityControlSuspendTest {
     }
 
     @Test
+    fun `acquireUpTo refuses bad bounds naming itself, the values and the limit, and changes nothing`(): Unit = runBlocking {
+        val s = Semaphore(10)
+        assertTrue(s.tryAcquire(4))
+        val inverted = assertFailsWith<IllegalArgumentException> { s.acquireUpTo(3, 2) }
+        assertEquals("acquireUpTo(3, 2): needs 1 <= min <= max", inverted.message)
+        val zero = assertFailsWith<IllegalArgumentException> { s.acquireUpTo(0, 2) }
+        assertEquals("acquireUpTo(0, 2): needs 1 <= min <= max", zero.message)
+        val tooBig = assertFailsWith<IllegalArgumentException> { s.acquireUpTo(11, 20) }
+        assertEquals("acquireUpTo(11, 20): min exceeds the capacity 10, so it could never be granted", tooBig.message)
+        assertEquals(6, s.availablePermits())
+        assertEquals(0, s.queueLength())
+    }
+
+    @Test
     fun `a cancelled acquireUpTo holds nothing whichever came first`(): Unit = runBlocking {
         val s = Semaphore(4)
         repeat(2_000) {

@@ -65,8 +65,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  *   - the `onCancellation` of a direct `resume(Unit, onCancellation = this)` (`phase` RESUMING, set
  *     by wake() just before it resumes), which kotlinx calls for an undelivered value too; it
  *     matters when there is no handler: a grant settled inside start() installs none;
- *   - await(), for a dispatched grant (`phase` DISPATCHED) that kotlinx dropped before the
- *     coroutine suspended (see "A grant that arrives before the suspension").
+ *   - await(), for a grant that kotlinx dropped before the coroutine suspended and that reaches
+ *     neither callback: `phase` OPEN or DISPATCHED (see "A grant that arrives before the
+ *     suspension").
  * wake() dispatches only if it moves `phase` from OPEN to DISPATCHED; otherwise it resumes directly
  * if it moves `phase` from OPEN or STARTING (a grant inside start()) to RESUMING, and resumes
  * nothing if the handler came first (HANDLED: the permits are back already). On the dispatched path
@@ -122,10 +123,16 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * record it would have lived in). Nobody outside can time that window, and no public kotlinx call
  * tells whether the continuation has suspended yet. So await() runs the suspension as a plain call
  * with its caller's continuation (suspendOn, through SUSPEND_ON: no state machine, no allocation):
- * kotlinx's throw from getResult then reaches await() at once, and await() gives a dispatched grant
- * back if it moves `phase` from DISPATCHED to HANDLED — the same CAS the cancellation handler
- * takes, so the two never both give back. On the direct path kotlinx reports such a drop to the
- * resumption's onCancellation instead, and `phase` is never DISPATCHED there.
+ * kotlinx's throw from getResult then reaches await() at once, and await() gives a granted node
+ * back if it moves `phase` from OPEN or DISPATCHED to HANDLED — the same CAS the cancellation
+ * handler takes, so the two never both give back. On the direct path kotlinx reports such a drop
+ * to the resumption's onCancellation instead (`phase` RESUMING), so await() leaves it alone.
+ * The other way to reach await() with an undelivered grant: another thread claims the node while
+ * the block runs, after start() queued it but before the block looks at isPending (so no handler
+ * is installed: the node is no longer pending), and the Job is cancelled before the coroutine
+ * suspends and before the releaser's wake(). Then getResult throws, no callback ever runs, and
+ * the wake()'s dispatched resumption is ignored — `phase` is still OPEN when await() sees the
+ * throw (a grant lost for good until 2026-11-25; GrantResumptionTest plays it).
  *
  * Settling inside start()
  * -----------------------
@@ -206,11 +213,10 @@ internal abstract class ContinuationAcquisition<F : Any> :
             // invokeExact with these exact static types: (ContinuationAcquisition, Any, long, Continuation) -> Any?
             SUSPEND_ON.invokeExact(this as ContinuationAcquisition<*>, face as Any, permits, caller as Continuation<*>)
         } catch (dropped: Throwable) {
-            // kotlinx threw at once: a grant whose run() resumed the continuation before it
-            // suspended, then dropped for a cancellation (see "A grant that arrives before the
-            // suspension"), is given back here. The handler takes the same CAS: one of them gives back.
-            if (isGranted && PHASE.compareAndSet(this, PHASE_DISPATCHED, PHASE_HANDLED)) {
-                giveBackNow()
+            // kotlinx threw at once: a grant it dropped for a cancellation before the coroutine
+            // suspended is given back here (see "A grant that arrives before the suspension").
+            if (isGranted) {
+                takeBackDropped()
             }
             throw dropped
         }
@@ -363,6 +369,28 @@ internal abstract class ContinuationAcquisition<F : Any> :
     private fun takeBack() {
         while (true) {
             val p = phase
+            if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
+                awaitGiven()
+                return
+            }
+            if (PHASE.compareAndSet(this, p, PHASE_HANDLED)) {
+                giveBackNow()
+                return
+            }
+        }
+    }
+
+    /**
+     * For a grant that kotlinx dropped before the coroutine suspended ([await] caught the throw):
+     * gives it back unless the direct resumption's onCancellation does (`phase` RESUMING: kotlinx
+     * reports the drop to it) or another party already does (then waits until it is done).
+     */
+    private fun takeBackDropped() {
+        while (true) {
+            val p = phase
+            if (p == PHASE_RESUMING) {
+                return
+            }
             if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
                 awaitGiven()
                 return

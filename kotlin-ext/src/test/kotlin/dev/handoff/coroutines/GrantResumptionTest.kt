@@ -169,6 +169,66 @@ class GrantResumptionTest {
     }
 
     /**
+     * A grant that another thread claims while the node is starting — after start() queued it, before
+     * the block installs the cancellation handler (it is not installed then: the node is no longer
+     * pending) — and a cancellation that lands before the coroutine suspends and before the grant's
+     * wake-up: kotlinx then throws from its getResult, the grant's later dispatched resumption is
+     * ignored, and neither kotlinx callback runs, so await() must give the grant back. The releaser
+     * grants a Java waiter and then this node; the Java waiter's waker holds it there.
+     */
+    @Test
+    fun `a grant claimed while the node starts, cancelled before the suspension and before its wake-up, is given back once`() {
+        val semaphore = Semaphore(5) // 2 stay held: a second give-back would not be refused
+        assertTrue(semaphore.tryAcquire(5))
+        val dispatcher = QueuedDispatcher()
+        val inJavaWaker = CountDownLatch(1)
+        val holdWakeUps = CountDownLatch(1)
+        val first: Acquisition = semaphore.acquire(1, Waker {
+            inJavaWaker.countDown()
+            holdWakeUps.await()
+        })
+        val waiter = AtomicReference<Job>()
+        val releaser = AtomicReference<Thread>()
+        val node = object : ContinuationAcquisition<Semaphore>() {
+            override fun start(face: Semaphore, permits: Long) {
+                face.startAcquisition(permits, this)
+                // grants the Java waiter and this node under one lock; the wake-ups wait in the Java waiter's
+                releaser.set(Thread { semaphore.release(3) }.also { it.start() })
+                assertTrue(inJavaWaker.await(10, TimeUnit.SECONDS))
+                assertTrue(isGranted, "claimed before the block looks at isPending")
+                waiter.get().cancel() // on the coroutine's own thread, before kotlinx suspends it
+            }
+
+            override fun giveBack() = semaphore.release(2)
+
+            override fun closedException() = IllegalStateException("closed")
+        }
+        val thrown = AtomicReference<Throwable>()
+        waiter.set(CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.LAZY) {
+            try {
+                node.await<Unit>(semaphore, 2)
+            } catch (e: Throwable) {
+                thrown.set(e)
+                throw e
+            }
+        })
+        waiter.get().start()
+        dispatcher.runAll() // the coroutine's first run: start() above, then kotlinx throws
+        assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
+        assertEquals(2, semaphore.availablePermits(), "the undelivered grant is back when the call throws")
+        holdWakeUps.countDown()
+        releaser.get().join(10_000)
+        dispatcher.runAll() // a resumption the wake-up may have queued: ignored by kotlinx
+        joinBounded(waiter.get())
+        assertTrue(waiter.get().isCancelled)
+        assertTrue(first.isGranted)
+        assertEquals(2, semaphore.availablePermits(), "given back exactly once")
+        semaphore.release(1) // the Java waiter's permit
+        assertEquals(3, semaphore.availablePermits())
+        semaphore.release(2)
+    }
+
+    /**
      * One release grants a Java waiter and then the coroutine; the Java waiter's waker (run first,
      * FIFO) cancels the coroutine, between its claim and its resumption, and then looks at the
      * free permits: the grant the cancellation kept from being delivered must be back as soon as

@@ -65,9 +65,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  *   - the `onCancellation` of a direct `resume(Unit, onCancellation = this)` (`phase` RESUMING, set
  *     by wake() just before it resumes), which kotlinx calls for an undelivered value too; it
  *     matters when there is no handler: a grant settled inside start() installs none;
- *   - await(), for a grant that kotlinx dropped before the coroutine suspended and that reaches
- *     neither callback: `phase` OPEN or DISPATCHED (see "A grant that arrives before the
- *     suspension").
+ *   - await(), for a grant that kotlinx dropped before the coroutine suspended: `phase` OPEN or
+ *     DISPATCHED (see "A grant that arrives before the suspension").
  * wake() dispatches only if it moves `phase` from OPEN to DISPATCHED; otherwise it resumes directly
  * if it moves `phase` from OPEN or STARTING (a grant inside start()) to RESUMING, and resumes
  * nothing if the handler came first (HANDLED: the permits are back already). On the dispatched path
@@ -127,20 +126,24 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * back if it moves `phase` from OPEN or DISPATCHED to HANDLED — the same CAS the cancellation
  * handler takes, so the two never both give back. On the direct path kotlinx reports such a drop
  * to the resumption's onCancellation instead (`phase` RESUMING), so await() leaves it alone.
- * The other way to reach await() with an undelivered grant: another thread claims the node while
- * the block runs, after start() queued it but before the block looks at isPending (so no handler
- * is installed: the node is no longer pending), and the Job is cancelled before the coroutine
- * suspends and before the releaser's wake(). Then getResult throws, no callback ever runs, and
- * the wake()'s dispatched resumption is ignored — `phase` is still OPEN when await() sees the
- * throw (a grant lost for good until 2026-11-25; GrantResumptionTest plays it).
+ * await() takes OPEN too: a grant claimed by another thread while the block runs, whose wake-up
+ * has not come yet, and a cancellation before the suspension. The handler (installed for such a
+ * node too, see "Settling inside start()") normally gives that grant back first; if await() sees
+ * the throw first, the CAS makes it the one that gives back, and the handler then waits.
  *
  * Settling inside start()
  * -----------------------
  * The core may settle the acquisition before start() returns (a grant at once, closed, failed),
  * on the calling thread, inside the suspendCancellableCoroutine block: an ordinary resumption
- * before suspension for kotlinx. The cancellation handler is installed only if the acquisition may
- * still be waiting (a lock-free read of its state: no lock is taken on this path); kotlinx runs it
- * at once if the coroutine was cancelled in the meantime.
+ * before suspension for kotlinx. The cancellation handler is installed unless a grant was already
+ * resumed directly (`phase` RESUMING: kotlinx reports its drop to the resumption's onCancellation);
+ * kotlinx runs it at once if the coroutine was cancelled in the meantime. "Still waiting" is not
+ * the test: another thread may claim the node after start() queued it and before the block gets
+ * here, and hold its wake-up back (the wake-ups of one release run in FIFO order, after user
+ * wakers); a cancellation before that wake-up reaches only the handler (or, before the coroutine
+ * suspends, await()), and the wake-up's resumption is then ignored. Until 2026-11-25 the handler
+ * was installed only for a pending node, and such a grant was lost; GrantResumptionTest plays
+ * both orders. For a closed or failed node the handler finds nothing to do.
  *
  * Threads
  * -------
@@ -246,7 +249,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
         } finally {
             PHASE.compareAndSet(this, PHASE_STARTING, PHASE_OPEN) // a CAS: never overwrites what another party set
         }
-        if (isPending) {
+        if (phase != PHASE_RESUMING) { // see "Settling inside start()"
             cont.invokeOnCancellation(this)
         }
     }

@@ -170,14 +170,14 @@ class GrantResumptionTest {
 
     /**
      * A grant that another thread claims while the node is starting — after start() queued it, before
-     * the block installs the cancellation handler (it is not installed then: the node is no longer
-     * pending) — and a cancellation that lands before the coroutine suspends and before the grant's
-     * wake-up: kotlinx then throws from its getResult, the grant's later dispatched resumption is
-     * ignored, and neither kotlinx callback runs, so await() must give the grant back. The releaser
-     * grants a Java waiter and then this node; the Java waiter's waker holds it there.
+     * the block decides whether to install the cancellation handler — and whose wake-up is held back
+     * (the releaser grants a Java waiter and then this node; the Java waiter's waker holds it), with
+     * the coroutine cancelled before that wake-up: either still inside the block, so that kotlinx
+     * throws from its getResult ([beforeSuspension]), or once it has suspended. kotlinx then never
+     * delivers the grant and ignores the wake-up's resumption, so the node must give it back: by the
+     * handler, which must be installed although the node is no longer pending, or by await().
      */
-    @Test
-    fun `a grant claimed while the node starts, cancelled before the suspension and before its wake-up, is given back once`() {
+    private fun claimedWhileStarting(beforeSuspension: Boolean) {
         val semaphore = Semaphore(5) // 2 stay held: a second give-back would not be refused
         assertTrue(semaphore.tryAcquire(5))
         val dispatcher = QueuedDispatcher()
@@ -195,8 +195,10 @@ class GrantResumptionTest {
                 // grants the Java waiter and this node under one lock; the wake-ups wait in the Java waiter's
                 releaser.set(Thread { semaphore.release(3) }.also { it.start() })
                 assertTrue(inJavaWaker.await(10, TimeUnit.SECONDS))
-                assertTrue(isGranted, "claimed before the block looks at isPending")
-                waiter.get().cancel() // on the coroutine's own thread, before kotlinx suspends it
+                assertTrue(isGranted, "claimed before the block looks at the node again")
+                if (beforeSuspension) {
+                    waiter.get().cancel() // on the coroutine's own thread, before kotlinx suspends it
+                }
             }
 
             override fun giveBack() = semaphore.release(2)
@@ -213,7 +215,12 @@ class GrantResumptionTest {
             }
         })
         waiter.get().start()
-        dispatcher.runAll() // the coroutine's first run: start() above, then kotlinx throws
+        dispatcher.runAll() // the coroutine's first run: start() above, then it throws or suspends
+        if (!beforeSuspension) {
+            assertEquals(null, thrown.get(), "suspended")
+            waiter.get().cancel()
+            dispatcher.runAll() // its resumption with the CancellationException
+        }
         assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
         assertEquals(2, semaphore.availablePermits(), "the undelivered grant is back when the call throws")
         holdWakeUps.countDown()
@@ -226,6 +233,16 @@ class GrantResumptionTest {
         semaphore.release(1) // the Java waiter's permit
         assertEquals(3, semaphore.availablePermits())
         semaphore.release(2)
+    }
+
+    @Test
+    fun `a grant claimed while the node starts, cancelled before the suspension and before its wake-up, is given back once`() {
+        claimedWhileStarting(beforeSuspension = true)
+    }
+
+    @Test
+    fun `a grant claimed while the node starts, cancelled after the suspension but before its wake-up, is given back once`() {
+        claimedWhileStarting(beforeSuspension = false)
     }
 
     /**

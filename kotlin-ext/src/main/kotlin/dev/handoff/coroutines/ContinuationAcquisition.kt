@@ -65,11 +65,14 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  *   - the `onCancellation` of a direct `resume(Unit, onCancellation = this)` (`phase` RESUMING, set
  *     by wake() just before it resumes), which kotlinx calls for an undelivered value too; it
  *     matters when there is no handler: a grant settled inside start() installs none;
- *   - await(), for a grant that kotlinx dropped before the coroutine suspended: `phase` OPEN or
- *     DISPATCHED (see "A grant that arrives before the suspension").
- * wake() dispatches only if it moves `phase` from OPEN to DISPATCHED; otherwise it resumes directly
- * if it moves `phase` from OPEN or STARTING (a grant inside start()) to RESUMING, and resumes
- * nothing if the handler came first (HANDLED: the permits are back already). On the dispatched path
+ *   - await(), for a grant that kotlinx dropped before the coroutine suspended: `phase` OPEN
+ *     (see "A grant that arrives before the suspension").
+ * wake() dispatches if it reads `phase` OPEN, and leaves it OPEN: a handler that moves it to
+ * HANDLED after that read gives the permits back, and kotlinx ignores the dispatched resumption
+ * of the cancelled continuation, so the dispatch decision needs no CAS (one fence less per
+ * suspension). Otherwise it resumes directly if it moves `phase` from STARTING (a grant inside
+ * start()) or OPEN to RESUMING, and resumes nothing if the handler came first (HANDLED: the
+ * permits are back already; it waits for GIVEN as every losing party does). On the dispatched path
  * run()'s undispatched resumption runs the coroutine at once, so the losses are a cancellation
  * before run() (kotlinx ignores the resumption and calls the handler) and a run() before the
  * coroutine suspended. The coroutine then throws CancellationException: a cancelled caller ends
@@ -123,13 +126,13 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * tells whether the continuation has suspended yet. So await() runs the suspension as a plain call
  * with its caller's continuation (suspendOn, through SUSPEND_ON: no state machine, no allocation):
  * kotlinx's throw from getResult then reaches await() at once, and await() gives a granted node
- * back if it moves `phase` from OPEN or DISPATCHED to HANDLED — the same CAS the cancellation
- * handler takes, so the two never both give back. On the direct path kotlinx reports such a drop
- * to the resumption's onCancellation instead (`phase` RESUMING), so await() leaves it alone.
- * await() takes OPEN too: a grant claimed by another thread while the block runs, whose wake-up
- * has not come yet, and a cancellation before the suspension. The handler (installed for such a
- * node too, see "Settling inside start()") normally gives that grant back first; if await() sees
- * the throw first, the CAS makes it the one that gives back, and the handler then waits.
+ * back if it moves `phase` from OPEN to HANDLED — the same CAS the cancellation handler takes, so
+ * the two never both give back. On the direct path kotlinx reports such a drop to the
+ * resumption's onCancellation instead (`phase` RESUMING), so await() leaves it alone. The same
+ * holds for a grant claimed by another thread while the block runs, whose wake-up has not come
+ * yet, and a cancellation before the suspension: the handler (installed for such a node too, see
+ * "Settling inside start()") normally gives that grant back first; if await() sees the throw
+ * first, the CAS makes it the one that gives back, and the handler then waits.
  *
  * Settling inside start()
  * -----------------------
@@ -170,10 +173,10 @@ internal abstract class ContinuationAcquisition<F : Any> :
 
     /**
      * Who delivers the grant, and whether it was given back after a cancellation kept it from being
-     * delivered: [PHASE_OPEN], [PHASE_STARTING] (while [start] runs on the caller's thread, before
-     * the handler exists), [PHASE_DISPATCHED] (set by [wake] before it dispatches [run]),
-     * [PHASE_RESUMING] (set by [wake] before a direct resumption), [PHASE_HANDLED] (being given
-     * back by whoever set it) or [PHASE_GIVEN] (given back). See the notes above.
+     * delivered: [PHASE_OPEN] (also while a dispatched [run] is on its way), [PHASE_STARTING]
+     * (while [start] runs on the caller's thread, before the handler exists), [PHASE_RESUMING] (set
+     * by [wake] before a direct resumption), [PHASE_HANDLED] (being given back by whoever set it)
+     * or [PHASE_GIVEN] (given back). See the notes above.
      */
     @Volatile
     @JvmField
@@ -240,7 +243,11 @@ internal abstract class ContinuationAcquisition<F : Any> :
         if (!cont.isActive) {
             return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
         }
-        phase = PHASE_STARTING // before the core can see this node: a grant inside start() resumes directly
+        // Before the core can see this node, so that a grant inside start() resumes directly. A
+        // release store: start() publishes the node afterwards (under the core's lock or by its
+        // tail CAS), and whoever finds it there sees STARTING; a full volatile write would add a
+        // fence per suspension for nothing.
+        PHASE.lazySet(this, PHASE_STARTING)
         try {
             start(face, permits)
         } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
@@ -277,8 +284,8 @@ internal abstract class ContinuationAcquisition<F : Any> :
     }
 
     /**
-     * Dispatches [run] to the coroutine's dispatcher if it wants a dispatch and [phase] moves from
-     * open to dispatched; returns false (nothing dispatched, [phase] unchanged) otherwise. A
+     * Dispatches [run] to the coroutine's dispatcher if it wants a dispatch and [phase] is OPEN
+     * (a read, not a CAS: see the notes above); returns false (nothing dispatched) otherwise. A
      * dispatcher that refuses the task has it run on Dispatchers.IO, as kotlinx does.
      */
     private fun dispatchedToOwnThread(): Boolean {
@@ -289,7 +296,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
         } catch (failed: Throwable) {
             false
         }
-        if (!needed || !PHASE.compareAndSet(this, PHASE_OPEN, PHASE_DISPATCHED)) {
+        if (!needed || phase != PHASE_OPEN) {
             return false
         }
         try {
@@ -458,10 +465,9 @@ internal abstract class ContinuationAcquisition<F : Any> :
 
         const val PHASE_OPEN: Int = 0
         const val PHASE_STARTING: Int = 1
-        const val PHASE_DISPATCHED: Int = 2
-        const val PHASE_HANDLED: Int = 3
-        const val PHASE_RESUMING: Int = 4
-        const val PHASE_GIVEN: Int = 5
+        const val PHASE_HANDLED: Int = 2
+        const val PHASE_RESUMING: Int = 3
+        const val PHASE_GIVEN: Int = 4
 
         /** [awaitGiven] polls this many times first: a give-back is usually well under a microsecond. */
         const val GIVE_BACK_SPINS: Int = 256

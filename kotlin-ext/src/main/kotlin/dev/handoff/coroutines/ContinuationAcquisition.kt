@@ -63,10 +63,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  *     may not have run yet at all: the releaser is between its unlock and wake()), or a resumption
  *     that the coroutine's Job cancelled before the coroutine ran again (prompt cancellation);
  *   - the `onCancellation` of a direct `resume(Unit, onCancellation = this)` (`phase` RESUMING, set
- *     by wake() just before it resumes), which kotlinx calls for an undelivered value too; it
- *     matters when there is no handler: a grant settled inside start() installs none;
- *   - await(), for a grant that kotlinx dropped before the coroutine suspended: `phase` OPEN
- *     (see "A grant that arrives before the suspension").
+ *     by wake() just before it resumes), which kotlinx calls for an undelivered value too;
+ *   - await(), for a grant that kotlinx dropped before the coroutine suspended (see "A grant
+ *     that arrives before the suspension").
  * wake() dispatches if it reads `phase` OPEN, and leaves it OPEN: a handler that moves it to
  * HANDLED after that read gives the permits back, and kotlinx ignores the dispatched resumption
  * of the cancelled continuation, so the dispatch decision needs no CAS (one fence less per
@@ -126,9 +125,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * tells whether the continuation has suspended yet. So await() runs the suspension as a plain call
  * with its caller's continuation (suspendOn, through SUSPEND_ON: no state machine, no allocation):
  * kotlinx's throw from getResult then reaches await() at once, and await() gives a granted node
- * back if it moves `phase` from OPEN to HANDLED — the same CAS the cancellation handler takes, so
- * the two never both give back. On the direct path kotlinx reports such a drop to the
- * resumption's onCancellation instead (`phase` RESUMING), so await() leaves it alone. The same
+ * back if it moves `phase` from OPEN or RESUMING to HANDLED — the same CAS the cancellation
+ * handler and onCancellation take, so only one of them gives back (on the direct path kotlinx
+ * also reports the drop to onCancellation, which then finds the grant given back). The same
  * holds for a grant claimed by another thread while the block runs, whose wake-up has not come
  * yet, and a cancellation before the suspension: the handler (installed for such a node too, see
  * "Settling inside start()") normally gives that grant back first; if await() sees the throw
@@ -138,15 +137,20 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * -----------------------
  * The core may settle the acquisition before start() returns (a grant at once, closed, failed),
  * on the calling thread, inside the suspendCancellableCoroutine block: an ordinary resumption
- * before suspension for kotlinx. The cancellation handler is installed unless a grant was already
- * resumed directly (`phase` RESUMING: kotlinx reports its drop to the resumption's onCancellation);
- * kotlinx runs it at once if the coroutine was cancelled in the meantime. "Still waiting" is not
- * the test: another thread may claim the node after start() queued it and before the block gets
- * here, and hold its wake-up back (the wake-ups of one release run in FIFO order, after user
- * wakers); a cancellation before that wake-up reaches only the handler (or, before the coroutine
- * suspends, await()), and the wake-up's resumption is then ignored. Until 2026-11-25 the handler
- * was installed only for a pending node, and such a grant was lost; GrantResumptionTest plays
- * both orders. For a closed or failed node the handler finds nothing to do.
+ * before suspension for kotlinx. The cancellation handler is installed in every case, after
+ * start(); kotlinx runs it at once if the coroutine was cancelled in the meantime, keeps it with a
+ * value resumed before the suspension (and calls it if the Job is cancelled before the coroutine
+ * runs on), and lets it find nothing to do for a closed or failed node. Whether the node is still
+ * waiting is not the test: another thread may claim it after start() queued it and before the
+ * block gets here, and its wake-up may come much later (the wake-ups of one release run in FIFO
+ * order, after user wakers) or stop between its CAS to RESUMING and its resume() (a descheduled
+ * releaser, with a dispatcher that needs no dispatch, as under Lincheck); a cancellation in
+ * between reaches only the handler (or, before the coroutine suspends, await()), so without the
+ * handler the grant was lost (dispatched: the wake-up's resumption is ignored) or came back only
+ * in the releaser's late onCancellation, after the cancelling call had returned. Until
+ * 2026-11-25 the handler was installed only for a pending node; GrantResumptionTest plays these
+ * orders. A grant settled inside start() on this thread then carries both the handler and the
+ * direct resumption's onCancellation: the CAS to HANDLED makes one of them give back.
  *
  * Threads
  * -------
@@ -222,7 +226,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
             // kotlinx threw at once: a grant it dropped for a cancellation before the coroutine
             // suspended is given back here (see "A grant that arrives before the suspension").
             if (isGranted) {
-                takeBackDropped()
+                takeBack() // see "A grant that arrives before the suspension"
             }
             throw dropped
         }
@@ -256,9 +260,8 @@ internal abstract class ContinuationAcquisition<F : Any> :
         } finally {
             PHASE.compareAndSet(this, PHASE_STARTING, PHASE_OPEN) // a CAS: never overwrites what another party set
         }
-        if (phase != PHASE_RESUMING) { // see "Settling inside start()"
-            cont.invokeOnCancellation(this)
-        }
+        cont.invokeOnCancellation(this) // always: see "Settling inside start()"
+
     }
 
     /** Under the core's lock: take the grant iff the coroutine is not cancelled. One volatile read. */
@@ -379,28 +382,6 @@ internal abstract class ContinuationAcquisition<F : Any> :
     private fun takeBack() {
         while (true) {
             val p = phase
-            if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
-                awaitGiven()
-                return
-            }
-            if (PHASE.compareAndSet(this, p, PHASE_HANDLED)) {
-                giveBackNow()
-                return
-            }
-        }
-    }
-
-    /**
-     * For a grant that kotlinx dropped before the coroutine suspended ([await] caught the throw):
-     * gives it back unless the direct resumption's onCancellation does (`phase` RESUMING: kotlinx
-     * reports the drop to it) or another party already does (then waits until it is done).
-     */
-    private fun takeBackDropped() {
-        while (true) {
-            val p = phase
-            if (p == PHASE_RESUMING) {
-                return
-            }
             if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
                 awaitGiven()
                 return

@@ -177,7 +177,7 @@ class GrantResumptionTest {
      * delivers the grant and ignores the wake-up's resumption, so the node must give it back: by the
      * handler, which must be installed although the node is no longer pending, or by await().
      */
-    private fun claimedWhileStarting(beforeSuspension: Boolean) {
+    private fun claimedWhileStarting(beforeSuspension: Boolean, releaserStopsBeforeResume: Boolean = false) {
         val semaphore = Semaphore(5) // 2 stay held: a second give-back would not be refused
         assertTrue(semaphore.tryAcquire(5))
         val dispatcher = QueuedDispatcher()
@@ -196,6 +196,12 @@ class GrantResumptionTest {
                 releaser.set(Thread { semaphore.release(3) }.also { it.start() })
                 assertTrue(inJavaWaker.await(10, TimeUnit.SECONDS))
                 assertTrue(isGranted, "claimed before the block looks at the node again")
+                if (releaserStopsBeforeResume) {
+                    // as a releaser on a dispatcher that needs no dispatch (Lincheck's) leaves it when
+                    // it is descheduled between its CAS from STARTING and its resume(); its held-back
+                    // wake-up then plays the rest of that call
+                    phase = ContinuationAcquisition.PHASE_RESUMING
+                }
                 if (beforeSuspension) {
                     waiter.get().cancel() // on the coroutine's own thread, before kotlinx suspends it
                 }
@@ -219,6 +225,7 @@ class GrantResumptionTest {
         if (!beforeSuspension) {
             assertEquals(null, thrown.get(), "suspended")
             waiter.get().cancel()
+            assertEquals(2, semaphore.availablePermits(), "the undelivered grant is back when cancel() returns")
             dispatcher.runAll() // its resumption with the CancellationException
         }
         assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
@@ -243,6 +250,16 @@ class GrantResumptionTest {
     @Test
     fun `a grant claimed while the node starts, cancelled after the suspension but before its wake-up, is given back once`() {
         claimedWhileStarting(beforeSuspension = false)
+    }
+
+    @Test
+    fun `a grant whose direct resumption is under way when the coroutine is cancelled is back before cancel() returns`() {
+        claimedWhileStarting(beforeSuspension = false, releaserStopsBeforeResume = true)
+    }
+
+    @Test
+    fun `a grant whose direct resumption is under way when kotlinx drops it before the suspension is back when the call throws`() {
+        claimedWhileStarting(beforeSuspension = true, releaserStopsBeforeResume = true)
     }
 
     /**

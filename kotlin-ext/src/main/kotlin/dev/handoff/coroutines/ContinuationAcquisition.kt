@@ -226,7 +226,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
             // kotlinx threw at once: a grant it dropped for a cancellation before the coroutine
             // suspended is given back here (see "A grant that arrives before the suspension").
             if (isGranted) {
-                takeBack() // see "A grant that arrives before the suspension"
+                takeBack()
             }
             throw dropped
         }
@@ -261,7 +261,6 @@ internal abstract class ContinuationAcquisition<F : Any> :
             PHASE.compareAndSet(this, PHASE_STARTING, PHASE_OPEN) // a CAS: never overwrites what another party set
         }
         cont.invokeOnCancellation(this) // always: see "Settling inside start()"
-
     }
 
     /** Under the core's lock: take the grant iff the coroutine is not cancelled. One volatile read. */

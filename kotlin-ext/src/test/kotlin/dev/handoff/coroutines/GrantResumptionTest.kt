@@ -38,6 +38,20 @@ class GrantResumptionTest {
      * resumption nobody will run.
      */
 
+    /** Launches [block] in this scope with [start], recording in [thrown] what it throws. */
+    private fun CoroutineScope.launchRecording(
+        thrown: AtomicReference<Throwable>,
+        start: CoroutineStart,
+        block: suspend () -> Unit,
+    ): Job = launch(start = start) {
+        try {
+            block()
+        } catch (e: Throwable) {
+            thrown.set(e)
+            throw e
+        }
+    }
+
     /** Joins [job], failing instead of hanging if it does not complete. */
     private fun joinBounded(job: Job) = runBlocking { withTimeout(10_000) { job.join() } }
 
@@ -96,13 +110,8 @@ class GrantResumptionTest {
         assertTrue(semaphore.tryAcquire(3))
         val dispatcher = QueuedDispatcher()
         val thrown = AtomicReference<Throwable>()
-        val waiter = CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.UNDISPATCHED) {
-            try {
-                semaphore.acquire(2)
-            } catch (e: Throwable) {
-                thrown.set(e)
-                throw e
-            }
+        val waiter = CoroutineScope(dispatcher + Job()).launchRecording(thrown, CoroutineStart.UNDISPATCHED) {
+            semaphore.acquire(2)
         }
         semaphore.release(2) // granted; its resumption is queued on the dispatcher
         assertEquals(1, dispatcher.tasks.size)
@@ -148,14 +157,7 @@ class GrantResumptionTest {
 
             override fun closedException() = IllegalStateException("closed")
         }
-        waiter.set(scope.launch(start = CoroutineStart.LAZY) {
-            try {
-                node.await<Unit>(semaphore, 2)
-            } catch (e: Throwable) {
-                thrown.set(e)
-                throw e
-            }
-        })
+        waiter.set(scope.launchRecording(thrown, CoroutineStart.LAZY) { node.await<Unit>(semaphore, 2) })
         waiter.get().start()
         dispatcher.runAll() // the coroutine's first run: it suspends in await, granted and cancelled there
         assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
@@ -212,14 +214,7 @@ class GrantResumptionTest {
             override fun closedException() = IllegalStateException("closed")
         }
         val thrown = AtomicReference<Throwable>()
-        waiter.set(CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.LAZY) {
-            try {
-                node.await<Unit>(semaphore, 2)
-            } catch (e: Throwable) {
-                thrown.set(e)
-                throw e
-            }
-        })
+        waiter.set(CoroutineScope(dispatcher + Job()).launchRecording(thrown, CoroutineStart.LAZY) { node.await<Unit>(semaphore, 2) })
         waiter.get().start()
         dispatcher.runAll() // the coroutine's first run: start() above, then it throws or suspends
         if (!beforeSuspension) {

@@ -315,18 +315,10 @@ internal abstract class ContinuationAcquisition<F : Any> :
      * continuation is cancelled already), but returns only once the handler's give-back is done.
      */
     private fun resumeDirectly() {
-        while (true) {
-            val p = phase
-            if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
-                awaitGiven()
-                return
-            }
-            if (PHASE.compareAndSet(this, p, PHASE_RESUMING)) {
-                break
-            }
+        if (movedTo(PHASE_RESUMING)) {
+            val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
+            continuation.resume(Unit, onCancellation)
         }
-        val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
-        continuation.resume(Unit, onCancellation)
     }
 
     /**
@@ -379,15 +371,24 @@ internal abstract class ContinuationAcquisition<F : Any> :
      * (the CAS to HANDLED decides), and returns only once the permits are back either way.
      */
     private fun takeBack() {
+        if (movedTo(PHASE_HANDLED)) {
+            giveBackNow()
+        }
+    }
+
+    /**
+     * Moves [phase] to [next] (RESUMING or HANDLED) unless a party already gives the grant back
+     * (HANDLED or GIVEN): returns true if it moved it, false once that give-back is done.
+     */
+    private fun movedTo(next: Int): Boolean {
         while (true) {
             val p = phase
             if (p == PHASE_HANDLED || p == PHASE_GIVEN) {
                 awaitGiven()
-                return
+                return false
             }
-            if (PHASE.compareAndSet(this, p, PHASE_HANDLED)) {
-                giveBackNow()
-                return
+            if (PHASE.compareAndSet(this, p, next)) {
+                return true
             }
         }
     }

@@ -123,15 +123,17 @@ public abstract class Acquisition {
 
     /**
      * Binds a subclass instance to {@code core} with its weight; once only. Called by the faces'
-     * {@code start...} methods after they checked the arguments.
+     * {@code start...} methods after they checked the arguments. {@code min < n} makes it an
+     * up-to request for {@code min} to {@code n} permits (a semaphore's, which has no grant hook):
+     * its minimum is kept in {@link #hook} (an {@link UpTo}), so exact requests pay nothing for it.
      */
-    final void bind(BatchSemaphore core, long n, Runnable grantHook, String call) {
+    final void bind(BatchSemaphore core, long min, long n, Runnable grantHook, String call) {
         if (!OWNER.compareAndSet(this, null, core)) {
-            throw new IllegalStateException(BatchSemaphore.describe(call, n) + ": this acquisition was already started (" + this
-                    + "); an Acquisition can be started once");
+            throw new IllegalStateException(BatchSemaphore.describe(call, min, n) + ": this acquisition was already started ("
+                    + this + "); an Acquisition can be started once");
         }
         this.permits = n;
-        this.hook = grantHook;
+        this.hook = min < n ? new UpTo(min) : grantHook;
     }
 
     /** Undoes {@link #bind} after the start was refused before the core saw the node. */
@@ -301,14 +303,17 @@ public abstract class Acquisition {
      *
      * <p>Called only when such a message is built (a refusal, or a capacity that shrank below the
      * weight since the argument was checked), possibly under the semaphore's internal lock: return a
-     * constant and call nothing. If it throws, the message keeps the starting method's name.
+     * constant (or build the string from the node's own fields) and call nothing else. If it
+     * throws, the message keeps the starting method's name.
      *
      * <pre>{@code
      * @Override protected String callName() { return "acquireRows"; }
      * }</pre>
      *
-     * @return the call's name, without arguments; {@code null} (the default) for the name of the
-     *     method that started it
+     * @return the call's name, without arguments (the message adds the weight, or
+     *     {@code "(min, max)"} for an up-to request), or its whole description with them, such as
+     *     {@code "acquireRows(2, 2)"}, which is used as it is; {@code null} (the default) for the
+     *     name of the method that started it
      */
     protected String callName() {
         return null;
@@ -327,6 +332,16 @@ public abstract class Acquisition {
      * grant, and what it took after). Fixed once started.
      */
     long minimum() {
+        Object h = hook;
+        if (h instanceof UpTo) {
+            return ((UpTo) h).min;
+        }
+        if (h instanceof Watch) {
+            long min = ((Watch) h).upToMinimum;
+            if (min > 0) {
+                return min;
+            }
+        }
         return permits;
     }
 
@@ -335,6 +350,9 @@ public abstract class Acquisition {
         Object h = hook;
         if (h instanceof Watch) {
             return ((Watch) h).failure;
+        }
+        if (h instanceof UpTo) {
+            return ((UpTo) h).failure;
         }
         return h instanceof Throwable ? (Throwable) h : null;
     }
@@ -345,7 +363,7 @@ public abstract class Acquisition {
         if (h instanceof Watch) {
             return ((Watch) h).onGrant;
         }
-        return (Runnable) h;
+        return h instanceof UpTo ? null : (Runnable) h;
     }
 
     /** Under the lock, before the state is published: the node fails with {@code t}. */
@@ -353,6 +371,8 @@ public abstract class Acquisition {
         Object h = hook;
         if (h instanceof Watch) {
             ((Watch) h).failure = t;
+        } else if (h instanceof UpTo) {
+            ((UpTo) h).failure = t; // the minimum stays readable for the messages and the listener
         } else {
             hook = t; // the grant hook is not needed any more: the node keeps its failure there
         }
@@ -361,10 +381,14 @@ public abstract class Acquisition {
     /**
      * Under the lock, as the node joins the queue of a semaphore that has a {@link WaitListener}:
      * remembers when and behind how many, for the listener. Lives in {@link #hook} (wrapping the
-     * grant hook), so a node costs no extra field and no allocation unless a listener is set.
+     * grant hook, or taking over an up-to request's minimum), so a node costs no extra field and
+     * no allocation unless a listener is set.
      */
     final void watch(int waitersAhead) {
-        hook = new Watch((Runnable) hook, System.nanoTime(), waitersAhead);
+        Object h = hook;
+        hook = h instanceof UpTo
+                ? new Watch(null, ((UpTo) h).min, System.nanoTime(), waitersAhead)
+                : new Watch((Runnable) h, 0L, System.nanoTime(), waitersAhead);
     }
 
     /** What {@link #watch} stored, or {@code null} if the node was never watched. */
@@ -379,15 +403,33 @@ public abstract class Acquisition {
      */
     static final class Watch {
         final Runnable onGrant;
+        /** An up-to request's minimum, taken over from its {@link UpTo}; {@code 0} for an exact request. */
+        final long upToMinimum;
         final long since;
         final int waitersAhead;
         /** Written under the owner's lock before the node's state is published. */
         Throwable failure;
 
-        Watch(Runnable onGrant, long since, int waitersAhead) {
+        Watch(Runnable onGrant, long upToMinimum, long since, int waitersAhead) {
             this.onGrant = onGrant;
+            this.upToMinimum = upToMinimum;
             this.since = since;
             this.waitersAhead = waitersAhead;
+        }
+    }
+
+    /**
+     * What an up-to request started by {@link Semaphore#startAcquisitionUpTo} keeps in
+     * {@link #hook}: its minimum (its maximum is {@link #permits} until the grant), and its failure
+     * if it fails. Semaphore requests have no grant hook, so nothing else needs the field.
+     */
+    static final class UpTo {
+        final long min;
+        /** Written under the owner's lock before the node's state is published. */
+        Throwable failure;
+
+        UpTo(long min) {
+            this.min = min;
         }
     }
 
@@ -399,23 +441,31 @@ public abstract class Acquisition {
     /**
      * Returns a description with the weight and the state, for logs.
      *
-     * @return for example {@code "Acquisition[permits=4, waiting]"}
+     * @return for example {@code "Acquisition[permits=4, waiting]"}, or
+     *     {@code "Acquisition[permits=2..8, waiting]"} for an up-to request that waits
      */
     @Override
     public String toString() {
         String s;
+        String weight = Long.toString(permits);
         if (owner == null) {
             s = "not started";
         } else {
             switch (settledState()) {
-                case WAITING: s = "waiting"; break;
+                case WAITING:
+                    s = "waiting";
+                    long min = minimum();
+                    if (min < permits) {
+                        weight = min + ".." + permits;
+                    }
+                    break;
                 case GRANTED: s = "granted"; break;
                 case CLOSED: s = "closed"; break;
                 case FAILED: s = "failed: " + failureCause(); break;
                 default: s = "cancelled"; break;
             }
         }
-        return "Acquisition[permits=" + permits + ", " + s + "]";
+        return "Acquisition[permits=" + weight + ", " + s + "]";
     }
 
     private static final VarHandle OWNER;

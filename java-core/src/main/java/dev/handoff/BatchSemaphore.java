@@ -737,7 +737,7 @@ final class BatchSemaphore {
                     // The capacity shrank since the face checked the argument: the call takes
                     // effect now, after the shrink, so it answers as the check would have (the
                     // contract checks the weight before the close).
-                    throw new IllegalArgumentException(describe(callOf(a, call), max) + ": exceeds the capacity " + capacity
+                    throw new IllegalArgumentException(describe(callOf(a, call), min, max) + ": exceeds the capacity " + capacity
                             + ", so it could never be granted");
                 }
                 if ((s & CLOSED) != 0) {
@@ -751,7 +751,7 @@ final class BatchSemaphore {
                     break;
                 }
                 if ((s & QUEUED) != 0) {
-                    if ((shed = shedIfFull(callOf(a, call), min)) != null) {
+                    if ((shed = shedIfFull(callOf(a, call), min, max)) != null) {
                         break;
                     }
                     if (listener != null) {
@@ -782,7 +782,7 @@ final class BatchSemaphore {
                     woken = a;
                     break;
                 }
-                if ((shed = shedIfFull(callOf(a, call), min)) != null) { // it would have to queue
+                if ((shed = shedIfFull(callOf(a, call), min, max)) != null) { // it would have to queue
                     break;
                 }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
@@ -819,9 +819,9 @@ final class BatchSemaphore {
      * Under the lock, for a node that would have to queue: the refusal to throw (after the lock is
      * released) if the queue bounds would be exceeded, else {@code null}. Changes nothing.
      */
-    private SemaphoreRejectedException shedIfFull(String call, long min) {
+    private SemaphoreRejectedException shedIfFull(String call, long min, long max) {
         if (queuedPermits + min > maxQueuedPermits || queueLength >= maxQueueLength) {
-            return new SemaphoreRejectedException(describe(call, min) + ": rejected, the wait queue is full (queued permits "
+            return new SemaphoreRejectedException(describe(call, min, max) + ": rejected, the wait queue is full (queued permits "
                     + queuedPermits + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
                     + ", or queue length " + queueLength + " + 1 > maxQueueLength " + maxQueueLength + ")");
         }
@@ -1295,7 +1295,15 @@ final class BatchSemaphore {
      * in the refusal) and acquires as the callback face does.
      */
     <A extends Acquisition> A start(A a, long n, Runnable onGrant, String call) {
-        a.bind(this, n, onGrant, call);
+        return start(a, n, n, onGrant, call);
+    }
+
+    /**
+     * Starts a subclass node for {@code min} to {@code max} permits ({@code min == max}: exactly
+     * that many), arguments valid; as {@link #start(Acquisition, long, Runnable, String)}.
+     */
+    <A extends Acquisition> A start(A a, long min, long max, Runnable onGrant, String call) {
+        a.bind(this, min, max, onGrant, call);
         try {
             return enqueue(a, call);
         } catch (RuntimeException refused) { // shed, or too heavy after a shrink: nothing changed
@@ -1732,6 +1740,14 @@ final class BatchSemaphore {
      */
     static String describe(String call, long n) {
         return call.indexOf('(') >= 0 ? call : call + "(" + n + ")";
+    }
+
+    /**
+     * As {@link #describe(String, long)} for a request of {@code min} to {@code max} permits:
+     * {@code "name(min, max)"} for an up-to request, {@code "name(n)"} for an exact one.
+     */
+    static String describe(String call, long min, long max) {
+        return min == max || call.indexOf('(') >= 0 ? describe(call, max) : call + "(" + min + ", " + max + ")";
     }
 
     static SemaphoreClosedException closedException(String call) {

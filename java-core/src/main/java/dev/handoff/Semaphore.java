@@ -278,6 +278,31 @@ public final class Semaphore {
     }
 
     /**
+     * Never waits: if nobody waits, the semaphore is not closed and at least {@code min} permits are
+     * free, takes as many as are free, up to {@code max}, and returns how many; otherwise takes
+     * nothing and returns 0. The all-or-nothing form of {@link #tryAcquireUpTo(long)}: it never
+     * takes fewer than {@code min}. Never barges. As with {@link #tryAcquire(long)}, a {@code min}
+     * above the capacity is not an error: it simply never fits (the capacity may change at any
+     * time, see {@link #setCapacity(long)}).
+     *
+     * <pre>{@code
+     * long bytes = budget.tryAcquireUpTo(64 << 10, 4 << 20);   // at least 64 KiB, or nothing
+     * if (bytes > 0) { try { readChunk(bytes); } finally { budget.release(bytes); } }
+     * }</pre>
+     *
+     * @param min the least permits worth taking, {@code 1 <= min <= max}
+     * @param max the most permits to take
+     * @return the permits taken, from {@code min} to {@code max}, to be released later; {@code 0} if none
+     * @throws IllegalArgumentException if {@code min < 1} or {@code min > max}
+     */
+    public long tryAcquireUpTo(long min, long max) {
+        if (min < 1 || min > max) {
+            throw new IllegalArgumentException("tryAcquireUpTo(" + min + ", " + max + "): needs 1 <= min <= max");
+        }
+        return core.tryAcquireRange(min, max);
+    }
+
+    /**
      * One FIFO request for between {@code min} and {@code max} permits: it waits in the queue like
      * any other, is granted as soon as at least {@code min} permits can be given to it, and then
      * takes as many as are being handed out (or are free), up to {@code max}. The future completes
@@ -540,6 +565,44 @@ public final class Semaphore {
         }
         checkFits("startAcquisition", n);
         return core.start(acquisition, n, null, "startAcquisition");
+    }
+
+    /**
+     * The up-to form of {@link #startAcquisition(long, Acquisition)}: starts {@code acquisition} as
+     * one FIFO request for between {@code min} and {@code max} permits, with the queue, shedding
+     * (by the weight {@code min}) and close rules of {@link #acquireUpToAsync(long, long)}. It is
+     * granted as soon as at least {@code min} permits can be given to it, and then takes as many
+     * as are being handed out (or are free), up to {@code max}. Until the grant
+     * {@link Acquisition#permits()} returns {@code max}; once {@link Acquisition#isGranted()}, it
+     * returns the number taken, which is what the caller must release (also when the waiting
+     * party is gone by then).
+     *
+     * <pre>{@code
+     * Signal s = budget.startAcquisitionUpTo(64 << 10, 4 << 20, new Signal()); // as startAcquisition's
+     * s.done.await();
+     * if (s.isGranted()) {
+     *     long bytes = s.permits();                                             // 64 KiB to 4 MiB
+     *     try { readChunk(bytes); } finally { budget.release(bytes); }
+     * }
+     * }</pre>
+     *
+     * @param min the least permits to be granted with, {@code 1 <= min <= max}, {@code min <= capacity()}
+     * @param max the most permits to take
+     * @param acquisition a new, never started acquisition
+     * @param <A> the acquisition's type
+     * @return {@code acquisition}, now waiting or already settled
+     * @throws IllegalArgumentException if {@code min < 1}, {@code min > max} or {@code min > capacity()}
+     * @throws NullPointerException if {@code acquisition} is null
+     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full (nothing
+     *     changes; the acquisition stays unstarted)
+     */
+    public <A extends Acquisition> A startAcquisitionUpTo(long min, long max, A acquisition) {
+        checkRange("startAcquisitionUpTo", min, max);
+        if (acquisition == null) {
+            throw new NullPointerException("startAcquisitionUpTo(" + min + ", " + max + ", null): the acquisition is null");
+        }
+        return core.start(acquisition, min, max, null, "startAcquisitionUpTo");
     }
 
     /**

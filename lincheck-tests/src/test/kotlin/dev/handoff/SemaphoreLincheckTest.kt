@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicLongArray
 import kotlin.reflect.KClass
 import dev.handoff.coroutines.acquire as acquireSuspending
+import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
 
 /*
  * Lincheck tests of dev.handoff.Semaphore against SequentialWeightedSemaphore.
@@ -97,6 +98,13 @@ abstract class SemaphoreOperations(capacity: Long, private val specification: KC
     @Operation
     fun tryAcquireUpTo(@Param(gen = IntGen::class, conf = WEIGHTS) max: Int): Long = semaphore.tryAcquireUpTo(max.toLong())
 
+    /** The all-or-nothing form: at least [min] or nothing (bounds out of order or above the capacity throw). */
+    @Operation
+    fun tryAcquireRange(
+        @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
+    ): Long = semaphore.tryAcquireUpTo(min.toLong(), max.toLong())
+
     override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(specification.java)
 }
 
@@ -111,6 +119,18 @@ abstract class SemaphoreLincheckTest(capacity: Long, private val specification: 
     suspend fun acquire(@Param(gen = ThreadIdGen::class) owner: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
         acquirePermits(n.toLong())
         held.addAndGet(owner, n.toLong())
+    }
+
+    /** The Kotlin `acquireUpTo(min, max)`: one FIFO request, its own queue node, cancelled as [acquire] is. */
+    @Operation(cancellableOnSuspension = true, promptCancellation = true)
+    suspend fun acquireUpTo(
+        @Param(gen = ThreadIdGen::class) owner: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
+    ): Long {
+        val got = semaphore.acquireUpToSuspending(min.toLong(), max.toLong())
+        held.addAndGet(owner, got)
+        return got
     }
 
     /**
@@ -160,6 +180,40 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
                     actor(SemaphoreLincheckTest::release, 0, 2)
                     actor(SemaphoreOperations::availablePermits)
                     actor(SemaphoreOperations::tryAcquire, 2)
+                }
+            }
+        })
+        // an up-to head takes the whole release, up to its maximum, unless it is cancelled first:
+        // then the release goes on to the waiter behind it
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquireUpTo, 1, 1, 2))
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread {
+                    actor(SemaphoreLincheckTest::acquire, 2, 1)
+                    actor(SemaphoreOperations::queueLength)
+                }
+                thread { actor(SemaphoreLincheckTest::release, 0, 2) }
+            }
+        })
+        // an up-to waiter served by two releases against an all-or-nothing try that must not barge
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreLincheckTest::acquireUpTo, 1, 2, 2)
+                    actor(SemaphoreOperations::queuedPermits)
+                }
+                thread {
+                    actor(SemaphoreLincheckTest::release, 0, 1)
+                    actor(SemaphoreLincheckTest::release, 0, 1)
+                }
+                thread {
+                    actor(SemaphoreOperations::tryAcquireRange, 1, 2)
+                    actor(SemaphoreOperations::availablePermits)
                 }
             }
         })

@@ -21,7 +21,9 @@ import kotlin.coroutines.resumeWithException
  * and 0 otherwise, and the partial assignment of the head needs no field of its own.
  *
  * Three faces share the queue:
- *  - the suspending `acquire` of `dev.handoff.coroutines` ([acquire]);
+ *  - the suspending `acquire` and `acquireUpTo` of `dev.handoff.coroutines` ([acquire],
+ *    [acquireUpTo]: an up-to request weighs its minimum in `Q`, and the head it becomes takes the
+ *    whole pool, up to its maximum, once the pool covers that minimum);
  *  - the callback face `acquire(n, waker)` ([start], [cancel]), also with a waker whose claim
  *    declines ([startDeclining]);
  *  - the future face `acquireAsync(n)` ([startAsync], [cancelAsync]).
@@ -76,6 +78,19 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         if (max < 0) throw IllegalArgumentException("tryAcquireUpTo($max)")
         if (closed || queue.isNotEmpty()) return 0
         val take = minOf(max.toLong(), maxOf(pool, 0L))
+        held += take
+        return take
+    }
+
+    /**
+     * Takes `min(max, pool)` if nobody waits, not closed and the pool covers [min], else 0 (so a
+     * [min] above `N` takes nothing, as [tryAcquire] of a weight above `N` is false); bounds out
+     * of order or below 1 are refused.
+     */
+    fun tryAcquireRange(min: Int, max: Int): Long {
+        if (min < 1 || min > max) throw IllegalArgumentException("tryAcquireUpTo($min, $max)")
+        if (closed || queue.isNotEmpty() || pool < min) return 0
+        val take = minOf(max.toLong(), pool)
         held += take
         return take
     }
@@ -159,6 +174,31 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         }
     }
 
+    /**
+     * One request for [min] to [max] permits: if `Q` is empty and the pool covers [min] it takes
+     * `min(pool, max)` at once; otherwise it joins the tail of `Q` weighing [min], and when the
+     * queue reaches it with a pool of at least [min] it takes `min(pool, max)`. Cancellation,
+     * close and setCapacity as for [acquire].
+     */
+    suspend fun acquireUpTo(owner: Int, min: Int, max: Int): Long {
+        if (min < 1 || min > max || min > capacity) throw IllegalArgumentException("acquireUpTo($min, $max)")
+        if (closed) throw SemaphoreClosedException("acquireUpTo($min, $max)")
+        val got = if (queue.isEmpty() && pool >= min) {
+            val take = minOf(max.toLong(), pool)
+            held += take
+            take
+        } else {
+            suspendCancellableCoroutine { continuation ->
+                val waiter = SuspendedUpTo(min.toLong(), max.toLong(), continuation)
+                queue.addLast(waiter)
+                continuation.invokeOnCancellation { withdraw(waiter) }
+            }
+        }
+        ownedBy[owner] += got
+        return got
+    }
+
+
     // ------------------------------------------------------------------ callback and future faces
 
     /**
@@ -224,7 +264,8 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
     private fun grantHeads() {
         while (queue.isNotEmpty() && queue.first().weight <= pool) {
             val head = queue.removeFirst()
-            if (head.grant()) held += head.weight // a declining head takes nothing
+            val take = minOf(pool, head.maximum) // exactly its weight, unless it is an up-to request
+            if (head.grant(take)) held += take // a declining head takes nothing
         }
     }
 
@@ -232,9 +273,10 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         if (queue.remove(waiter)) grantHeads() // a head's partial permits go on to the next heads
     }
 
-    private abstract class Waiter(val weight: Long) {
-        /** The queue reached this waiter with enough permits; returns whether it took them. */
-        abstract fun grant(): Boolean
+    /** A waiting acquisition; [weight] is what it needs (an up-to request's minimum), [maximum] what it may take. */
+    private abstract class Waiter(val weight: Long, val maximum: Long = weight) {
+        /** The queue reached this waiter with [take] permits for it; returns whether it took them. */
+        abstract fun grant(take: Long): Boolean
         abstract fun fail()
 
         /** setCapacity made this waiter heavier than the capacity: it fails, holding nothing. */
@@ -248,11 +290,11 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         weight: Long,
         private val continuation: CancellableContinuation<Unit>,
     ) : Waiter(weight) {
-        override fun grant(): Boolean {
+        override fun grant(take: Long): Boolean {
             // A grant that loses to a cancellation is given back. If others released more than
             // they held meanwhile (misuse), the real give-back's over-release check throws (to
             // kotlinx's exception handler) and changes nothing; so does this one.
-            continuation.resume(Unit) { _, _, _ -> if (held >= weight) release(weight.toInt()) }
+            continuation.resume(Unit) { _, _, _ -> if (held >= take) release(take.toInt()) }
             return true
         }
 
@@ -267,10 +309,32 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         override fun key(): Any = weight
     }
 
+    /** A suspended [acquireUpTo]: resumed with the number it took. */
+    private inner class SuspendedUpTo(
+        min: Long,
+        max: Long,
+        private val continuation: CancellableContinuation<Long>,
+    ) : Waiter(min, max) {
+        override fun grant(take: Long): Boolean {
+            continuation.resume(take) { _, _, _ -> if (held >= take) release(take.toInt()) } // as SuspendedAcquire
+            return true
+        }
+
+        override fun fail() {
+            continuation.resumeWithException(SemaphoreClosedException("acquireUpTo($weight, $maximum)"))
+        }
+
+        override fun failTooHeavy() {
+            continuation.resumeWithException(IllegalStateException("acquireUpTo($weight, $maximum): exceeds the new capacity"))
+        }
+
+        override fun key(): Any = listOf(weight, maximum)
+    }
+
     private class Handle(val thread: Int, weight: Long, val declines: Boolean = false) : Waiter(weight) {
         var state = WAITING
 
-        override fun grant(): Boolean {
+        override fun grant(take: Long): Boolean {
             state = if (declines) CANCELLED else GRANTED
             return !declines
         }

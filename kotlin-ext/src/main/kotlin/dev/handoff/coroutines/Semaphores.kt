@@ -3,17 +3,11 @@
 
 package dev.handoff.coroutines
 
-import kotlinx.coroutines.TimeoutCancellationException
-import java.util.concurrent.TimeoutException
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
 import kotlinx.coroutines.future.await
-import kotlinx.coroutines.suspendCancellableCoroutine
 import kotlinx.coroutines.withTimeoutOrNull
-import java.util.concurrent.CompletionException
 import kotlin.contracts.ExperimentalContracts
-import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.resumeWithException
 import kotlin.time.Duration
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
@@ -294,8 +288,12 @@ public suspend fun Semaphore.tryAcquire(permits: Long, timeout: Duration): Boole
 /**
  * One FIFO request for between [min] and [max] permits: suspends until at least [min] can be
  * granted to it, then takes as many as are being handed out (or are free), up to [max], and
- * returns how many; the caller must release them. Cancellation as for [acquire]: a cancelled
- * caller ends holding nothing, whichever of the grant and the cancellation came first.
+ * returns how many; the caller must release them. While nobody waits and at least [min] are
+ * free it returns at once, without suspending and without allocating. In the queue it weighs
+ * [min] (for shedding and [Semaphore.queuedPermits]). Cancellation as for [acquire]: the wait is
+ * withdrawn at once (the permits already handed to it go on to the waiters behind it, whose
+ * wake-ups run on this coroutine's dispatcher), prompt cancellation holds, and a cancelled caller
+ * ends holding nothing, whichever of the grant and the cancellation came first.
  *
  * ```kotlin
  * val bytes = buffers.acquireUpTo(64L shl 10, 4L shl 20)
@@ -308,38 +306,39 @@ public suspend fun Semaphore.tryAcquire(permits: Long, timeout: Duration): Boole
  * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
  */
 public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
-    // Checked here, not left to acquireUpToAsync, so that the message names the caller's call.
     require(min in 1..max) { "acquireUpTo($min, $max): needs 1 <= min <= max" }
     require(min <= capacity()) {
         "acquireUpTo($min, $max): min exceeds the capacity ${capacity()}, so it could never be granted"
     }
-    val future = acquireUpToAsync(min, max)
-    if (future.isDone) {
-        try {
-            return future.join()
-        } catch (failed: CompletionException) {
-            throw failed.cause ?: failed // closed or shed: nothing held
-        }
+    val got = tryAcquireUpTo(min, max) // all or nothing: never holds fewer than min, even for an instant
+    if (got > 0) {
+        return got // fast path: no suspension, no allocation
     }
-    return suspendCancellableCoroutine { cont ->
-        future.whenComplete { taken: Long?, error: Throwable? ->
-            if (error == null) {
-                val onCancellation: (Throwable, Long, CoroutineContext) -> Unit = { _, granted, _ -> release(granted) }
-                cont.resume(taken!!, onCancellation)
-            } else {
-                cont.resumeWithException((error as? CompletionException)?.cause ?: error)
-            }
-        }
-        // Withdraws the wait if it still waits; if the grant won, the resume above gives it back.
-        // A withTimeout withdraws as a timeout, so the semaphore's WaitListener hears "timed out".
-        cont.invokeOnCancellation { cause ->
-            if (cause is TimeoutCancellationException) {
-                future.completeExceptionally(TimeoutException("acquireUpTo($min, $max): timed out"))
-            } else {
-                future.cancel(false)
-            }
-        }
+    val node = SemaphoreUpToAcquisition(min, max)
+    node.await<Unit>(this, min)
+    return node.permits() // what the grant gave it, from min to max
+}
+
+/**
+ * The queue node of one suspended [acquireUpTo]: started as an up-to request, it behaves as
+ * [SemaphoreAcquisition] does (cancellation, prompt cancellation, wake-ups of a withdrawal on the
+ * coroutine's own dispatcher); [permits] is what it took once granted.
+ */
+private class SemaphoreUpToAcquisition(private val min: Long, private val max: Long) :
+    ContinuationAcquisition<Semaphore>() {
+    override fun start(face: Semaphore, permits: Long) {
+        face.startAcquisitionUpTo(permits, max, this)
     }
+
+    override fun giveBack() = face.release(permits())
+
+    /** A refusal names the suspending `acquireUpTo(min, max)` its caller called, bounds included (also when equal). */
+    override fun callName(): String = "acquireUpTo($min, $max)"
+
+    override fun closedException(): Throwable =
+        SemaphoreClosedException("acquireUpTo($min, $max): the semaphore is closed")
+
+    override fun toString(): String = "SemaphoreUpToAcquisition[acquireUpTo($min, $max) on ${startedOn()}]"
 }
 
 /**

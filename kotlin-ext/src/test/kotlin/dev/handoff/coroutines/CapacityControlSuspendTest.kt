@@ -4,7 +4,10 @@ package dev.handoff.coroutines
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
 import dev.handoff.SemaphoreRejectedException
+import dev.handoff.Waker
+import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
@@ -14,6 +17,9 @@ import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import java.time.Duration as JavaDuration
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicReference
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
 import kotlin.test.assertFalse
@@ -113,14 +119,71 @@ class CapacityControlSuspendTest {
     }
 
     @Test
-    fun `acquireUpTo on a closed or full semaphore throws the cause, not a wrapper`(): Unit = runBlocking {
+    fun `acquireUpTo on a closed or full semaphore throws the cause, naming acquireUpTo and its bounds`(): Unit = runBlocking {
         val full = Semaphore.builder(2).maxQueueLength(0).build()
         assertTrue(full.tryAcquire(2))
-        assertFailsWith<SemaphoreRejectedException> { full.acquireUpTo(1, 2) }
+        val shed = assertFailsWith<SemaphoreRejectedException> { full.acquireUpTo(1, 2) }
+        assertTrue(shed.message!!.startsWith("acquireUpTo(1, 2): rejected, the wait queue is full"), shed.message)
+        val equalBounds = assertFailsWith<SemaphoreRejectedException> { full.acquireUpTo(2, 2) }
+        assertTrue(equalBounds.message!!.startsWith("acquireUpTo(2, 2): rejected"), equalBounds.message)
         val closed = Semaphore(2)
         closed.close()
-        assertFailsWith<SemaphoreClosedException> { closed.acquireUpTo(1, 2) }
+        val refused = assertFailsWith<SemaphoreClosedException> { closed.acquireUpTo(1, 2) }
+        assertEquals("acquireUpTo(1, 2): the semaphore is closed", refused.message)
+        val closing = Semaphore(2)
+        assertTrue(closing.tryAcquire(2))
+        val waiter = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) {
+            assertFailsWith<SemaphoreClosedException> { closing.acquireUpTo(1, 2) }
+        }
+        assertEquals(1, closing.queueLength())
+        closing.close()
+        assertEquals("acquireUpTo(1, 2): the semaphore is closed", waiter.await().message)
     }
+
+    @Test
+    fun `a cancelled acquireUpTo whose grant is on its way gives it back before cancel() returns`() {
+        val semaphore = Semaphore(5)
+        assertTrue(semaphore.tryAcquire(5))
+        val dispatcher = QueuedDispatcher()
+        val waiter = CoroutineScope(dispatcher + Job()).launch(start = CoroutineStart.UNDISPATCHED) {
+            semaphore.acquireUpTo(2, 4)
+        }
+        assertEquals(1, semaphore.queueLength())
+        semaphore.release(3) // granted with 3; its resumption waits on the dispatcher
+        assertEquals(0, semaphore.queueLength())
+        waiter.cancel()
+        assertEquals(3, semaphore.availablePermits(), "the undelivered grant is free again before cancel() returns")
+        dispatcher.runAll() // the resumption is ignored: the coroutine sees its cancellation
+        assertTrue(waiter.isCancelled && waiter.isCompleted)
+        assertEquals(3, semaphore.availablePermits(), "given back exactly once")
+        semaphore.release(2)
+        assertEquals(5, semaphore.availablePermits())
+    }
+
+    @Test
+    fun `a cancelled acquireUpTo hands its partial permits on, and the next waiter's waker runs on its dispatcher`(): Unit =
+        runBlocking {
+            val semaphore = Semaphore(3)
+            assertTrue(semaphore.tryAcquire(3))
+            val head = launch(Dispatchers.Default) { semaphore.acquireUpTo(2, 3) }
+            while (semaphore.queueLength() < 1) delay(1)
+            semaphore.release(1) // the head is handed 1 of the 2 it needs
+            val nextWokenOn = AtomicReference<Thread>()
+            val nextWoken = CountDownLatch(1)
+            val next = semaphore.acquire(1, Waker {
+                nextWokenOn.set(Thread.currentThread())
+                nextWoken.countDown()
+            })
+            head.cancel() // on this thread, which must not run the next waiter's waker
+            assertTrue(nextWoken.await(20, TimeUnit.SECONDS), "the head's partial permit never reached the next waiter")
+            assertTrue(next.isGranted)
+            val thread = nextWokenOn.get()
+            assertTrue(thread != Thread.currentThread() && thread.name.startsWith("DefaultDispatcher-worker"), "ran on $thread")
+            head.join()
+            assertEquals(0, semaphore.queueLength())
+            semaphore.release(2 + 1)
+            assertEquals(3, semaphore.availablePermits())
+        }
 
     @Test
     fun `closeAndJoin waits for the last holder`(): Unit = runBlocking {

@@ -26,6 +26,29 @@ import kotlin.test.assertFalse
 import kotlin.test.assertTrue
 
 /**
+ * A dispatcher that only queues: the test decides when (and on which thread) tasks run. It
+ * refuses the first [refuseFirst] tasks, as a closed executor would. Shared by the tests of this
+ * module that need to hold a grant's resumption back.
+ */
+internal class QueuedDispatcher(private var refuseFirst: Int = 0) : CoroutineDispatcher() {
+    val tasks = ConcurrentLinkedQueue<Runnable>()
+
+    override fun dispatch(context: CoroutineContext, block: Runnable) {
+        if (refuseFirst > 0) {
+            refuseFirst--
+            throw RejectedExecutionException("refused")
+        }
+        tasks.add(block)
+    }
+
+    fun runAll() {
+        while (true) {
+            (tasks.poll() ?: return).run()
+        }
+    }
+}
+
+/**
  * Where a granted coroutine resumes (on its own dispatcher, through one dispatched task, so that
  * kotlinx's detach of the Job handle happens on the coroutine's thread), and that a cancellation
  * racing that resumption gives the permits back exactly once on every path.
@@ -54,28 +77,6 @@ class GrantResumptionTest {
 
     /** Joins [job], failing instead of hanging if it does not complete. */
     private fun joinBounded(job: Job) = runBlocking { withTimeout(10_000) { job.join() } }
-
-    /**
-     * A dispatcher that only queues: the test decides when (and on which thread) tasks run. It
-     * refuses the first [refuseFirst] tasks, as a closed executor would.
-     */
-    private class QueuedDispatcher(private var refuseFirst: Int = 0) : CoroutineDispatcher() {
-        val tasks = ConcurrentLinkedQueue<Runnable>()
-
-        override fun dispatch(context: CoroutineContext, block: Runnable) {
-            if (refuseFirst > 0) {
-                refuseFirst--
-                throw RejectedExecutionException("refused")
-            }
-            tasks.add(block)
-        }
-
-        fun runAll() {
-            while (true) {
-                (tasks.poll() ?: return).run()
-            }
-        }
-    }
 
     @Test
     fun `a grant is one task on the coroutine's dispatcher, which resumes the coroutine on the thread that runs it`(): Unit =

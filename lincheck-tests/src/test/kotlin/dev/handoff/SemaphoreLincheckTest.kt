@@ -30,8 +30,9 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  *  - SemaphoreCallbackLincheckTest: the callback face, acquire(n, waker) and Acquisition.cancel(),
  *    so that cancel races the grant and the close; a validation checks that every waker ran
  *    exactly once if its acquisition settled and never otherwise.
- *  - SemaphoreFutureLincheckTest: acquireAsync(n) and future.cancel(false); a cancelled future
- *    never holds permits (the post part's observers would see them missing).
+ *  - SemaphoreFutureLincheckTest: acquireAsync(n), acquireUpToAsync(min, max) and
+ *    future.cancel(false); a cancelled future never holds permits (the post part's observers
+ *    would see them missing), and an up-to future's grant takes the pool up to its maximum.
  * Each has custom scenarios for the races that matter: grant vs cancel, cancel of a partially
  * served head, close vs cancel, close vs release.
  *
@@ -475,13 +476,13 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
 }
 
 /**
- * The future face: `acquireAsync(n)` started by each thread into its own slot, and
- * `future.cancel(false)` of that slot. A cancelled future never holds permits.
+ * The future face: `acquireAsync(n)` or `acquireUpToAsync(min, max)` started by each thread into
+ * its own slot, and `future.cancel(false)` of that slot. A cancelled future never holds permits.
  */
 abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass<*>) :
     SemaphoreOperations(capacity, specification) {
 
-    private class Slot(val future: CompletableFuture<Void>) {
+    private class Slot(val future: CompletableFuture<*>) {
         @Volatile
         var cancelResult: Boolean? = null
     }
@@ -495,6 +496,18 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
     @Operation
     fun startAsync(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
         val slot = Slot(semaphore.acquireAsync(n.toLong()))
+        slots[thread] = slot
+        allSlots += slot
+    }
+
+    /** `acquireUpToAsync(min, max)`: one FIFO request weighing [min] that takes up to [max] when granted. */
+    @Operation
+    fun startAsyncUpTo(
+        @Param(gen = ThreadIdGen::class) thread: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
+    ) {
+        val slot = Slot(semaphore.acquireUpToAsync(min.toLong(), max.toLong()))
         slots[thread] = slot
         allSlots += slot
     }
@@ -523,7 +536,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
         }
     }
 
-    private fun settledNormallyOrClosed(future: CompletableFuture<Void>): Boolean =
+    private fun settledNormallyOrClosed(future: CompletableFuture<*>): Boolean =
         try {
             future.get()
             true
@@ -544,6 +557,46 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
                 thread { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2); actor(SemaphoreFutureLincheckTest::cancelAsync, 1) }
                 thread { actor(SemaphoreFutureLincheckTest::release, 1); actor(SemaphoreFutureLincheckTest::release, 1) }
                 thread { actor(SemaphoreOperations::close) }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+            }
+        })
+        // an up-to future at the head, partially served, cancelled against the release that would
+        // complete it: either it takes both permits (its maximum) or they go on to the waiter behind
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreFutureLincheckTest::startAsyncUpTo, 1, 2, 2)
+                    actor(SemaphoreFutureLincheckTest::cancelAsync, 1)
+                }
+                thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
+                thread {
+                    actor(SemaphoreFutureLincheckTest::release, 1)
+                    actor(SemaphoreFutureLincheckTest::release, 1)
+                }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+            }
+        })
+        // an up-to future served by one release of one permit (its minimum) while a second one may
+        // or may not have arrived: it takes what is handed out, up to its maximum, and no tryAcquire barges
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread { actor(SemaphoreFutureLincheckTest::startAsyncUpTo, 1, 1, 2) }
+                thread {
+                    actor(SemaphoreFutureLincheckTest::release, 1)
+                    actor(SemaphoreFutureLincheckTest::release, 1)
+                }
+                thread {
+                    actor(SemaphoreOperations::tryAcquireRange, 1, 1)
+                    actor(SemaphoreOperations::queuedPermits)
+                }
             }
             post {
                 actor(SemaphoreOperations::availablePermits)

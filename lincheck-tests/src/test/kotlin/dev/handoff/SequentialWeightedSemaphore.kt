@@ -26,7 +26,8 @@ import kotlin.coroutines.resumeWithException
  *    whole pool, up to its maximum, once the pool covers that minimum);
  *  - the callback face `acquire(n, waker)` ([start], [cancel]), also with a waker whose claim
  *    declines ([startDeclining]);
- *  - the future face `acquireAsync(n)` ([startAsync], [cancelAsync]).
+ *  - the future face `acquireAsync(n)` and `acquireUpToAsync(min, max)` ([startAsync],
+ *    [startAsyncUpTo], [cancelAsync]).
  * A callback or future acquisition is remembered per thread (the `thread` argument), so that a
  * later `cancel` of the same thread can refer to it.
  *
@@ -256,6 +257,25 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         start(thread, n)
     }
 
+    /**
+     * `acquireUpToAsync(min, max)` by [thread]: as [acquireUpTo], but settled through a future, so
+     * it shows through [cancelAsync] and the observers. Bounds out of order, below 1 or a [min]
+     * above `N` are refused; a closed semaphore fails the future.
+     */
+    fun startAsyncUpTo(thread: Int, min: Int, max: Int) {
+        if (min < 1 || min > max || min > capacity) throw IllegalArgumentException("acquireUpToAsync($min, $max)")
+        val handle = Handle(thread, min.toLong(), maximum = max.toLong())
+        handles[thread] = handle
+        when {
+            closed -> handle.state = CLOSED
+            queue.isEmpty() && pool >= min -> {
+                held += minOf(pool, max.toLong())
+                handle.state = GRANTED
+            }
+            else -> queue.addLast(handle)
+        }
+    }
+
     /** `future.cancel(false)` of the last future of [thread]: true iff the wait was withdrawn. */
     fun cancelAsync(thread: Int): Boolean = cancel(thread)
 
@@ -331,7 +351,8 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         override fun key(): Any = listOf(weight, maximum)
     }
 
-    private class Handle(val thread: Int, weight: Long, val declines: Boolean = false) : Waiter(weight) {
+    private class Handle(val thread: Int, weight: Long, val declines: Boolean = false, maximum: Long = weight) :
+        Waiter(weight, maximum) {
         var state = WAITING
 
         override fun grant(take: Long): Boolean {
@@ -347,7 +368,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
             state = FAILED
         }
 
-        override fun key(): Any = listOf(thread, weight, declines)
+        override fun key(): Any = listOf(thread, weight, maximum, declines)
     }
 
     // ------------------------------------------------------------------ state equality for Lincheck's LTS

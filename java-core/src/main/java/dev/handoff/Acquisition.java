@@ -301,8 +301,9 @@ public abstract class Acquisition {
      * when the wait queue is full it throws {@code SemaphoreRejectedException("acquire(5): rejected,
      * the wait queue is full ...")}, not {@code "startAcquisition(5): ..."}.
      *
-     * <p>Called only when such a message is built (a refusal, or a capacity that shrank below the
-     * weight since the argument was checked), possibly under the semaphore's internal lock: return a
+     * <p>Called only when such a message is built (a refusal, or a weight above the capacity, as
+     * after a shrink that raced the adapter's own argument check), possibly under the semaphore's
+     * internal lock: return a
      * constant (or build the string from the node's own fields) and call nothing else. If it
      * throws, the message keeps the starting method's name.
      *

@@ -1723,7 +1723,7 @@ final class BatchSemaphore {
      * possibly under the lock, so a callName() that throws (or calls back, which the lock refuses)
      * leaves {@code call}.
      */
-    private static String callOf(Acquisition a, String call) {
+    static String callOf(Acquisition a, String call) {
         try {
             String own = a.callName();
             return own != null ? own : call;

@@ -563,7 +563,11 @@ public final class Semaphore {
         if (acquisition == null) {
             throw new NullPointerException("startAcquisition(" + n + ", null): the acquisition is null");
         }
-        checkFits("startAcquisition", n);
+        long c = core.capacity;
+        if (n > c) { // named as the core's refusals are: an adapter's own call, if it has one
+            throw new IllegalArgumentException(BatchSemaphore.describe(BatchSemaphore.callOf(acquisition, "startAcquisition"), n)
+                    + ": exceeds the capacity " + c + ", so it could never be granted");
+        }
         return core.start(acquisition, n, null, "startAcquisition");
     }
 
@@ -598,7 +602,15 @@ public final class Semaphore {
      *     changes; the acquisition stays unstarted)
      */
     public <A extends Acquisition> A startAcquisitionUpTo(long min, long max, A acquisition) {
-        checkRange("startAcquisitionUpTo", min, max);
+        if (min < 1 || min > max) {
+            throw new IllegalArgumentException("startAcquisitionUpTo(" + min + ", " + max + "): needs 1 <= min <= max");
+        }
+        long c = core.capacity;
+        if (min > c) { // named as the core's refusals are: an adapter's own call, if it has one
+            String call = acquisition == null ? null : BatchSemaphore.callOf(acquisition, null);
+            throw new IllegalArgumentException((call == null ? "startAcquisitionUpTo(" + min + ", " + max + ")"
+                    : BatchSemaphore.describe(call, min, max)) + ": min exceeds the capacity " + c + ", so it could never be granted");
+        }
         if (acquisition == null) {
             throw new NullPointerException("startAcquisitionUpTo(" + min + ", " + max + ", null): the acquisition is null");
         }

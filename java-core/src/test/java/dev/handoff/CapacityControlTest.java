@@ -213,6 +213,14 @@ class CapacityControlTest {
         SemaphoreRejectedException throwing = assertThrows(SemaphoreRejectedException.class,
                 () -> s.startAcquisition(2, new Throwing()));
         assertTrue(throwing.getMessage().startsWith("startAcquisition(2): rejected"), throwing.getMessage());
+        // A weight above the capacity (say, after a shrink that raced the adapter's own check) too.
+        Named heavy = new Named();
+        IllegalArgumentException tooHeavy = assertThrows(IllegalArgumentException.class, () -> s.startAcquisition(3, heavy));
+        assertEquals("acquireRows(3): exceeds the capacity 2, so it could never be granted", tooHeavy.getMessage());
+        assertNull(heavy.startedOn(), "refused before it started");
+        IllegalArgumentException tooHeavyThrowing = assertThrows(IllegalArgumentException.class,
+                () -> s.startAcquisition(3, new Throwing()));
+        assertEquals("startAcquisition(3): exceeds the capacity 2, so it could never be granted", tooHeavyThrowing.getMessage());
         assertEquals(0, s.queueLength());
         s.release(2);
         assertEquals(2, s.availablePermits());

@@ -121,6 +121,11 @@ class StartAcquisitionUpToTest {
         assertEquals("startAcquisitionUpTo(3, 2): needs 1 <= min <= max", inverted.getMessage());
         IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(11, 20, node));
         assertEquals("startAcquisitionUpTo(11, 20): min exceeds the capacity 10, so it could never be granted", tooBig.getMessage());
+        IllegalArgumentException namedTooBig = assertThrows(IllegalArgumentException.class,
+                () -> s.startAcquisitionUpTo(11, 20, new Node("readChunk")));
+        assertEquals("readChunk(11, 20): min exceeds the capacity 10, so it could never be granted", namedTooBig.getMessage());
+        IllegalArgumentException nullTooBig = assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(11, 20, null));
+        assertEquals("startAcquisitionUpTo(11, 20): min exceeds the capacity 10, so it could never be granted", nullTooBig.getMessage());
         NullPointerException none = assertThrows(NullPointerException.class, () -> s.startAcquisitionUpTo(1, 2, null));
         assertEquals("startAcquisitionUpTo(1, 2, null): the acquisition is null", none.getMessage());
         assertNull(node.startedOn(), "never started");

@@ -303,9 +303,8 @@ public abstract class Acquisition {
      *
      * <p>Called only when such a message is built (a refusal, or a weight above the capacity, as
      * after a shrink that raced the adapter's own argument check), possibly under the semaphore's
-     * internal lock: return a
-     * constant (or build the string from the node's own fields) and call nothing else. If it
-     * throws, the message keeps the starting method's name.
+     * internal lock: return a constant (or build the string from the node's own fields) and call
+     * nothing else. If it throws, the message keeps the starting method's name.
      *
      * <pre>{@code
      * @Override protected String callName() { return "acquireRows"; }

@@ -327,6 +327,15 @@ public abstract class Acquisition {
     protected abstract void wake();
 
     /**
+     * For the listener, read after this node declined its grant (claim false): whether it declined
+     * because its wait had already timed out, so that the wait is reported as timed out rather than
+     * cancelled. The future face overrides it; the others decline only when their party is gone.
+     */
+    boolean declinedByTimeout() {
+        return false;
+    }
+
+    /**
      * The least number of permits this acquisition can be granted with: {@link #permits} for an
      * exact request; an up-to request's minimum (then {@code permits} is its maximum until the
      * grant, and what it took after). Fixed once started.

@@ -1806,7 +1806,9 @@ final class BatchSemaphore {
                 case Acquisition.GRANTED: outcome = WaitOutcome.GRANTED; break;
                 case Acquisition.CLOSED: outcome = WaitOutcome.CLOSED; break;
                 case Acquisition.FAILED: outcome = WaitOutcome.FAILED; break;
-                default: outcome = WaitOutcome.CANCELLED; break; // it declined its grant
+                default: // it declined its grant: its party had given up, by a timeout or otherwise
+                    outcome = a.declinedByTimeout() ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED;
+                    break;
             }
             tell(a, w, outcome);
         }

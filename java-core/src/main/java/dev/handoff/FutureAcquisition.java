@@ -15,13 +15,15 @@ import java.util.function.Supplier;
  * <p>A cancelled future never holds permits. Whoever settles first wins, decided by one CAS on
  * {@link #settled}: the queue node's claim (under the core's lock, at the grant) moves it
  * {@code OPEN -> CLAIMED}; the user's {@code cancel} or {@code completeExceptionally} (also
- * {@code orTimeout}, which calls it) move it {@code OPEN -> WITHDRAWN} and then cancel the node,
- * which returns any partial permits. A user completion that loses the race returns {@code false}
- * and the future completes normally with the grant. {@code complete} (so also
- * {@code completeOnTimeout}), {@code obtrude*} and {@code completeAsync} are refused: a normal
- * completion always means a grant. A close wakes without claiming: the future then fails with
- * {@link SemaphoreClosedException}, unless the user completed it first. A failed grant (a face's
- * bookkeeping threw at the grant) fails the future with that exception.
+ * {@code orTimeout}, which calls it) move it {@code OPEN -> WITHDRAWN} ({@code OPEN -> TIMED_OUT}
+ * for a {@link TimeoutException}) and then cancel the node, which returns any partial permits. A
+ * grant that reaches the node between that CAS and the cancel is declined, and the listener hears
+ * the withdrawal's reason (timed out or cancelled) either way. A user completion that loses the
+ * race returns {@code false} and the future completes normally with the grant. {@code complete}
+ * (so also {@code completeOnTimeout}), {@code obtrude*} and {@code completeAsync} are refused: a
+ * normal completion always means a grant. A close wakes without claiming: the future then fails
+ * with {@link SemaphoreClosedException}, unless the user completed it first. A failed grant (a
+ * face's bookkeeping threw at the grant) fails the future with that exception.
  *
  * <p>The waker is the {@link Node}, never this future: the object handed to the caller has no
  * method that could fake a grant (a public {@code claim()}/{@code wake()} would).
@@ -31,6 +33,8 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     private static final int OPEN = 0;
     private static final int CLAIMED = 1;
     private static final int WITHDRAWN = 2;
+    /** Withdrawn by a {@link TimeoutException} (orTimeout): as WITHDRAWN, and tells the listener why. */
+    private static final int TIMED_OUT = 3;
 
     /** The queue node; its waker is this future, through package-private calls only. */
     final Node node;
@@ -38,7 +42,7 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     /** Names the call in the closed failure, for example {@code "acquireAsync(3)"}. */
     private final String call;
 
-    /** OPEN, CLAIMED or WITHDRAWN; moves once, by CAS. */
+    /** OPEN, CLAIMED, WITHDRAWN or TIMED_OUT; moves once, by CAS. */
     private volatile int settled;
 
     /** Whether the future completes with the number of permits taken (up-to) or null. */
@@ -84,6 +88,12 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
             return SETTLED.compareAndSet(future, OPEN, CLAIMED);
         }
 
+        /** A grant declined because a timeout had withdrawn the future: the listener hears "timed out". */
+        @Override
+        boolean declinedByTimeout() {
+            return future.settled == TIMED_OUT;
+        }
+
         @Override
         protected void wake() {
             future.settle(this);
@@ -112,8 +122,8 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
 
     /** Takes the future away from the semaphore; false if the grant was claimed first. */
     private boolean withdraw(boolean timedOut) {
-        if (!SETTLED.compareAndSet(this, OPEN, WITHDRAWN)) {
-            return settled == WITHDRAWN;
+        if (!SETTLED.compareAndSet(this, OPEN, timedOut ? TIMED_OUT : WITHDRAWN)) {
+            return settled != CLAIMED; // withdrawn before, by a cancel or a timeout
         }
         node.withdraw(timedOut); // returns partial permits; false only if a close got there first
         return true;

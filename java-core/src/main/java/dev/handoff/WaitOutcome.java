@@ -15,9 +15,10 @@ public enum WaitOutcome {
     /**
      * A timed wait ran out of time: {@code tryAcquire(n, timeout)}, {@code tryAcquireAsync},
      * {@code orTimeout} on an acquisition's future (or on {@code withPermitsAsync}'s), Kotlin's
-     * {@code withTimeout} and {@code tryAcquire(permits, timeout)}. Nothing is held. (If a release
+     * {@code withTimeout} and {@code tryAcquire(permits, timeout)}. Nothing is held. If a release
      * reaches the wait in the instant between its timer firing and its withdrawal, the wait
-     * declines that grant and is reported {@link #CANCELLED}.)
+     * declines that grant; a future's timeout is still reported here, a Kotlin {@code withTimeout}
+     * then as {@link #CANCELLED} (its cancellation is all the semaphore sees at the grant).
      */
     TIMED_OUT,
     /** The semaphore was closed while the acquisition waited. Nothing is held. */

@@ -150,6 +150,59 @@ class WaitListenerTest {
                 "CANCELLED 1", "FAILED 1", "FAILED 4", "CLOSED 1"), settled);
     }
 
+    /**
+     * A timeout withdraws the future (one CAS) and then cancels its node under the lock; a grant
+     * that reaches the node in between is declined. The listener must still hear "timed out". The
+     * window is held open by a head whose claim() (run under the lock by the releasing thread)
+     * waits until the timing-out thread is parked on that lock.
+     */
+    @Test
+    void aTimeoutWhoseNodeIsReachedByAGrantFirstIsStillATimeout() throws Exception {
+        Log log = new Log();
+        Semaphore s = observed(2, log);
+        assertTrue(s.tryAcquire(2));
+        java.util.concurrent.CountDownLatch inClaim = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+        Acquisition head = s.acquire(1, new Waker() {
+            @Override
+            public boolean claim() {
+                inClaim.countDown();
+                try {
+                    return letGo.await(20, TimeUnit.SECONDS); // a test only: claims must not block
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+
+            @Override
+            public void wake() {
+            }
+        });
+        CompletableFuture<Void> timed = s.acquireAsync(1);
+        Thread releaser = new Thread(() -> s.release(2), "releaser");
+        releaser.start();
+        assertTrue(inClaim.await(20, TimeUnit.SECONDS), "the release never reached the head");
+        Thread timer = new Thread(() -> timed.completeExceptionally(new TimeoutException("late")), "timer");
+        timer.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (timer.getState() != Thread.State.WAITING) { // parked on the semaphore's lock, after its CAS
+            assertTrue(System.nanoTime() < deadline, "the timing-out thread never waited for the lock: " + timer.getState());
+            Thread.sleep(1);
+        }
+        letGo.countDown();
+        releaser.join(20_000);
+        timer.join(20_000);
+        assertTrue(head.isGranted());
+        assertInstanceOf(TimeoutException.class, assertThrows(ExecutionException.class, timed::get).getCause());
+        assertEquals(List.of("queued 1 ahead 0", "queued 1 ahead 1", "GRANTED 1 ahead 0", "TIMED_OUT 1 ahead 1"),
+                log.snapshot());
+        assertEquals(1, s.availablePermits(), "the declined grant's permit is free again");
+        assertEquals(0, s.queueLength());
+        s.release(1);
+        assertEquals(2, s.availablePermits());
+    }
+
     @Test
     void orTimeoutOnAScopedFutureIsATimeout() throws Exception {
         Log log = new Log();

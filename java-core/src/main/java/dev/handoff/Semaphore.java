@@ -343,12 +343,22 @@ public final class Semaphore {
     }
 
     private void checkRange(String call, long min, long max) {
+        checkRange(null, call, min, max);
+    }
+
+    /**
+     * As {@link #checkRange(String, long, long)}; a min above the capacity names {@code a}'s own call
+     * ({@link Acquisition#callName()}) if it has one, as the core's refusals do.
+     */
+    private void checkRange(Acquisition a, String call, long min, long max) {
         if (min < 1 || min > max) {
             throw new IllegalArgumentException(call + "(" + min + ", " + max + "): needs 1 <= min <= max");
         }
-        if (min > core.capacity) {
-            throw new IllegalArgumentException(call + "(" + min + ", " + max + "): min exceeds the capacity "
-                    + core.capacity + ", so it could never be granted");
+        long c = core.capacity;
+        if (min > c) {
+            String own = a == null ? null : BatchSemaphore.callOf(a, null);
+            String described = own == null ? call + "(" + min + ", " + max + ")" : BatchSemaphore.describe(own, min, max);
+            throw new IllegalArgumentException(described + ": min exceeds the capacity " + c + ", so it could never be granted");
         }
     }
 
@@ -563,11 +573,7 @@ public final class Semaphore {
         if (acquisition == null) {
             throw new NullPointerException("startAcquisition(" + n + ", null): the acquisition is null");
         }
-        long c = core.capacity;
-        if (n > c) { // named as the core's refusals are: an adapter's own call, if it has one
-            throw new IllegalArgumentException(BatchSemaphore.describe(BatchSemaphore.callOf(acquisition, "startAcquisition"), n)
-                    + ": exceeds the capacity " + c + ", so it could never be granted");
-        }
+        checkFits(acquisition, "startAcquisition", n);
         return core.start(acquisition, n, null, "startAcquisition");
     }
 
@@ -602,15 +608,7 @@ public final class Semaphore {
      *     changes; the acquisition stays unstarted)
      */
     public <A extends Acquisition> A startAcquisitionUpTo(long min, long max, A acquisition) {
-        if (min < 1 || min > max) {
-            throw new IllegalArgumentException("startAcquisitionUpTo(" + min + ", " + max + "): needs 1 <= min <= max");
-        }
-        long c = core.capacity;
-        if (min > c) { // named as the core's refusals are: an adapter's own call, if it has one
-            String call = acquisition == null ? null : BatchSemaphore.callOf(acquisition, null);
-            throw new IllegalArgumentException((call == null ? "startAcquisitionUpTo(" + min + ", " + max + ")"
-                    : BatchSemaphore.describe(call, min, max)) + ": min exceeds the capacity " + c + ", so it could never be granted");
-        }
+        checkRange(acquisition, "startAcquisitionUpTo", min, max);
         if (acquisition == null) {
             throw new NullPointerException("startAcquisitionUpTo(" + min + ", " + max + ", null): the acquisition is null");
         }
@@ -814,9 +812,18 @@ public final class Semaphore {
     }
 
     private void checkFits(String call, long n) {
-        if (n > core.capacity) {
-            throw new IllegalArgumentException(call + "(" + n + "): exceeds the capacity "
-                    + core.capacity + ", so it could never be granted");
+        checkFits(null, call, n);
+    }
+
+    /**
+     * As {@link #checkFits(String, long)}, naming {@code a}'s own call ({@link Acquisition#callName()})
+     * if it has one, as the core's refusals do.
+     */
+    private void checkFits(Acquisition a, String call, long n) {
+        long c = core.capacity;
+        if (n > c) {
+            throw new IllegalArgumentException(BatchSemaphore.describe(a == null ? call : BatchSemaphore.callOf(a, call), n)
+                    + ": exceeds the capacity " + c + ", so it could never be granted");
         }
     }
 

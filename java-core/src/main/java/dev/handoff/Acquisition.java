@@ -200,7 +200,7 @@ public abstract class Acquisition {
      */
     public final boolean cancel() {
         BatchSemaphore core = owner;
-        return core != null && state == WAITING && core.cancel(this, false);
+        return core != null && state == WAITING && core.cancel(this, null, false);
     }
 
     /**
@@ -218,7 +218,7 @@ public abstract class Acquisition {
         if (core == null || state != WAITING) {
             return false;
         }
-        return wakeExecutor == null ? core.cancel(this, true) : core.cancel(this, wakeExecutor, true);
+        return core.cancel(this, wakeExecutor, true);
     }
 
     /**

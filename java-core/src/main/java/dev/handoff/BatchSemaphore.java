@@ -517,6 +517,14 @@ final class BatchSemaphore {
      *     less than {@code n}, and nothing has changed
      */
     long release(long n) {
+        return release(n, null);
+    }
+
+    /**
+     * {@link #release(long)}, but the wake-ups it causes run on {@code wakes} (on this thread if
+     * it is null or refuses the task); the permits are handed out, and the listener told, here.
+     */
+    long release(long n, Executor wakes) {
         // The capacity is read before the word: a word with GATED clear proves that no resize had
         // happened when it was read (the first one sets GATED for good), so this capacity is still
         // the constructor's. A resize after that read makes the CAS below fail.
@@ -524,7 +532,7 @@ final class BatchSemaphore {
         long s = state;
         for (;;) {
             if ((s & (QUEUED | GATED)) != 0) {
-                return releaseToQueue(n);
+                return releaseToQueue(n, wakes);
             }
             long held = c - (s >>> SHIFT);
             if (n > held) {
@@ -543,7 +551,7 @@ final class BatchSemaphore {
 
     // ------------------------------------------------------------------ slow paths
 
-    private long releaseToQueue(long n) {
+    private long releaseToQueue(long n, Executor wakes) {
         Acquisition woken;
         lock();
         try {
@@ -552,7 +560,7 @@ final class BatchSemaphore {
                 // The queue emptied (or a claim window ended) since we looked. QUEUED and
                 // GATED are only set under this lock, so the lock-free path cannot come back
                 // here: it adds to free, or reports the held.
-                return release(n);
+                return release(n, wakes);
             }
             // Under the lock GATED means debt or a past resize (no claim window is open now).
             long held = capacity + debt - (s >>> SHIFT) - headAssigned;
@@ -563,7 +571,7 @@ final class BatchSemaphore {
         } finally {
             unlock();
         }
-        settleAll(woken);
+        settleAll(woken, wakes);
         checkDrained();
         return -1;
     }
@@ -863,9 +871,9 @@ final class BatchSemaphore {
     }
 
     /**
-     * Withdraws a waiting node like {@link #cancel(Acquisition)}, but runs the wake-ups it causes
-     * (the waiters its partial permits complete) on {@code wakes} instead of this thread; if
-     * {@code wakes} refuses the task, they run here, so none is lost.
+     * Withdraws a waiting node; see {@link Acquisition#cancel()}. The wake-ups it causes (the
+     * waiters its partial permits complete) run on {@code wakes}, or on this thread if that is null
+     * or refuses the task, so none is lost. {@code timedOut} only tells the listener why.
      */
     boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
         Acquisition woken = withdraw(a);
@@ -874,31 +882,8 @@ final class BatchSemaphore {
         }
         if (listener != null) {
             tellWithdrawn(a, timedOut);
-            tellSettled(woken);
         }
-        if (woken != null) {
-            try {
-                wakes.execute(() -> wakeAll(woken));
-            } catch (Throwable refused) {
-                wakeAll(woken);
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Withdraws a waiting node; see {@link Acquisition#cancel()}. {@code timedOut} only tells the
-     * listener why.
-     */
-    boolean cancel(Acquisition a, boolean timedOut) {
-        Acquisition woken = withdraw(a);
-        if (woken == NOT_WAITING) {
-            return false;
-        }
-        if (listener != null) {
-            tellWithdrawn(a, timedOut);
-        }
-        settleAll(woken);
+        settleAll(woken, wakes);
         return true;
     }
 
@@ -1676,7 +1661,7 @@ final class BatchSemaphore {
             if (timed) {
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0L) {
-                    if (cancel(a, true)) {
+                    if (cancel(a, null, true)) {
                         return false;
                     }
                     break; // the grant or close won the race
@@ -1686,7 +1671,7 @@ final class BatchSemaphore {
                 LockSupport.park(this);
             }
             if (Thread.interrupted()) {
-                if (cancel(a, false)) {
+                if (cancel(a, null, false)) {
                     throw new InterruptedException(describe(call, a.permits) + ": interrupted while waiting");
                 }
                 interrupted = true; // the grant or close won: keep the interrupt for the caller
@@ -1792,6 +1777,27 @@ final class BatchSemaphore {
             tellSettled(chain);
         }
         wakeAll(chain);
+    }
+
+    /**
+     * {@link #settleAll(Acquisition)}, but the wakers run on {@code wakes} unless it is null or
+     * refuses the task (then here); the listener is told here either way.
+     */
+    private void settleAll(Acquisition chain, Executor wakes) {
+        if (wakes == null) {
+            settleAll(chain);
+            return;
+        }
+        if (listener != null) {
+            tellSettled(chain);
+        }
+        if (chain != null) {
+            try {
+                wakes.execute(() -> wakeAll(chain));
+            } catch (Throwable refused) {
+                wakeAll(chain);
+            }
+        }
     }
 
     /** Tells the listener how each watched node of {@code chain} (linked by next, final) ended. */

@@ -4,6 +4,7 @@ package dev.handoff;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
 /**
@@ -170,8 +171,29 @@ public final class Mutex {
      * @throws IllegalStateException if the mutex is not locked (nothing changes)
      */
     public void unlock() {
-        if (core.release(1) >= 0) {
-            throw new IllegalStateException("unlock(): the mutex is not locked");
+        unlock(null, "unlock()");
+    }
+
+    /**
+     * Unlocks like {@link #unlock()}, but the waker of the waiter it hands the lock to runs on
+     * {@code wakeExecutor}, not on this thread. The lock is handed over before this method
+     * returns; only the {@code wake()} call moves (see {@link Semaphore#release(long, Executor)}).
+     * If the executor refuses the task, the waker runs on this thread.
+     *
+     * @param wakeExecutor where the wake-up caused by this unlock runs
+     * @throws NullPointerException if {@code wakeExecutor} is null (nothing changes)
+     * @throws IllegalStateException if the mutex is not locked (nothing changes)
+     */
+    public void unlock(Executor wakeExecutor) {
+        if (wakeExecutor == null) {
+            throw new NullPointerException("unlock(null): the executor is null");
+        }
+        unlock(wakeExecutor, "unlock(executor)");
+    }
+
+    private void unlock(Executor wakes, String call) {
+        if (core.release(1, wakes) >= 0) {
+            throw new IllegalStateException(call + ": the mutex is not locked");
         }
     }
 

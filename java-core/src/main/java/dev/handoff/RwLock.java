@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
 /**
@@ -226,11 +227,32 @@ public final class RwLock {
      * @throws IllegalStateException if the lock is write-locked or not read-locked (nothing changes)
      */
     public void readUnlock() {
-        if (writeLocked) {
-            throw new IllegalStateException("readUnlock(): the lock is write-locked, not read-locked");
+        readUnlock(null, "readUnlock()");
+    }
+
+    /**
+     * Releases a read lock like {@link #readUnlock()}, but the wakers of the waiters it lets in
+     * run on {@code wakeExecutor}, not on this thread. The lock is handed over before this method
+     * returns; only the {@code wake()} calls move (see {@link Semaphore#release(long, Executor)}).
+     * If the executor refuses the task, the wakers run on this thread.
+     *
+     * @param wakeExecutor where the wake-ups caused by this unlock run
+     * @throws NullPointerException if {@code wakeExecutor} is null (nothing changes)
+     * @throws IllegalStateException if the lock is write-locked or not read-locked (nothing changes)
+     */
+    public void readUnlock(Executor wakeExecutor) {
+        if (wakeExecutor == null) {
+            throw new NullPointerException("readUnlock(null): the executor is null");
         }
-        if (core.release(1) >= 0) {
-            throw new IllegalStateException("readUnlock(): the lock is not read-locked");
+        readUnlock(wakeExecutor, "readUnlock(executor)");
+    }
+
+    private void readUnlock(Executor wakes, String call) {
+        if (writeLocked) {
+            throw new IllegalStateException(call + ": the lock is write-locked, not read-locked");
+        }
+        if (core.release(1, wakes) >= 0) {
+            throw new IllegalStateException(call + ": the lock is not read-locked");
         }
     }
 
@@ -343,10 +365,32 @@ public final class RwLock {
      * @throws IllegalStateException if the lock is not write-locked (nothing changes)
      */
     public void writeUnlock() {
-        clearWriteLocked("writeUnlock()");
-        if (core.release(maxReaders) >= 0) {
+        writeUnlock(null, "writeUnlock()");
+    }
+
+    /**
+     * Releases the write lock like {@link #writeUnlock()}, but the wakers of the waiters it lets
+     * in run on {@code wakeExecutor}, not on this thread. The lock is handed over before this
+     * method returns; only the {@code wake()} calls move (see
+     * {@link Semaphore#release(long, Executor)}). If the executor refuses the task, the wakers run
+     * on this thread.
+     *
+     * @param wakeExecutor where the wake-ups caused by this unlock run
+     * @throws NullPointerException if {@code wakeExecutor} is null (nothing changes)
+     * @throws IllegalStateException if the lock is not write-locked (nothing changes)
+     */
+    public void writeUnlock(Executor wakeExecutor) {
+        if (wakeExecutor == null) {
+            throw new NullPointerException("writeUnlock(null): the executor is null");
+        }
+        writeUnlock(wakeExecutor, "writeUnlock(executor)");
+    }
+
+    private void writeUnlock(Executor wakes, String call) {
+        clearWriteLocked(call);
+        if (core.release(maxReaders, wakes) >= 0) {
             writeLocked = true; // cannot happen while the flag is exact; keep the state as it was
-            throw new IllegalStateException("writeUnlock(): the write lock's permits are not held");
+            throw new IllegalStateException(call + ": the write lock's permits are not held");
         }
     }
 

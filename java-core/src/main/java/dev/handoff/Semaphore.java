@@ -4,6 +4,7 @@ package dev.handoff;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
 /**
@@ -779,6 +780,45 @@ public final class Semaphore {
             return;
         }
         long held = core.release(n);
+        if (held >= 0) {
+            throw overRelease(n, held);
+        }
+    }
+
+    /**
+     * Returns {@code n} permits like {@link #release(long)}, but the wakers of the acquisitions it
+     * completes run on {@code wakeExecutor}, not on this thread. The release itself is done before
+     * this method returns, exactly as by {@code release(n)}: the permits are handed to the waiters
+     * in order (their {@link Waker#claim()} runs here, under the internal lock), the surplus
+     * becomes free and a {@link WaitListener} is told; only the {@code wake()} calls move, in one
+     * task, in FIFO order. Use it when releasing from a thread that must not run other parties'
+     * callbacks (a timer thread, an event loop, a cancellation handler). If the executor refuses the
+     * task, the wakers run on this thread, so none is lost; if the release completes nobody, the
+     * executor is not used.
+     *
+     * <pre>{@code
+     * // on the I/O thread: give the bytes back, but let the pool run whoever they complete
+     * budget.release(bytes, workers);
+     * }</pre>
+     *
+     * @param n the number of permits; {@code 0} does nothing
+     * @param wakeExecutor where the wake-ups caused by this release run
+     * @throws NullPointerException if {@code wakeExecutor} is null (nothing changes)
+     * @throws IllegalArgumentException if {@code n < 0}
+     * @throws IllegalStateException if {@code n} is more than the permits currently held by
+     *     callers (capacity minus free minus those handed to a waiting head); nothing changes then
+     */
+    public void release(long n, Executor wakeExecutor) {
+        if (wakeExecutor == null) {
+            throw new NullPointerException("release(" + n + ", null): the executor is null");
+        }
+        if (n <= 0) {
+            if (n < 0) {
+                throw negative("release", n);
+            }
+            return;
+        }
+        long held = core.release(n, wakeExecutor);
         if (held >= 0) {
             throw overRelease(n, held);
         }

@@ -26,7 +26,10 @@ package dev.handoff;
  * {@code true}, or {@code claim()} returned {@code false}) is never woken.
  *
  * <p><b>Threads and locks.</b> {@code wake()} runs on the thread whose {@code acquire},
- * {@code release}, {@code close} or {@code cancel} call resolved the acquisition, after every
+ * {@code release}, {@code close} or {@code cancel} call resolved the acquisition — or on the
+ * executor that call was given ({@link Acquisition#cancel(java.util.concurrent.Executor)},
+ * {@link Semaphore#release(long, java.util.concurrent.Executor)} and the unlock overloads of
+ * {@link Mutex} and {@link RwLock}) — after every
  * internal lock has been released, so it may call back into the semaphore (for example
  * {@code release}). Wake-ups started from inside a {@code wake()} run at once, nested, up to a small
  * depth; deeper ones are run by the outermost call, one after another, so a chain of wakers that
@@ -46,7 +49,10 @@ public interface Waker {
      * {@link Acquisition#failure()} to tell which; only a granted acquisition holds permits to
      * release. Called at most once, never while an internal
      * lock is held. After a successful {@link #claim()}, {@code wake()} runs on the same thread as
-     * that {@code claim()}, so state handed from one to the other needs no synchronization.
+     * that {@code claim()}, so state handed from one to the other needs no synchronization —
+     * unless the resolving call was given an executor (see above): then {@code wake()} runs in a
+     * task on it, ordered after the {@code claim()} by the executor's own hand-off (every
+     * {@code java.util.concurrent} executor gives that ordering).
      */
     void wake();
 

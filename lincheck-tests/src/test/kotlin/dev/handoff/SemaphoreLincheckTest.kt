@@ -410,6 +410,33 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
     @Operation
     fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = semaphore.release(n.toLong())
 
+    /**
+     * `release(n, executor)`: the permits are handed on inside the call, and the wake-ups it
+     * causes run afterwards, from the executor's queue, on this thread (the validation below sees
+     * whether any is lost or doubled).
+     */
+    @Operation
+    fun releaseWakingLater(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
+        val wakes = ArrayDeque<Runnable>()
+        try {
+            semaphore.release(n.toLong(), wakes::addLast)
+        } finally {
+            while (wakes.isNotEmpty()) wakes.removeFirst().run()
+        }
+    }
+
+    /** `cancel(executor)`, its wake-ups run afterwards as in [releaseWakingLater]. */
+    @Operation
+    fun cancelWakingLater(@Param(gen = ThreadIdGen::class) thread: Int): Boolean {
+        val acquisition = slots[thread]?.acquisition ?: return false
+        val wakes = ArrayDeque<Runnable>()
+        try {
+            return acquisition.cancel(wakes::addLast)
+        } finally {
+            while (wakes.isNotEmpty()) wakes.removeFirst().run()
+        }
+    }
+
     /** Every waker ran exactly once if its acquisition settled (granted or closed), never otherwise. */
     @Validate
     fun everyWakerRanOnceIffSettled() {
@@ -430,6 +457,19 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
                 thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(SemaphoreCallbackLincheckTest::cancel, 1) }
                 thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
                 thread { actor(SemaphoreCallbackLincheckTest::release, 1); actor(SemaphoreCallbackLincheckTest::release, 1) }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+            }
+        })
+        // the same with the executor overloads: the wake-ups run after the call, none lost or doubled
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(SemaphoreCallbackLincheckTest::cancelWakingLater, 1) }
+                thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
+                thread { actor(SemaphoreCallbackLincheckTest::releaseWakingLater, 1); actor(SemaphoreCallbackLincheckTest::releaseWakingLater, 1) }
             }
             post {
                 actor(SemaphoreOperations::availablePermits)

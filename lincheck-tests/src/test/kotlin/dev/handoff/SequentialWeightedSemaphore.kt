@@ -252,6 +252,12 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         return true
     }
 
+    /** `cancel(executor)`: where the wakers run is not part of the model. */
+    fun cancelWakingLater(thread: Int): Boolean = cancel(thread)
+
+    /** `release(n, executor)`: where the wakers run is not part of the model. */
+    fun releaseWakingLater(n: Int) = release(n)
+
     /** `acquireAsync(n)` by [thread]; what it settled to shows through [cancelAsync] and the observers. */
     fun startAsync(thread: Int, n: Int) {
         start(thread, n)

@@ -110,9 +110,13 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * that the permits are back before the cancelling call returns and before the cancelled
  * coroutine's Job completes: on the cancelling thread (the handler), when the cancellation landed
  * after claim() but before the resumption — between the releaser's unlock and its wake(), or
- * between a dispatched grant and its run(); in that narrow window the release runs the next
- * waiters' wakers there — or on the coroutine's dispatcher at its resumption (prompt cancellation),
- * or where a grant settled inside start() is dropped (onCancellation, on the caller's thread).
+ * between a dispatched grant and its run() — or on the coroutine's dispatcher at its resumption
+ * (prompt cancellation), or where a grant settled inside start() is dropped (onCancellation, on the
+ * caller's thread). The handler's give-back is a release whose wake-ups go to this coroutine's
+ * dispatcher, as a withdrawal's do (Semaphore.release(n, Executor) and the unlock overloads of
+ * Mutex and RwLock): the permits are handed on at once, on the cancelling thread, but the next
+ * waiters' wakers never run there. The other give-backs run their wake-ups where they are
+ * (RUN_HERE): on the releasing thread or the coroutine's own.
  *
  * A grant that arrives before the suspension
  * ------------------------------------------
@@ -194,8 +198,11 @@ internal abstract class ContinuationAcquisition<F : Any> :
         @Suppress("UNCHECKED_CAST") // start(face, ...) started it on an F
         get() = startedOn() as F
 
-    /** Returns the permits of a grant that the cancelled coroutine never got to use. */
-    protected abstract fun giveBack()
+    /**
+     * Returns the permits of a grant that the cancelled coroutine never got to use, at once; the
+     * wake-ups of the waiters they complete run on [wakes] (e.g. `face.release(permits(), wakes)`).
+     */
+    protected abstract fun giveBack(wakes: Executor)
 
     /** The exception for a closed semaphore, naming the call. */
     protected abstract fun closedException(): Throwable
@@ -226,7 +233,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
             // kotlinx threw at once: a grant it dropped for a cancellation before the coroutine
             // suspended is given back here (see "A grant that arrives before the suspension").
             if (isGranted) {
-                takeBack()
+                takeBack(RUN_HERE) // on this coroutine's own thread
             }
             throw dropped
         }
@@ -347,11 +354,11 @@ internal abstract class ContinuationAcquisition<F : Any> :
             return
         }
         if (isGranted) {
-            takeBack()
+            takeBack(this) // the wake-ups it causes run on this coroutine's dispatcher, as a withdrawal's do
         }
     }
 
-    /** Where the wake-ups of a withdrawal run: this coroutine's dispatcher. */
+    /** Where the wake-ups of a withdrawal or of the handler's give-back run: this coroutine's dispatcher. */
     final override fun execute(command: Runnable) {
         runOnOwnDispatcher(continuation.context, command)
     }
@@ -363,16 +370,17 @@ internal abstract class ContinuationAcquisition<F : Any> :
      * back, so the release whose wake-up called it returns after that too.
      */
     final override fun invoke(cause: Throwable, value: Unit, context: CoroutineContext) {
-        takeBack()
+        takeBack(RUN_HERE) // in the releasing call's resume(), or on this coroutine's dispatcher
     }
 
     /**
      * For a grant that will not be delivered: gives it back unless another party already does
-     * (the CAS to HANDLED decides), and returns only once the permits are back either way.
+     * (the CAS to HANDLED decides), and returns only once the permits are back either way. The
+     * wake-ups that the give-back causes run on [wakes].
      */
-    private fun takeBack() {
+    private fun takeBack(wakes: Executor) {
         if (movedTo(PHASE_HANDLED)) {
-            giveBackNow()
+            giveBackNow(wakes)
         }
     }
 
@@ -394,9 +402,9 @@ internal abstract class ContinuationAcquisition<F : Any> :
     }
 
     /** After winning the CAS to HANDLED: gives the grant back, then publishes GIVEN. */
-    private fun giveBackNow() {
+    private fun giveBackNow(wakes: Executor) {
         try {
-            giveBack()
+            giveBack(wakes)
         } finally {
             phase = PHASE_GIVEN
         }
@@ -449,6 +457,9 @@ internal abstract class ContinuationAcquisition<F : Any> :
         const val PHASE_HANDLED: Int = 2
         const val PHASE_RESUMING: Int = 3
         const val PHASE_GIVEN: Int = 4
+
+        /** Runs the wake-ups of a give-back on the thread that gives back: where the grant was dropped. */
+        val RUN_HERE: Executor = Executor { it.run() }
 
         /** [awaitGiven] polls this many times first: a give-back is usually well under a microsecond. */
         const val GIVE_BACK_SPINS: Int = 256

@@ -5,6 +5,7 @@ package dev.handoff.coroutines
 
 import dev.handoff.Mutex
 import kotlinx.coroutines.selects.SelectClause2
+import java.util.concurrent.Executor
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
@@ -69,7 +70,7 @@ private class MutexAcquisition : ContinuationAcquisition<Mutex>() {
         face.startLock(this)
     }
 
-    override fun giveBack() = face.unlock()
+    override fun giveBack(wakes: Executor) = face.unlock(wakes)
 
     /** Unreachable: a [Mutex] has no `close()`, so its core never settles a wait as closed. */
     override fun closedException(): Throwable =
@@ -269,9 +270,9 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
         }
 
         /** Granted but cancelled before it ran: forget the owner, then unlock. */
-        override fun giveBack() {
+        override fun giveBack(wakes: Executor) {
             owner.compareAndSet(ownerToken, NOT_RECORDED)
-            mutex.unlock()
+            mutex.unlock(wakes)
         }
 
         /** Unreachable: a [Mutex] has no `close()`. */

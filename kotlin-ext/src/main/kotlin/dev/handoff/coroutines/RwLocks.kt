@@ -4,6 +4,7 @@
 package dev.handoff.coroutines
 
 import dev.handoff.RwLock
+import java.util.concurrent.Executor
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
@@ -61,7 +62,7 @@ private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
         face.startReadLock(this)
     }
 
-    override fun giveBack() = face.readUnlock()
+    override fun giveBack(wakes: Executor) = face.readUnlock(wakes)
 
     /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
     override fun closedException(): Throwable =
@@ -127,7 +128,7 @@ private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
         face.startWriteLock(this)
     }
 
-    override fun giveBack() = face.writeUnlock()
+    override fun giveBack(wakes: Executor) = face.writeUnlock(wakes)
 
     /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
     override fun closedException(): Throwable =

@@ -7,6 +7,7 @@ import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.withTimeoutOrNull
+import java.util.concurrent.Executor
 import kotlin.contracts.ExperimentalContracts
 import kotlin.time.Duration
 import kotlin.contracts.InvocationKind
@@ -96,7 +97,7 @@ private class SemaphoreAcquisition : ContinuationAcquisition<Semaphore>() {
         face.startAcquisition(permits, this)
     }
 
-    override fun giveBack() = face.release(permits())
+    override fun giveBack(wakes: Executor) = face.release(permits(), wakes)
 
     /** A refusal names the suspending `acquire(n)` its caller called, not `startAcquisition(n)`. */
     override fun callName(): String = "acquire"
@@ -330,7 +331,7 @@ private class SemaphoreUpToAcquisition(private val min: Long, private val max: L
         face.startAcquisitionUpTo(permits, max, this)
     }
 
-    override fun giveBack() = face.release(permits())
+    override fun giveBack(wakes: Executor) = face.release(permits(), wakes)
 
     /** A refusal names the suspending `acquireUpTo(min, max)` its caller called, bounds included (also when equal). */
     override fun callName(): String = "acquireUpTo($min, $max)"

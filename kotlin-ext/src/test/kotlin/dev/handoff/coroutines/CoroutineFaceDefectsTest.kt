@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import java.io.File
 import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executor
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.test.assertEquals
@@ -98,7 +99,7 @@ class CoroutineFaceDefectsTest {
             throw boom
         }
 
-        override fun giveBack() = face.release(permits())
+        override fun giveBack(wakes: Executor) = face.release(permits(), wakes)
 
         override fun closedException(): Throwable = IllegalStateException("closed")
     }

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executor
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicReference
@@ -127,6 +128,38 @@ class GrantResumptionTest {
         assertEquals(3, semaphore.availablePermits())
     }
 
+    @Test
+    fun `the give-back of a grant cancelled before its resumption wakes the next waiter on the coroutine's dispatcher, not the cancelling thread`() {
+        val semaphore = Semaphore(3)
+        assertTrue(semaphore.tryAcquire(3))
+        val dispatcher = QueuedDispatcher()
+        val thrown = AtomicReference<Throwable>()
+        val waiter = CoroutineScope(dispatcher + Job()).launchRecording(thrown, CoroutineStart.UNDISPATCHED) {
+            semaphore.acquire(2)
+        }
+        val nextWokenOn = AtomicReference<Thread>()
+        val next = semaphore.acquire(2, object : Waker {
+            override fun wake() = nextWokenOn.set(Thread.currentThread())
+        })
+        semaphore.release(2) // the coroutine's grant: its resumption is queued on the dispatcher
+        assertEquals(1, dispatcher.tasks.size)
+        assertFalse(next.isGranted)
+
+        waiter.cancel() // on this thread: the handler gives the grant back, completing `next`
+        assertTrue(next.isGranted, "the permits went on before cancel() returned")
+        assertEquals(null, nextWokenOn.get(), "the next waiter's waker must not run on the cancelling thread")
+
+        val runner = Thread(dispatcher::runAll, "dispatcher-runner")
+        runner.start()
+        runner.join(10_000)
+        assertEquals(runner, nextWokenOn.get())
+        assertTrue(waiter.isCancelled && waiter.isCompleted)
+        assertTrue(thrown.get() is CancellationException, "threw ${thrown.get()}")
+        assertEquals(0, semaphore.availablePermits(), "1 held by the test, 2 by `next`: given back exactly once")
+        semaphore.release(3)
+        assertEquals(3, semaphore.availablePermits())
+    }
+
     /**
      * kotlinx keeps a value resumed before the coroutine has suspended for its getResult, and drops
      * it there if the coroutine's Job was cancelled meanwhile, calling no handler (an undispatched
@@ -154,7 +187,7 @@ class GrantResumptionTest {
                 waiter.get().cancel() // before kotlinx's getResult looks at the Job
             }
 
-            override fun giveBack() = semaphore.release(2)
+            override fun giveBack(wakes: Executor) = semaphore.release(2, wakes)
 
             override fun closedException() = IllegalStateException("closed")
         }
@@ -210,7 +243,7 @@ class GrantResumptionTest {
                 }
             }
 
-            override fun giveBack() = semaphore.release(2)
+            override fun giveBack(wakes: Executor) = semaphore.release(2, wakes)
 
             override fun closedException() = IllegalStateException("closed")
         }
@@ -323,10 +356,10 @@ class GrantResumptionTest {
                 face.startAcquisition(permits, this)
             }
 
-            override fun giveBack() {
+            override fun giveBack(wakes: Executor) {
                 inGiveBack.countDown()
                 proceed.await()
-                semaphore.release(2)
+                semaphore.release(2, wakes)
             }
 
             override fun closedException() = IllegalStateException("closed")

@@ -613,7 +613,10 @@ public final class Semaphore {
         if (acquisition == null) {
             throw new NullPointerException("startAcquisitionUpTo(" + min + ", " + max + ", null): the acquisition is null");
         }
-        return core.start(acquisition, min, max, null, "startAcquisitionUpTo");
+        // Equal bounds make an exact node, whose messages would read "startAcquisitionUpTo(n)": name
+        // both bounds, as the caller wrote them (a string built only for this rare form).
+        return core.start(acquisition, min, max, null,
+                min == max ? "startAcquisitionUpTo(" + min + ", " + max + ")" : "startAcquisitionUpTo");
     }
 
     /**

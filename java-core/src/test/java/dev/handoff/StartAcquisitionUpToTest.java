@@ -138,6 +138,9 @@ class StartAcquisitionUpToTest {
         assertTrue(again.getMessage().startsWith("startAcquisitionUpTo(1, 3): this acquisition was already started"),
                 again.getMessage());
         assertEquals(2, node.permits(), "the first start stands");
+        IllegalStateException againEqual = assertThrows(IllegalStateException.class, () -> s.startAcquisitionUpTo(2, 2, node));
+        assertTrue(againEqual.getMessage().startsWith("startAcquisitionUpTo(2, 2): this acquisition was already started"),
+                againEqual.getMessage());
         assertEquals(4, s.availablePermits());
         s.release(4 + 2);
         assertEquals(10, s.availablePermits());
@@ -154,6 +157,9 @@ class StartAcquisitionUpToTest {
         SemaphoreRejectedException unnamed = assertThrows(SemaphoreRejectedException.class,
                 () -> s.startAcquisitionUpTo(1, 2, new Node()));
         assertTrue(unnamed.getMessage().startsWith("startAcquisitionUpTo(1, 2): rejected"), unnamed.getMessage());
+        SemaphoreRejectedException equalBounds = assertThrows(SemaphoreRejectedException.class,
+                () -> s.startAcquisitionUpTo(2, 2, new Node()));
+        assertTrue(equalBounds.getMessage().startsWith("startAcquisitionUpTo(2, 2): rejected"), equalBounds.getMessage());
         assertEquals(0, s.queueLength());
         assertEquals(0, named.wakes.get());
 

@@ -227,7 +227,10 @@ public abstract class Acquisition {
      * The withdrawal itself (leaving the queue, handing the permits on) is done before this method
      * returns, exactly as by {@code cancel()}; only the {@code wake()} calls move. Use it when
      * cancelling from a thread that must not run other parties' callbacks (a shared timer
-     * thread). If the executor rejects the task, the wakers run on the calling thread.
+     * thread). If the executor rejects the task, the wakers run on the calling thread. The
+     * executor must run every task it accepts: the waiters it holds are granted already. Threads
+     * parked in a blocking acquire are unparked at once, never through the executor (no user code
+     * runs there); if nobody else is woken, the executor is not used.
      *
      * <pre>{@code
      * timer.schedule(() -> {

@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -552,24 +553,29 @@ final class BatchSemaphore {
     // ------------------------------------------------------------------ slow paths
 
     private long releaseToQueue(long n, Executor wakes) {
-        Acquisition woken;
+        Acquisition woken = null;
+        boolean unqueued = false;
         lock();
         try {
             long s = state;
             if ((s & (QUEUED | GATED)) == 0) {
-                // The queue emptied (or a claim window ended) since we looked. QUEUED and
-                // GATED are only set under this lock, so the lock-free path cannot come back
-                // here: it adds to free, or reports the held.
-                return release(n, wakes);
+                // The queue emptied (or a claim window ended) since we looked: go back to the
+                // lock-free path, after the unlock, since on a closed semaphore it may complete
+                // closeAndAwait's future, whose callbacks must not run under the lock.
+                unqueued = true;
+            } else {
+                // Under the lock GATED means debt or a past resize (no claim window is open now).
+                long held = capacity + debt - (s >>> SHIFT) - headAssigned;
+                if (n > held) {
+                    return held;
+                }
+                woken = giveBack(n);
             }
-            // Under the lock GATED means debt or a past resize (no claim window is open now).
-            long held = capacity + debt - (s >>> SHIFT) - headAssigned;
-            if (n > held) {
-                return held;
-            }
-            woken = giveBack(n);
         } finally {
             unlock();
+        }
+        if (unqueued) {
+            return release(n, wakes);
         }
         settleAll(woken, wakes);
         checkDrained();
@@ -1781,7 +1787,10 @@ final class BatchSemaphore {
 
     /**
      * {@link #settleAll(Acquisition)}, but the wakers run on {@code wakes} unless it is null or
-     * refuses the task (then here); the listener is told here either way.
+     * refuses the task (then here), as one task, in FIFO order; the listener is told here either
+     * way. Threads parked in a blocking acquire are unparked here, never deferred (no user code
+     * runs, and a pool whose own threads are the ones parked could never run the task); the
+     * executor is used only if some other node is to be woken.
      */
     private void settleAll(Acquisition chain, Executor wakes) {
         if (wakes == null) {
@@ -1791,10 +1800,42 @@ final class BatchSemaphore {
         if (listener != null) {
             tellSettled(chain);
         }
-        if (chain != null) {
+        Acquisition first = null;
+        Acquisition last = null;
+        for (Acquisition a = chain, next; a != null; a = next) {
+            next = a.next;
+            a.next = null;
+            if (a instanceof ParkingAcquisition) {
+                WakeRun.fire(a);
+            } else if (WakeRun.toWake(a)) { // a node that declined its grant is not woken
+                if (last == null) {
+                    first = a;
+                } else {
+                    last.next = a;
+                }
+                last = a;
+            }
+        }
+        if (first != null) {
+            DeferredWakes task = new DeferredWakes(first);
             try {
-                wakes.execute(() -> wakeAll(chain));
+                wakes.execute(task);
             } catch (Throwable refused) {
+                task.run(); // wakes here, unless the executor ran the task before it threw
+            }
+        }
+    }
+
+    /** The wake-ups handed to an executor: a chain linked by next, woken at most once. */
+    private static final class DeferredWakes extends AtomicReference<Acquisition> implements Runnable {
+        DeferredWakes(Acquisition chain) {
+            super(chain);
+        }
+
+        @Override
+        public void run() {
+            Acquisition chain = getAndSet(null);
+            if (chain != null) {
                 wakeAll(chain);
             }
         }
@@ -1999,10 +2040,15 @@ final class BatchSemaphore {
             }
         }
 
-        /** Wakes a granted, closed or failed node; a node that declined its grant is skipped. */
-        private static void fire(Acquisition a) {
+        /** Whether a settled node is to be woken: granted, closed or failed, not declined. */
+        static boolean toWake(Acquisition a) {
             int s = a.state;
-            if (s == Acquisition.GRANTED || s == Acquisition.CLOSED || s == Acquisition.FAILED) {
+            return s == Acquisition.GRANTED || s == Acquisition.CLOSED || s == Acquisition.FAILED;
+        }
+
+        /** Wakes a granted, closed or failed node; a node that declined its grant is skipped. */
+        static void fire(Acquisition a) {
+            if (toWake(a)) {
                 try {
                     a.wake();
                 } catch (Throwable t) {

@@ -796,8 +796,10 @@ public final class Semaphore {
      * becomes free and a {@link WaitListener} is told; only the {@code wake()} calls move, in one
      * task, in FIFO order. Use it when releasing from a thread that must not run other parties'
      * callbacks (a timer thread, an event loop, a cancellation handler). If the executor refuses the
-     * task, the wakers run on this thread, so none is lost; if the release completes nobody, the
-     * executor is not used.
+     * task, the wakers run on this thread, so none is lost. The executor must run every task it
+     * accepts: the waiters it holds are granted already. Threads parked in
+     * {@link #acquireBlocking(long)} are unparked at once, never through the executor (no user
+     * code runs there); if the release wakes nobody else, the executor is not used.
      *
      * <pre>{@code
      * // on the I/O thread: give the bytes back, but let the pool run whoever they complete
@@ -806,29 +808,33 @@ public final class Semaphore {
      *
      * @param n the number of permits; {@code 0} does nothing
      * @param wakeExecutor where the wake-ups caused by this release run
+     * @throws IllegalArgumentException if {@code n < 0} (nothing changes)
      * @throws NullPointerException if {@code wakeExecutor} is null (nothing changes)
-     * @throws IllegalArgumentException if {@code n < 0}
      * @throws IllegalStateException if {@code n} is more than the permits currently held by
      *     callers (capacity minus free minus those handed to a waiting head); nothing changes then
      */
     public void release(long n, Executor wakeExecutor) {
+        if (n < 0) {
+            throw new IllegalArgumentException("release(" + n + ", executor): the number of permits must not be negative");
+        }
         if (wakeExecutor == null) {
             throw new NullPointerException("release(" + n + ", null): the executor is null");
         }
-        if (n <= 0) {
-            if (n < 0) {
-                throw negative("release", n);
-            }
+        if (n == 0) {
             return;
         }
         long held = core.release(n, wakeExecutor);
         if (held >= 0) {
-            throw overRelease(n, held);
+            throw overRelease("release(" + n + ", executor)", held);
         }
     }
 
     private IllegalStateException overRelease(long n, long held) {
-        return new IllegalStateException("release(" + n + "): exceeds the " + held
+        return overRelease("release(" + n + ")", held);
+    }
+
+    private IllegalStateException overRelease(String call, long held) {
+        return new IllegalStateException(call + ": exceeds the " + held
                 + " permits held (capacity " + core.capacity + "), so nothing was released");
     }
 

@@ -29,7 +29,8 @@ package dev.handoff;
  * {@code release}, {@code close} or {@code cancel} call resolved the acquisition — or on the
  * executor that call was given ({@link Acquisition#cancel(java.util.concurrent.Executor)},
  * {@link Semaphore#release(long, java.util.concurrent.Executor)} and the unlock overloads of
- * {@link Mutex} and {@link RwLock}) — after every
+ * {@link Mutex} and {@link RwLock}; a thread parked in a blocking acquire is still unparked by
+ * the call itself) — after every
  * internal lock has been released, so it may call back into the semaphore (for example
  * {@code release}). Wake-ups started from inside a {@code wake()} run at once, nested, up to a small
  * depth; deeper ones are run by the outermost call, one after another, so a chain of wakers that

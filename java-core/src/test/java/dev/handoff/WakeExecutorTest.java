@@ -128,10 +128,12 @@ class WakeExecutorTest {
 
         NullPointerException npe = assertThrows(NullPointerException.class, () -> s.release(1, null));
         assertEquals("release(1, null): the executor is null", npe.getMessage());
+        assertThrows(NullPointerException.class, () -> s.release(0, null));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> s.release(-1, wakes));
-        assertEquals("release(-1): the number of permits must not be negative", negative.getMessage());
+        assertEquals("release(-1, executor): the number of permits must not be negative", negative.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> s.release(-1, null), "the count is checked first, as by acquire(n, waker)");
         IllegalStateException over = assertThrows(IllegalStateException.class, () -> s.release(3, wakes));
-        assertEquals("release(3): exceeds the 2 permits held (capacity 3), so nothing was released", over.getMessage());
+        assertEquals("release(3, executor): exceeds the 2 permits held (capacity 3), so nothing was released", over.getMessage());
         s.release(0, wakes);
 
         assertFalse(a.isGranted());
@@ -141,6 +143,90 @@ class WakeExecutorTest {
         assertTrue(wakes.tasks.isEmpty());
         s.release(2, wakes);
         assertTrue(a.isGranted());
+    }
+
+    @Test
+    void aThreadParkedInABlockingAcquireIsUnparkedByTheCallNotTheExecutor() throws Exception {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        Thread blocked = new Thread(() -> {
+            try {
+                s.acquireBlocking(1);
+                done.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "blocked");
+        blocked.start();
+        awaitQueueLength(s, 1);
+        RecordingWaker callback = new RecordingWaker();
+        Acquisition behind = s.acquire(1, callback);
+
+        Queued never = new Queued(); // as a pool whose only threads are the parked ones: never runs
+        s.release(2, never);
+        assertTrue(done.await(20, java.util.concurrent.TimeUnit.SECONDS), "the parked thread was unparked by release itself");
+        join(blocked);
+        assertTrue(behind.isGranted());
+        assertEquals(0, callback.wakes.get());
+        assertEquals(1, never.tasks.size(), "only the callback went to the executor");
+        never.runAll();
+        assertEquals(1, callback.wakes.get());
+
+        // The same for a withdrawal whose partial permits complete a parked thread.
+        RecordingWaker heavy = new RecordingWaker();
+        Acquisition head = s.acquire(2, heavy);
+        java.util.concurrent.CountDownLatch second = new java.util.concurrent.CountDownLatch(1);
+        Thread blockedAgain = new Thread(() -> {
+            try {
+                s.acquireBlocking(1);
+                second.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "blocked-again");
+        blockedAgain.start();
+        awaitQueueLength(s, 2);
+        s.release(1); // a partial share for the head
+        assertTrue(head.cancel(never));
+        assertTrue(second.await(20, java.util.concurrent.TimeUnit.SECONDS));
+        join(blockedAgain);
+        assertTrue(never.tasks.isEmpty(), "nobody else was woken: the executor is not used");
+        s.release(2); // the callback's 1, the second thread's 1
+        assertEquals(2, s.availablePermits());
+    }
+
+    @Test
+    void anExecutorThatRunsTheTaskAndThenThrowsWakesEachWaiterOnce() {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        RecordingWaker a = new RecordingWaker();
+        RecordingWaker b = new RecordingWaker();
+        Acquisition first = s.acquire(1, a);
+        Acquisition second = s.acquire(1, b);
+        Executor runsThenThrows = task -> {
+            task.run();
+            throw new RejectedExecutionException("ran it, then refused");
+        };
+        s.release(2, runsThenThrows);
+        assertTrue(first.isGranted() && second.isGranted());
+        assertEquals(1, a.wakes.get());
+        assertEquals(1, b.wakes.get());
+    }
+
+    @Test
+    void aReleaseWhoseOnlyWaiterDeclinedLeavesTheExecutorUnused() {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        RecordingWaker gone = new RecordingWaker();
+        gone.declineClaim = true;
+        Acquisition a = s.acquire(1, gone);
+        Queued wakes = new Queued();
+        s.release(1, wakes);
+        assertFalse(a.isGranted());
+        assertEquals(1, gone.claims.get());
+        assertTrue(wakes.tasks.isEmpty());
+        assertEquals(1, s.availablePermits(), "the declined permit is free again");
     }
 
     @Test
@@ -266,6 +352,14 @@ class WakeExecutorTest {
         assertSame(Thread.currentThread(), light2.wokenOn);
         assertNull(head2.failure());
         assertEquals(0, s.availablePermits());
+    }
+
+    private static void awaitQueueLength(Semaphore s, int n) {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (s.queueLength() != n) {
+            assertTrue(System.nanoTime() < deadline, "hang guard");
+            Thread.onSpinWait();
+        }
     }
 
     private static void join(Thread t) {

@@ -104,8 +104,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * but the wake-ups those permits cause (other waiters' wakers, which may be slow user callbacks)
  * go to this coroutine's own dispatcher through Acquisition.cancel(Executor), this object being
  * the Executor. A slow waker therefore never delays kotlinx's timer thread. If the dispatcher
- * needs no dispatch (Unconfined) or refuses the task (a closed executor), the wake-ups run on the
- * spot, so none is lost.
+ * needs no dispatch (Unconfined) or its dispatch() throws, the wake-ups run on the spot, so none is
+ * lost (kotlinx's own executor dispatchers do not throw for a closed executor: they move the task
+ * to Dispatchers.IO). Threads parked in a blocking acquire are unparked by the core at once either
+ * way. The price: the wake-ups wait behind whatever that dispatcher runs first, so a cancelling
+ * thread that is the dispatcher's only thread and then blocks on the same lock (runBlocking on it)
+ * waits for itself — kotlinx's warning against runBlocking on a dispatcher's own thread applies.
  * The give-back of a grant that lost to a cancellation runs at once where kotlinx reports it, so
  * that the permits are back before the cancelling call returns and before the cancelled
  * coroutine's Job completes: on the cancelling thread (the handler), when the cancellation landed
@@ -113,10 +117,12 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * between a dispatched grant and its run() — or on the coroutine's dispatcher at its resumption
  * (prompt cancellation), or where a grant settled inside start() is dropped (onCancellation, on the
  * caller's thread). The handler's give-back is a release whose wake-ups go to this coroutine's
- * dispatcher, as a withdrawal's do (Semaphore.release(n, Executor) and the unlock overloads of
- * Mutex and RwLock): the permits are handed on at once, on the cancelling thread, but the next
- * waiters' wakers never run there. The other give-backs run their wake-ups where they are
- * (RUN_HERE): on the releasing thread or the coroutine's own.
+ * dispatcher, as a withdrawal's do, with the same exceptions (Semaphore.release(n, Executor) and
+ * the unlock overloads of Mutex and RwLock): the permits are handed on at once, on the cancelling
+ * thread, but the next waiters' wakers do not run there. The handler does so wherever kotlinx
+ * calls it (on a prompt cancellation, the wake-ups are dispatched once more to the same dispatcher);
+ * the give-backs of onCancellation and await() run their wake-ups where they are (RUN_HERE): on
+ * the releasing thread or the coroutine's own.
  *
  * A grant that arrives before the suspension
  * ------------------------------------------

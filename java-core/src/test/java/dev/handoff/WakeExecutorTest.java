@@ -11,8 +11,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -149,23 +151,15 @@ class WakeExecutorTest {
     void aThreadParkedInABlockingAcquireIsUnparkedByTheCallNotTheExecutor() throws Exception {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(2));
-        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-        Thread blocked = new Thread(() -> {
-            try {
-                s.acquireBlocking(1);
-                done.countDown();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "blocked");
-        blocked.start();
+        CountDownLatch done = new CountDownLatch(1);
+        Thread blocked = blockedAcquirer(s, done, "blocked");
         awaitQueueLength(s, 1);
         RecordingWaker callback = new RecordingWaker();
         Acquisition behind = s.acquire(1, callback);
 
         Queued never = new Queued(); // as a pool whose only threads are the parked ones: never runs
         s.release(2, never);
-        assertTrue(done.await(20, java.util.concurrent.TimeUnit.SECONDS), "the parked thread was unparked by release itself");
+        assertTrue(done.await(20, TimeUnit.SECONDS), "the parked thread was unparked by release itself");
         join(blocked);
         assertTrue(behind.isGranted());
         assertEquals(0, callback.wakes.get());
@@ -176,20 +170,12 @@ class WakeExecutorTest {
         // The same for a withdrawal whose partial permits complete a parked thread.
         RecordingWaker heavy = new RecordingWaker();
         Acquisition head = s.acquire(2, heavy);
-        java.util.concurrent.CountDownLatch second = new java.util.concurrent.CountDownLatch(1);
-        Thread blockedAgain = new Thread(() -> {
-            try {
-                s.acquireBlocking(1);
-                second.countDown();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "blocked-again");
-        blockedAgain.start();
+        CountDownLatch second = new CountDownLatch(1);
+        Thread blockedAgain = blockedAcquirer(s, second, "blocked-again");
         awaitQueueLength(s, 2);
         s.release(1); // a partial share for the head
         assertTrue(head.cancel(never));
-        assertTrue(second.await(20, java.util.concurrent.TimeUnit.SECONDS));
+        assertTrue(second.await(20, TimeUnit.SECONDS));
         join(blockedAgain);
         assertTrue(never.tasks.isEmpty(), "nobody else was woken: the executor is not used");
         s.release(2); // the callback's 1, the second thread's 1
@@ -352,6 +338,20 @@ class WakeExecutorTest {
         assertSame(Thread.currentThread(), light2.wokenOn);
         assertNull(head2.failure());
         assertEquals(0, s.availablePermits());
+    }
+
+    /** Starts a thread that takes one permit with {@code acquireBlocking}, then counts {@code done} down. */
+    private static Thread blockedAcquirer(Semaphore s, CountDownLatch done, String name) {
+        Thread t = new Thread(() -> {
+            try {
+                s.acquireBlocking(1);
+                done.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, name);
+        t.start();
+        return t;
     }
 
     private static void awaitQueueLength(Semaphore s, int n) {

@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutionException
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicLongArray
 import kotlin.reflect.KClass
+import kotlin.reflect.KFunction
 import dev.handoff.coroutines.acquire as acquireSuspending
 import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
 
@@ -416,22 +417,19 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
      * whether any is lost or doubled).
      */
     @Operation
-    fun releaseWakingLater(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
-        val wakes = ArrayDeque<Runnable>()
-        try {
-            semaphore.release(n.toLong(), wakes::addLast)
-        } finally {
-            while (wakes.isNotEmpty()) wakes.removeFirst().run()
-        }
-    }
+    fun releaseWakingLater(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) =
+        wakingLater { semaphore.release(n.toLong(), it) }
 
     /** `cancel(executor)`, its wake-ups run afterwards as in [releaseWakingLater]. */
     @Operation
-    fun cancelWakingLater(@Param(gen = ThreadIdGen::class) thread: Int): Boolean {
-        val acquisition = slots[thread]?.acquisition ?: return false
+    fun cancelWakingLater(@Param(gen = ThreadIdGen::class) thread: Int): Boolean =
+        wakingLater { slots[thread]?.acquisition?.cancel(it) ?: false }
+
+    /** Runs [call] with an executor that queues, then runs what it queued, on this thread. */
+    private inline fun <T> wakingLater(call: (java.util.concurrent.Executor) -> T): T {
         val wakes = ArrayDeque<Runnable>()
         try {
-            return acquisition.cancel(wakes::addLast)
+            return call(java.util.concurrent.Executor { wakes.addLast(it) })
         } finally {
             while (wakes.isNotEmpty()) wakes.removeFirst().run()
         }
@@ -451,31 +449,11 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
 class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, SequentialWeightedSemaphore2::class) {
     override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialWeightedSemaphore2::class.java)
         // cancel vs grant on a partially served head, with a waiter behind it
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(SemaphoreCallbackLincheckTest::cancel, 1) }
-                thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
-                thread { actor(SemaphoreCallbackLincheckTest::release, 1); actor(SemaphoreCallbackLincheckTest::release, 1) }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreOperations::queueLength)
-            }
-        })
+        .addCustomScenario(partialHeadCancelledAgainstGrant(SemaphoreCallbackLincheckTest::cancel, SemaphoreCallbackLincheckTest::release))
         // the same with the executor overloads: the wake-ups run after the call, none lost or doubled
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(SemaphoreCallbackLincheckTest::cancelWakingLater, 1) }
-                thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
-                thread { actor(SemaphoreCallbackLincheckTest::releaseWakingLater, 1); actor(SemaphoreCallbackLincheckTest::releaseWakingLater, 1) }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreOperations::queueLength)
-            }
-        })
+        .addCustomScenario(
+            partialHeadCancelledAgainstGrant(SemaphoreCallbackLincheckTest::cancelWakingLater, SemaphoreCallbackLincheckTest::releaseWakingLater),
+        )
         // the claim window: a declining immediate grant is never seen by tryAcquire or the count
         .addCustomScenario(scenario {
             parallel {
@@ -643,4 +621,22 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
                 actor(SemaphoreOperations::queueLength)
             }
         })
+}
+
+/**
+ * Thread 1 starts a callback acquisition of 2 and withdraws it with [cancel], thread 2 queues 1
+ * behind it, thread 3 releases 1 twice with [release]: the head may be partially served, granted or
+ * withdrawn when the permits arrive, and its partial permits must reach the waiter behind it.
+ */
+private fun partialHeadCancelledAgainstGrant(cancel: KFunction<*>, release: KFunction<*>) = scenario {
+    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+    parallel {
+        thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(cancel, 1) }
+        thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
+        thread { actor(release, 1); actor(release, 1) }
+    }
+    post {
+        actor(SemaphoreOperations::availablePermits)
+        actor(SemaphoreOperations::queueLength)
+    }
 }

@@ -1800,24 +1800,9 @@ final class BatchSemaphore {
         if (listener != null) {
             tellSettled(chain);
         }
-        Acquisition first = null;
-        Acquisition last = null;
-        for (Acquisition a = chain, next; a != null; a = next) {
-            next = a.next;
-            a.next = null;
-            if (a instanceof ParkingAcquisition) {
-                WakeRun.fire(a);
-            } else if (WakeRun.toWake(a)) { // a node that declined its grant is not woken
-                if (last == null) {
-                    first = a;
-                } else {
-                    last.next = a;
-                }
-                last = a;
-            }
-        }
-        if (first != null) {
-            DeferredWakes task = new DeferredWakes(first);
+        Acquisition rest = WakeRun.unparkParked(chain);
+        if (rest != null) {
+            DeferredWakes task = new DeferredWakes(rest);
             try {
                 wakes.execute(task);
             } catch (Throwable refused) {
@@ -1992,13 +1977,36 @@ final class BatchSemaphore {
 
         /** Queues the nodes that run user code; unparks parked threads at once. */
         void deferChain(Acquisition chain) {
-            Acquisition a = chain;
-            while (a != null) {
-                Acquisition next = a.next;
+            Acquisition rest = unparkParked(chain);
+            if (rest == null) {
+                return;
+            }
+            if (last == null) {
+                first = rest;
+            } else {
+                last.next = rest;
+            }
+            Acquisition a = rest;
+            while (a.next != null) {
+                a = a.next;
+            }
+            last = a;
+        }
+
+        /**
+         * Unparks the threads parked in {@code chain} at once (no user code runs there, so their
+         * wake-up is never deferred) and returns the other nodes to be woken, relinked by next in
+         * FIFO order, or null if there are none; nodes that declined their grant are dropped.
+         */
+        static Acquisition unparkParked(Acquisition chain) {
+            Acquisition first = null;
+            Acquisition last = null;
+            for (Acquisition a = chain, next; a != null; a = next) {
+                next = a.next;
                 a.next = null;
                 if (a instanceof ParkingAcquisition) {
                     fire(a);
-                } else {
+                } else if (toWake(a)) {
                     if (last == null) {
                         first = a;
                     } else {
@@ -2006,8 +2014,8 @@ final class BatchSemaphore {
                     }
                     last = a;
                 }
-                a = next;
             }
+            return first;
         }
 
         /** Run by the outermost wakeAll: the queued nodes, and whatever they queue in turn. */
@@ -2041,13 +2049,13 @@ final class BatchSemaphore {
         }
 
         /** Whether a settled node is to be woken: granted, closed or failed, not declined. */
-        static boolean toWake(Acquisition a) {
+        private static boolean toWake(Acquisition a) {
             int s = a.state;
             return s == Acquisition.GRANTED || s == Acquisition.CLOSED || s == Acquisition.FAILED;
         }
 
         /** Wakes a granted, closed or failed node; a node that declined its grant is skipped. */
-        static void fire(Acquisition a) {
+        private static void fire(Acquisition a) {
             if (toWake(a)) {
                 try {
                     a.wake();

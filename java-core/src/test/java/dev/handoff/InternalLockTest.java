@@ -28,12 +28,14 @@ class InternalLockTest {
         final CountDownLatch inClaim = new CountDownLatch(1);
         final CountDownLatch open = new CountDownLatch(1);
         volatile boolean woken;
+        /** Whether the claim, once let go, declines the grant (the permits then go on). */
+        volatile boolean declines;
 
         @Override
         public boolean claim() {
             inClaim.countDown();
             try {
-                return open.await(30, TimeUnit.SECONDS);
+                return open.await(30, TimeUnit.SECONDS) && !declines;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return false;
@@ -180,5 +182,63 @@ class InternalLockTest {
         assertTrue(future.get().isDone());
         s.release(1);
         assertEquals(1, s.availablePermits());
+    }
+
+    /**
+     * A release that sees waiters, and then, once it holds the lock, finds the queue gone (a
+     * close() got the lock first) goes back to the lock-free path. On a closed semaphore that path
+     * may complete closeAndAwait()'s future, whose callbacks run on the releasing thread: they
+     * must run after its unlock (until a8d8aca they ran under the lock, where a callback that
+     * touched the semaphore failed with "must not call back"). The window is held open: a claim
+     * holds the lock while the releaser and then the closer park on it; the lock's waiters are a
+     * stack, so the closer is woken first. Whether the drain's callback is registered before the
+     * releaser wakes is a race, which the closer almost always wins; so the scenario runs until
+     * the callback has run on the releasing thread, and every run checks what the callback saw.
+     */
+    @Test
+    void aReleaseThatFindsTheQueueClosedOnceItHasTheLockCompletesTheDrainAfterUnlocking() throws Exception {
+        int onReleaser = 0;
+        for (int attempt = 0; attempt < 20 && onReleaser < 3; attempt++) {
+            Semaphore s = new Semaphore(2);
+            assertTrue(s.tryAcquire(2));
+            SlowClaim slow = new SlowClaim();
+            slow.declines = true; // its permit goes on, and the queue empties: QUEUED is cleared
+            s.acquire(1, slow);
+            Thread first = releaseIntoSlowClaim(s, slow); // QUEUED stays set while the claim runs
+
+            Thread releaser = daemon(() -> s.release(1)); // sees QUEUED: needs the lock
+            awaitParkedOnLock(releaser, s, slow);
+            AtomicReference<Thread> ranOn = new AtomicReference<>();
+            AtomicReference<Throwable> inCallback = new AtomicReference<>();
+            CompletableFuture<Void> drainedSeen = new CompletableFuture<>();
+            Thread closer = daemon(() -> {
+                CompletableFuture<Void> drained = s.closeAndAwait(); // close() needs the lock too
+                drained.thenRun(() -> {
+                    ranOn.set(Thread.currentThread());
+                    try {
+                        s.close(); // takes the lock: fails if this thread still holds it
+                    } catch (Throwable e) {
+                        inCallback.set(e);
+                    }
+                    drainedSeen.complete(null);
+                });
+            });
+            awaitParkedOnLock(closer, s, slow);
+
+            slow.open.countDown(); // unlock wakes the closer (the top of the stack), then the releaser
+            drainedSeen.get(10, TimeUnit.SECONDS);
+            for (Thread t : List.of(first, releaser, closer)) {
+                t.join(10_000);
+                assertFalse(t.isAlive(), t + " is stuck");
+            }
+            assertNull(inCallback.get(), "the drain's callback ran under the lock, on " + ranOn.get());
+            assertFalse(slow.woken, "the claim declined");
+            assertEquals(2, s.availablePermits());
+            assertTrue(s.isClosed());
+            if (ranOn.get() == releaser) {
+                onReleaser++;
+            }
+        }
+        assertEquals(3, onReleaser, "the drain was completed by the late releaser in too few runs to test it");
     }
 }

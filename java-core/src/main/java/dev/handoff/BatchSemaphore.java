@@ -191,9 +191,12 @@ import java.util.concurrent.locks.LockSupport;
  *   queued: a waker that releases and then waits for the thread it granted cannot deadlock.
  * - Throwing wakers: caught, passed to the thread's uncaught-exception handler; the loop goes on.
  * - cancel: under the lock, unlink, mark CANCELLED, and hand the node's partial permits on
- *   exactly as a release would (they may complete the next heads). cancel(Executor) does the
- *   same and runs the resulting wake-ups on the executor (kotlin-ext withdraws a cancelled
- *   coroutine that way, so kotlinx's timer thread never runs other waiters' wakers).
+ *   exactly as a release would (they may complete the next heads). cancel(Executor) and
+ *   release(n, Executor) do the same and run the resulting wake-ups on the executor, in one task,
+ *   at most once, except that threads parked in a blocking acquire are unparked by the call itself
+ *   (a pool whose own threads are the parked ones could never run that task). kotlin-ext withdraws
+ *   a cancelled coroutine, and gives back a grant it will not deliver, that way, so kotlinx's
+ *   timer thread never runs other waiters' wakers.
  * - The lock: a word in this object (FREE, HELD, CONTENDED), next to the state word, with the
  *   holder's thread kept beside it for the re-entry check. Every critical section is short and
  *   bounded (a few links, a CAS, the claims of the nodes granted), so a thread that finds the lock
@@ -533,7 +536,13 @@ final class BatchSemaphore {
         long s = state;
         for (;;) {
             if ((s & (QUEUED | GATED)) != 0) {
-                return releaseToQueue(n, wakes);
+                long verdict = releaseToQueue(n, wakes);
+                if (verdict != RETRY_LOCK_FREE) {
+                    return verdict;
+                }
+                c = capacity; // again before the word
+                s = state;
+                continue;
             }
             long held = c - (s >>> SHIFT);
             if (n > held) {
@@ -552,6 +561,15 @@ final class BatchSemaphore {
 
     // ------------------------------------------------------------------ slow paths
 
+    /** What {@link #releaseToQueue} returns when the release must go back to the lock-free path. */
+    private static final long RETRY_LOCK_FREE = Long.MIN_VALUE;
+
+    /**
+     * {@link #release(long, Executor)} while someone waits (or the word is gated): under the lock.
+     * Returns as release does, or {@link #RETRY_LOCK_FREE}, having changed nothing, if the queue
+     * emptied (or a claim window closed) since the word was read: the caller then tries again from
+     * the word, in a loop, so a release that keeps losing that race does not grow the stack.
+     */
     private long releaseToQueue(long n, Executor wakes) {
         Acquisition woken = null;
         boolean unqueued = false;
@@ -575,7 +593,7 @@ final class BatchSemaphore {
             unlock();
         }
         if (unqueued) {
-            return release(n, wakes);
+            return RETRY_LOCK_FREE;
         }
         settleAll(woken, wakes);
         checkDrained();
@@ -585,7 +603,8 @@ final class BatchSemaphore {
     /**
      * Under the lock: hands {@code rem} permits to the queue in FIFO order; the surplus becomes
      * free if the queue empties. Returns the chain of nodes it settled (linked by {@code next}),
-     * granted and declined, for {@link #wakeAll} (which wakes only the granted).
+     * granted and declined, for {@link #wakeAll} (which wakes the granted and the failed, never the
+     * declined).
      */
     private Acquisition handOut(long rem) {
         Acquisition first = null;
@@ -1975,7 +1994,10 @@ final class BatchSemaphore {
             return CURRENT.get();
         }
 
-        /** Queues the nodes that run user code; unparks parked threads at once. */
+        /**
+         * Queues the nodes that run user code; unparks parked threads at once and drops the nodes
+         * that declined (see {@link #unparkParked}).
+         */
         void deferChain(Acquisition chain) {
             Acquisition rest = unparkParked(chain);
             if (rest == null) {
@@ -1999,23 +2021,23 @@ final class BatchSemaphore {
          * FIFO order, or null if there are none; nodes that declined their grant are dropped.
          */
         static Acquisition unparkParked(Acquisition chain) {
-            Acquisition first = null;
-            Acquisition last = null;
+            Acquisition restFirst = null;
+            Acquisition restLast = null;
             for (Acquisition a = chain, next; a != null; a = next) {
                 next = a.next;
                 a.next = null;
                 if (a instanceof ParkingAcquisition) {
                     fire(a);
                 } else if (toWake(a)) {
-                    if (last == null) {
-                        first = a;
+                    if (restLast == null) {
+                        restFirst = a;
                     } else {
-                        last.next = a;
+                        restLast.next = a;
                     }
-                    last = a;
+                    restLast = a;
                 }
             }
-            return first;
+            return restFirst;
         }
 
         /** Run by the outermost wakeAll: the queued nodes, and whatever they queue in turn. */

@@ -185,15 +185,17 @@ class InternalLockTest {
     }
 
     /**
-     * A release that sees waiters, and then, once it holds the lock, finds the queue gone (a
-     * close() got the lock first) goes back to the lock-free path. On a closed semaphore that path
-     * may complete closeAndAwait()'s future, whose callbacks run on the releasing thread: they
-     * must run after its unlock (until a8d8aca they ran under the lock, where a callback that
-     * touched the semaphore failed with "must not call back"). The window is held open: a claim
-     * holds the lock while the releaser and then the closer park on it; the lock's waiters are a
-     * stack, so the closer is woken first. Whether the drain's callback is registered before the
-     * releaser wakes is a race, which the closer almost always wins; so the scenario runs until
-     * the callback has run on the releasing thread, and every run checks what the callback saw.
+     * A release that sees waiters, and then, once it holds the lock, finds nobody queued goes back
+     * to the lock-free path. If a close() came in between, that path may complete closeAndAwait()'s
+     * future, whose callbacks run on the releasing thread: they must run after its unlock (until
+     * a8d8aca they ran under the lock, where a callback that touched the semaphore failed with
+     * "must not call back"). The window is held open: the only waiter's claim holds the lock while
+     * the releaser and then the closer park on it, and then declines, which empties the queue; the
+     * lock's waiters are a stack, so the closer is woken first and closes, and the releaser then
+     * finds the queue empty and the semaphore closed. Whether the drain's callback is registered
+     * before the releaser wakes is a race, which the closer almost always wins; so the scenario
+     * runs until the callback has run on the releasing thread, and every run checks what the
+     * callback saw.
      */
     @Test
     void aReleaseThatFindsTheQueueClosedOnceItHasTheLockCompletesTheDrainAfterUnlocking() throws Exception {

@@ -297,7 +297,7 @@ public final class BenchmarkReport {
         double probe = CrossCoreProbe.roundTripNanos();
         boolean told = false;
         while (true) {
-            closeInARow = probe <= CROSS_CORE_LIMIT_NANOS ? closeInARow + 1 : 0; // NaN (a busy core) is not close
+            closeInARow = probe <= CROSS_CORE_LIMIT_NANOS ? closeInARow + 1 : 0; // a busy core probes far
             long now = System.nanoTime();
             if (closeInARow >= CLOSE_PROBES || now >= deadline) {
                 long waited = TimeUnit.NANOSECONDS.toSeconds(now - start);

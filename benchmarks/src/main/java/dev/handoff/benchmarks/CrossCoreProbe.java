@@ -40,18 +40,23 @@ public final class CrossCoreProbe implements InternalProfiler {
      * threads of the benchmark that have not gone idle yet does not make a probe slow.
      */
     private static final int BATCHES = 5;
-    /** How long a probe may wait for its partner thread, in ns, before it gives up (NaN). */
+    /**
+     * How long a batch may wait for its partner thread, in ns, before it gives up; it then reports
+     * a lower bound of the round trip (far above any limit), never "unknown".
+     */
     private static final long PATIENCE_NANOS = 200_000_000L;
 
     /** For JMH, which makes profilers by reflection. */
     public CrossCoreProbe() {}
 
     /**
-     * @return the fastest of a few batches of round trips, in ns per round trip, or NaN if the
-     *     partner thread did not keep up within the patience (the machine is overloaded)
+     * @return the fastest of a few batches of round trips, in ns per round trip; a batch whose
+     *     partner thread did not keep up within the patience (the machine is overloaded) counts as
+     *     the time it waited per round trip completed, at least 200,000 ns: an overloaded machine
+     *     counts as far (it used to give NaN, which the report took for close)
      */
     public static double roundTripNanos() {
-        double best = Double.NaN;
+        double best = Double.POSITIVE_INFINITY;
         for (int b = 0; b < BATCHES; b++) {
             if (b > 0) {
                 try {
@@ -61,10 +66,7 @@ public final class CrossCoreProbe implements InternalProfiler {
                     break;
                 }
             }
-            double batch = batch();
-            if (!Double.isNaN(batch) && (Double.isNaN(best) || batch < best)) {
-                best = batch;
-            }
+            best = Math.min(best, batch());
         }
         return best;
     }
@@ -72,7 +74,8 @@ public final class CrossCoreProbe implements InternalProfiler {
     /** One batch: this thread writes odd values, the partner answers with the next even one. */
     private static double batch() {
         AtomicLong line = new AtomicLong();
-        long deadline = System.nanoTime() + PATIENCE_NANOS;
+        long begun = System.nanoTime();
+        long deadline = begun + PATIENCE_NANOS;
         Thread partner = new Thread(() -> {
             for (long i = 0; i < ROUND_TRIPS; i++) {
                 long expected = 2 * i + 1;
@@ -95,9 +98,10 @@ public final class CrossCoreProbe implements InternalProfiler {
                 }
                 line.set(2 * i + 1);
                 while (line.get() != 2 * i + 2) {
-                    if (System.nanoTime() > deadline) {
+                    long now = System.nanoTime();
+                    if (now > deadline) {
                         line.set(-1);
-                        return Double.NaN;
+                        return (now - begun) / (double) Math.max(1, i); // at least this slow
                     }
                     Thread.onSpinWait();
                 }
@@ -120,8 +124,7 @@ public final class CrossCoreProbe implements InternalProfiler {
     @Override
     public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams,
                                                        IterationResult result) {
-        double ns = roundTripNanos();
-        return Double.isNaN(ns) ? List.of() : List.of(new ScalarResult(RESULT, ns, "ns", AggregationPolicy.MAX));
+        return List.of(new ScalarResult(RESULT, roundTripNanos(), "ns", AggregationPolicy.MAX));
     }
 
     @Override

@@ -80,18 +80,22 @@ public final class BenchmarkReport {
     /** The label of the diagnostic row: ours without kotlinx's cancellation, in workload 3. */
     static final String COROUTINES_UNCANCELLABLE = WORKLOADS.get(COROUTINES) + ", diagnostic: handoff not cancellable";
 
+    /** The label of the diagnostic row: ours without kotlinx's cancellation, in workload 4. */
+    static final String WEIGHTED_UNCANCELLABLE = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff not cancellable";
+
     /** Short labels of the workloads, for the chart's axis. */
-    static final Map<String, String> SHORT = Map.of(
-            COROUTINES_UNCANCELLABLE, "3 diagnostic: not cancellable",
-            WORKLOADS.get(TRY), "1a try",
-            WORKLOADS.get(SUSPEND), "1b suspend",
-            WORKLOADS.get(BLOCKING4), "2 blocking 4 thr",
-            WORKLOADS.get(BLOCKING8), "2 blocking 8 thr",
-            WORKLOADS.get(COROUTINES), "3 coroutines 8/2",
-            WORKLOADS.get(COROUTINES_LAUNCHED), "3b launched 8/2",
-            WORKLOADS.get(WEIGHTED), "4 weighted",
-            WORKLOADS.get(FOOTPRINT), "6 per waiter",
-            WORKLOADS.get(FUTURES), "7 futures 8/2");
+    static final Map<String, String> SHORT = Map.ofEntries(
+            Map.entry(COROUTINES_UNCANCELLABLE, "3 diagnostic: not cancellable"),
+            Map.entry(WEIGHTED_UNCANCELLABLE, "4 diagnostic: not cancellable"),
+            Map.entry(WORKLOADS.get(TRY), "1a try"),
+            Map.entry(WORKLOADS.get(SUSPEND), "1b suspend"),
+            Map.entry(WORKLOADS.get(BLOCKING4), "2 blocking 4 thr"),
+            Map.entry(WORKLOADS.get(BLOCKING8), "2 blocking 8 thr"),
+            Map.entry(WORKLOADS.get(COROUTINES), "3 coroutines 8/2"),
+            Map.entry(WORKLOADS.get(COROUTINES_LAUNCHED), "3b launched 8/2"),
+            Map.entry(WORKLOADS.get(WEIGHTED), "4 weighted"),
+            Map.entry(WORKLOADS.get(FOOTPRINT), "6 per waiter"),
+            Map.entry(WORKLOADS.get(FUTURES), "7 futures 8/2"));
 
     /**
      * The most a measurement's slowest measured iteration may exceed its fastest (forks together)
@@ -675,6 +679,9 @@ public final class BenchmarkReport {
             time(rows, COROUTINES_LAUNCHED, Peers.KOTLINX, null);
             time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
             time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
+            // Diagnostic, no target: the same split for the weighted workload, against its target peer.
+            time(rows, WEIGHTED_UNCANCELLABLE, WEIGHTED, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX_MUTEX, Peers.KOTLINX_MUTEX,
+                    null);
             time(rows, FUTURES, Peers.KOTLINX, null);
             return rows;
         }

@@ -32,8 +32,11 @@ public class WeightedBenchmark {
     static final int ACQUISITIONS_PER_TASK = 250;
     private static final long[] WEIGHTS = {1, 2, 3, 4, 5, 6, 7, 8};
 
-    /** The peer under test: the ones with a weighted acquire. */
-    @Param({Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR})
+    /**
+     * The peer under test: the ones with a weighted acquire, and the not-cancellable diagnostic
+     * (ours suspended without kotlinx's cancellation machinery; no target, see workload 3's).
+     */
+    @Param({Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE})
     public String peer;
 
     /** {@code Blackhole.consumeCPU} tokens burnt while holding the permits. */

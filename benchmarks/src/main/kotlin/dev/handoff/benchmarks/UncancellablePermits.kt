@@ -18,9 +18,9 @@ import kotlin.coroutines.suspendCoroutine
  * cancellation handler, no resumed-state record. A coroutine cancelled while it waits here stays
  * suspended until it is granted, so this peer must never be used for anything but measuring.
  *
- * Set against `handoff` in the coroutine workload, it shows how much of our time is the price of
- * public-API cancellation, which kotlinx's own Semaphore pays once per coroutine instead (its
- * internal reusable continuation keeps the Job handle across suspensions).
+ * Set against `handoff` in the coroutine and weighted workloads (3, 4), it shows how much of our
+ * time is the price of public-API cancellation, which kotlinx's own Semaphore pays once per
+ * coroutine instead (its internal reusable continuation keeps the Job handle across suspensions).
  *
  * ```
  * val p = UncancellablePermits(2)

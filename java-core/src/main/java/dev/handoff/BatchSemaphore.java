@@ -200,7 +200,7 @@ import java.util.concurrent.locks.LockSupport;
  * - The lock: a word in this object (FREE, HELD, CONTENDED), next to the state word, with the
  *   holder's thread kept beside it for the re-entry check. Every critical section is short and
  *   bounded (a few links, a CAS, the claims of the nodes granted), so a thread that finds the lock
- *   held polls it (LOCK_SPINS times), then yields (LOCK_YIELDS times: the holder may have been
+ *   held polls it (LOCK_SPINS times), then yields (for up to LOCK_YIELD_NANOS: the holder may have been
  *   preempted, and on two cores spinning cannot help it, giving up the core can), and parks only
  *   then. Parking and unparking costs microseconds, and on two cores a worker parked on the lock
  *   is half the machine. A parked thread registers on a stack of waiters and swaps CONTENDED into
@@ -262,7 +262,7 @@ final class BatchSemaphore {
 
     /**
      * How many times a thread that finds the internal lock held polls it before it starts yielding
-     * (then {@link #LOCK_YIELDS}, then it parks). Every critical section is short and bounded (tens
+     * (then for up to {@link #LOCK_YIELD_NANOS}, then it parks). Every critical section is short and bounded (tens
      * of nanoseconds: a few links, a CAS, and the claims of the nodes granted), while parking and
      * unparking a thread costs microseconds; on two cores a worker parked on the lock is half the
      * machine gone. No spinning and no yielding on one core: a contended lock() parks at once.
@@ -270,12 +270,16 @@ final class BatchSemaphore {
     static final int LOCK_SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
 
     /**
-     * After spinning, how many times a thread yields before it parks on the lock (see lockContended).
-     * A holder that is still running gives the lock back within a few spins; one that has been
-     * descheduled (preempted by a third thread) comes back within a timeslice, which a thread
-     * yielding on the other core usually outwaits without the park/unpark round trip.
+     * After spinning, how long a thread yields before it parks on the lock (see lockContended). A
+     * holder that is still running gives the lock back within a few spins; one that has been
+     * descheduled (preempted by a third thread: a JIT compiler thread, a GC or benchmark thread)
+     * comes back within the scheduler's time slice, a few milliseconds, which a thread yielding on
+     * the other core outwaits without the park/unpark round trip. A budget in time rather than in
+     * yields: a yield returns at once when nothing else wants the core (1,024 of them, the old
+     * budget, took about half a millisecond, less than one time slice, and a waiter parked in a
+     * fraction of a per cent of the samples) and takes a whole slice when something does.
      */
-    static final int LOCK_YIELDS = 1 << 10;
+    static final long LOCK_YIELD_NANOS = 20_000_000L;
 
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
@@ -1047,8 +1051,8 @@ final class BatchSemaphore {
     }
 
     /**
-     * Polls the held lock up to {@link #LOCK_SPINS} times, then yields the processor up to
-     * {@link #LOCK_YIELDS} times (the holder may have been descheduled: on two cores, spinning
+     * Polls the held lock up to {@link #LOCK_SPINS} times, then yields the processor for up to
+     * {@link #LOCK_YIELD_NANOS} (the holder may have been descheduled: on two cores, spinning
      * cannot help it finish, giving it the core can), and only then parks on it.
      */
     private void lockContended() {
@@ -1058,11 +1062,14 @@ final class BatchSemaphore {
                 return;
             }
         }
-        for (int i = LOCK_SPINS == 0 ? 0 : LOCK_YIELDS; i > 0; i--) {
-            Thread.yield();
-            if (tryLockFree()) {
-                return;
-            }
+        if (LOCK_SPINS > 0) {
+            long start = System.nanoTime();
+            do {
+                Thread.yield();
+                if (tryLockFree()) {
+                    return;
+                }
+            } while (System.nanoTime() - start < LOCK_YIELD_NANOS);
         }
         parkForLock();
     }

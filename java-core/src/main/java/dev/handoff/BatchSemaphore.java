@@ -275,9 +275,10 @@ final class BatchSemaphore {
      * descheduled (preempted by a third thread: a JIT compiler thread, a GC or benchmark thread)
      * comes back within the scheduler's time slice, a few milliseconds, which a thread yielding on
      * the other core outwaits without the park/unpark round trip. A budget in time rather than in
-     * yields: a yield returns at once when nothing else wants the core (1,024 of them, the old
-     * budget, took about half a millisecond, less than one time slice, and a waiter parked in a
-     * fraction of a per cent of the samples) and takes a whole slice when something does.
+     * yields, since a yield returns at once when nothing else wants the core and takes a whole
+     * slice when something does: with the old budget of 1,024 yields, waiters parked here in 0.1 to
+     * 0.5% of the stack samples of the coroutine workloads on a 2-core Intel VM; with this one,
+     * in none.
      */
     static final long LOCK_YIELD_NANOS = 20_000_000L;
 

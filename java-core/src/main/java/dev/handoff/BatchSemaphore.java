@@ -200,12 +200,12 @@ import java.util.concurrent.locks.LockSupport;
  * - The lock: a word in this object (FREE, HELD, CONTENDED), next to the state word, with the
  *   holder's thread kept beside it for the re-entry check. Every critical section is short and
  *   bounded (a few links, a CAS, the claims of the nodes granted), so a thread that finds the lock
- *   held polls it (LOCK_SPINS times), then yields (for up to LOCK_YIELD_NANOS: the holder may have been
- *   preempted, and on two cores spinning cannot help it, giving up the core can), and parks only
- *   then. Parking and unparking costs microseconds, and on two cores a worker parked on the lock
- *   is half the machine. A parked thread registers on a stack of waiters and swaps CONTENDED into
- *   the word; the unlock that swaps FREE back and finds CONTENDED unparks one of them, which swaps
- *   CONTENDED in again when it runs (the protocol of a futex-based mutex, with LockSupport's
+ *   held polls it (LOCK_SPINS times), then yields (for up to LOCK_YIELD_NANOS: the holder may have
+ *   been preempted, and on two cores spinning cannot help it, giving up the core can), and parks
+ *   only then. Parking and unparking costs microseconds, and on two cores a worker parked on the
+ *   lock is half the machine. A parked thread registers on a stack of waiters and swaps CONTENDED
+ *   into the word; the unlock that swaps FREE back and finds CONTENDED unparks one of them, which
+ *   swaps CONTENDED in again when it runs (the protocol of a futex-based mutex, with LockSupport's
  *   permit standing in for the futex's value check).
  *   No synchronized anywhere: a virtual thread that parks here unmounts.
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
@@ -262,10 +262,11 @@ final class BatchSemaphore {
 
     /**
      * How many times a thread that finds the internal lock held polls it before it starts yielding
-     * (then for up to {@link #LOCK_YIELD_NANOS}, then it parks). Every critical section is short and bounded (tens
-     * of nanoseconds: a few links, a CAS, and the claims of the nodes granted), while parking and
-     * unparking a thread costs microseconds; on two cores a worker parked on the lock is half the
-     * machine gone. No spinning and no yielding on one core: a contended lock() parks at once.
+     * (then for up to {@link #LOCK_YIELD_NANOS}, then it parks). Every critical section is short
+     * and bounded (tens of nanoseconds: a few links, a CAS, and the claims of the nodes granted),
+     * while parking and unparking a thread costs microseconds; on two cores a worker parked on the
+     * lock is half the machine gone. No spinning and no yielding on one core: a contended lock()
+     * parks at once.
      */
     static final int LOCK_SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
 

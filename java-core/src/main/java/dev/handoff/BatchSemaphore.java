@@ -577,29 +577,24 @@ final class BatchSemaphore {
      * the word, in a loop, so a release that keeps losing that race does not grow the stack.
      */
     private long releaseToQueue(long n, Executor wakes) {
-        Acquisition woken = null;
-        boolean unqueued = false;
+        Acquisition woken;
         lock();
         try {
             long s = state;
             if ((s & (QUEUED | GATED)) == 0) {
-                // The queue emptied (or a claim window ended) since we looked: go back to the
-                // lock-free path, after the unlock, since on a closed semaphore it may complete
-                // closeAndAwait's future, whose callbacks must not run under the lock.
-                unqueued = true;
-            } else {
-                // Under the lock GATED means debt or a past resize (no claim window is open now).
-                long held = capacity + debt - (s >>> SHIFT) - headAssigned;
-                if (n > held) {
-                    return held;
-                }
-                woken = giveBack(n);
+                // The queue emptied (or a claim window ended) since we looked: the caller goes back
+                // to the lock-free path after the unlock, since on a closed semaphore that path may
+                // complete closeAndAwait's future, whose callbacks must not run under the lock.
+                return RETRY_LOCK_FREE;
             }
+            // Under the lock GATED means debt or a past resize (no claim window is open now).
+            long held = capacity + debt - (s >>> SHIFT) - headAssigned;
+            if (n > held) {
+                return held;
+            }
+            woken = giveBack(n);
         } finally {
             unlock();
-        }
-        if (unqueued) {
-            return RETRY_LOCK_FREE;
         }
         settleAll(woken, wakes);
         checkDrained();

@@ -6,6 +6,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -181,8 +182,9 @@ import java.util.concurrent.locks.LockSupport;
  * - Wakers run after unlock: settled nodes (granted and declined) are unlinked and chained
  *   through their `next` field under the lock, and the chain is run after the lock is released;
  *   only granted, closed and failed nodes are woken. wake() is user code: it may block, throw or call
- *   back into the semaphore. Wake order is not promised to be grant order (nested chains run
- *   first; parked threads are unparked before deferred callbacks).
+ *   back into the semaphore. Wake order is not promised to be grant order: threads parked in a
+ *   blocking acquire are unparked first, before any user waker of the same chain runs (a waker
+ *   may wait for such a thread), then the other nodes run in FIFO order; nested chains run first.
  * - Trampoline: a waker that calls release() may grant the next waiter, whose waker releases
  *   again, and so on (10,000 coroutines in a withPermit chain on Dispatchers.Unconfined). Nested
  *   wake-ups run at once, like ordinary calls, up to MAX_NESTED_WAKES levels; deeper ones are
@@ -197,16 +199,16 @@ import java.util.concurrent.locks.LockSupport;
  *   (a pool whose own threads are the parked ones could never run that task). kotlin-ext withdraws
  *   a cancelled coroutine, and gives back a grant it will not deliver, that way, so kotlinx's
  *   timer thread never runs other waiters' wakers.
- * - The lock: a word in this object (FREE, HELD, CONTENDED), next to the state word, with the
- *   holder's thread kept beside it for the re-entry check. Every critical section is short and
- *   bounded (a few links, a CAS, the claims of the nodes granted), so a thread that finds the lock
- *   held polls it (LOCK_SPINS times), then yields (for up to LOCK_YIELD_NANOS: the holder may have
- *   been preempted, and on two cores spinning cannot help it, giving up the core can), and parks
- *   only then. Parking and unparking costs microseconds, and on two cores a worker parked on the
- *   lock is half the machine. A parked thread registers on a stack of waiters and swaps CONTENDED
- *   into the word; the unlock that swaps FREE back and finds CONTENDED unparks one of them, which
- *   swaps CONTENDED in again when it runs (the protocol of a futex-based mutex, with LockSupport's
- *   permit standing in for the futex's value check).
+ * - The lock: CoreLock, a small exclusive AbstractQueuedSynchronizer (not reentrant: a claim()
+ *   that calls back is refused). Every critical section is short and bounded (a few links, a CAS,
+ *   the claims of the nodes granted), so a thread that finds the lock held polls it, for at most
+ *   LOCK_SPIN_NANOS (microseconds, far below a scheduler time slice) and only while nobody is
+ *   parked on it, then parks. Parked threads wait in AQS's FIFO queue: each unlock unparks the one
+ *   parked longest, and a woken thread that loses the lock to a polling one keeps its place, so
+ *   nobody parked is overtaken by a thread that parked later. A holder that was preempted costs
+ *   the waiters a park, not a core: nobody yields or polls for a whole time slice. The one wait
+ *   under the lock, for a lock-free appender's link (pause), polls, yields a bounded number of
+ *   times and then parks for short periods, so a descheduled appender gets the core.
  *   No synchronized anywhere: a virtual thread that parks here unmounts.
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
@@ -261,27 +263,27 @@ final class BatchSemaphore {
     static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 10 : 0;
 
     /**
-     * How many times a thread that finds the internal lock held polls it before it starts yielding
-     * (then for up to {@link #LOCK_YIELD_NANOS}, then it parks). Every critical section is short
-     * and bounded (tens of nanoseconds: a few links, a CAS, and the claims of the nodes granted),
-     * while parking and unparking a thread costs microseconds; on two cores a worker parked on the
-     * lock is half the machine gone. No spinning and no yielding on one core: a contended lock()
-     * parks at once.
+     * Whether a thread that finds the internal lock held polls it before parking: not on one
+     * processor, where the holder cannot run while we poll. Also the number of polls a lock holder
+     * makes while it waits for a lock-free appender's link before it starts yielding (see pause).
      */
     static final int LOCK_SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
 
     /**
-     * After spinning, how long a thread yields before it parks on the lock (see lockContended). A
-     * holder that is still running gives the lock back within a few spins; one that has been
-     * descheduled (preempted by a third thread: a JIT compiler thread, a GC or benchmark thread)
-     * comes back within the scheduler's time slice, a few milliseconds, which a thread yielding on
-     * the other core outwaits without the park/unpark round trip. A budget in time rather than in
-     * yields, since a yield returns at once when nothing else wants the core and takes a whole
-     * slice when something does: with the old budget of 1,024 yields, waiters parked here in 0.1 to
-     * 0.5% of the stack samples of the coroutine workloads on a 2-core Intel VM; with this one,
-     * in none.
+     * How long a thread that finds the internal lock held polls it before it parks. Every critical
+     * section is short and bounded (tens of nanoseconds to a few microseconds: a few links, a CAS,
+     * and the claims of the nodes granted), so a holder that is running lets go well within this;
+     * one that was preempted comes back only after a scheduler time slice (milliseconds), which is
+     * not worth burning a core for: the waiter parks, in FIFO order, and the unlock wakes it.
      */
-    static final long LOCK_YIELD_NANOS = 20_000_000L;
+    static final long LOCK_SPIN_NANOS = 20_000L;
+
+    /**
+     * While a lock holder waits for a lock-free appender's link (see pause): how many times it
+     * yields after its {@link #LOCK_SPINS} polls, and then how long each of its parks lasts.
+     */
+    private static final int APPEND_YIELDS = 64;
+    private static final long APPEND_PARK_NANOS = 50_000L;
 
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
@@ -289,11 +291,11 @@ final class BatchSemaphore {
     /** Capacity N. Written under the lock with GATED set (setCapacity); read anywhere. */
     volatile long capacity;
 
-    /** Permits owed after a shrink below what was held (I5). Guarded by the lock ({@link #lockWord}). */
+    /** Permits owed after a shrink below what was held (I5). Guarded by the lock ({@link #lock}). */
     private long debt;
 
     /**
-     * Whether setCapacity ever ran. Guarded by the lock ({@link #lockWord}). From then on GATED
+     * Whether setCapacity ever ran. Guarded by the lock ({@link #lock}). From then on GATED
      * stays set for good (see {@link #gate()}): the capacity lives outside the word and the word
      * has no room for a stamp, so two resizes can restore the word bit for bit while the capacity
      * has moved (an ABA that a lock-free release could not detect). A semaphore that was resized
@@ -315,22 +317,13 @@ final class BatchSemaphore {
     private volatile long state;
 
     /**
-     * The internal lock (see "The lock" in the notes): FREE, HELD, or CONTENDED (held, and a thread
-     * may be parked on it). Guards the queue, the QUEUED/CLOSED/GATED bits, every node's links and
-     * state, headAssigned, debt, queuedPermits and queueLength. A field of this object, next to the
-     * state word, rather than a ReentrantLock: one object, no owner bookkeeping in the word, and a
-     * thread that finds it held spins and yields before it parks.
+     * The internal lock (see "The lock" in the notes). Guards the queue, the QUEUED/CLOSED/GATED
+     * bits, every node's links and state, headAssigned, debt, queuedPermits and queueLength.
      */
-    private volatile int lockWord;
-
-    /** The thread holding the lock, or null: written only by the holder (for the re-entry check). */
-    private Thread lockHolder;
-
-    /** Threads parked on the lock, a stack; the unlock that finds CONTENDED unparks one of them. */
-    private volatile LockWaiter lockWaiters;
+    private final CoreLock lock = new CoreLock();
 
     /**
-     * FIFO queue of waiting nodes. {@code head} is guarded by the lock ({@link #lockWord});
+     * FIFO queue of waiting nodes. {@code head} is guarded by the lock ({@link #lock});
      * {@code tail} is volatile: without counters ({@link #countQueue} false) a node joins a
      * non-empty queue without the lock, by CAS on it (see "Appending without the lock").
      */
@@ -353,13 +346,13 @@ final class BatchSemaphore {
 
     /**
      * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
-     * queue is empty. Guarded by the lock ({@link #lockWord}).
+     * queue is empty. Guarded by the lock ({@link #lock}).
      */
     private long headAssigned;
 
     /**
      * Number of queued nodes, kept only if {@link #countQueue}. Guarded by the lock
-     * ({@link #lockWord}), and read under it (see queueLength()).
+     * ({@link #lock}), and read under it (see queueLength()).
      */
     private int queueLength;
 
@@ -996,13 +989,14 @@ final class BatchSemaphore {
         settleAll(woken);
     }
 
-    private static final int FREE = 0;
-    private static final int HELD = 1;
-    private static final int CONTENDED = 2;
+    /** The internal lock: the blocker of a thread parked on it (for tests and thread dumps). */
+    CoreLock internalLock() {
+        return lock;
+    }
 
     /** Whether this thread holds the lock (a claim() running under it). */
     private boolean heldByCurrentThread() {
-        return lockHolder == Thread.currentThread(); // only this thread can have written itself there
+        return lock.heldBy(Thread.currentThread());
     }
 
     /**
@@ -1010,123 +1004,101 @@ final class BatchSemaphore {
      * could re-enter, and the contract forbids it to call back into the semaphore.
      */
     private void lock() {
-        Thread me = Thread.currentThread();
-        if (lockHolder == me) {
-            throw new IllegalStateException("Waker.claim() must not call back into the semaphore");
-        }
-        if (!LOCK.compareAndSet(this, FREE, HELD)) {
-            lockContended();
-        }
-        lockHolder = me;
+        lock.lock();
     }
 
-    /** Gives the lock back; if a thread may be parked on it, unparks one (see parkForLock). */
+    /** Gives the lock back; the first thread parked on it, if any, is unparked. */
     private void unlock() {
-        lockHolder = null;
-        if ((int) LOCK.getAndSet(this, FREE) == CONTENDED) {
-            unparkOneLockWaiter();
-        }
+        lock.unlock();
     }
 
     /**
-     * Pops registrations off the waiter stack until one of a thread that may still be parked
-     * ({@code thread != null}), and unparks that thread; registrations of threads that have taken
-     * the lock or woken up since are dropped on the way. (A node is pushed once only, so the pops
-     * cannot suffer ABA.)
+     * The internal lock (see "The lock" in the notes): an exclusive, non-reentrant
+     * {@link AbstractQueuedSynchronizer} (state 0 free, 1 held), so threads that park on it wait in
+     * a FIFO queue and each unlock wakes the longest-parked one, which keeps its place if a spinning
+     * thread takes the lock first. A thread that finds it held polls it for at most
+     * {@link #LOCK_SPIN_NANOS} before it parks.
      */
-    private void unparkOneLockWaiter() {
-        LockWaiter w;
-        while ((w = lockWaiters) != null) {
-            if (WAITERS.compareAndSet(this, w, w.next)) {
-                Thread t = w.thread;
-                if (t != null) {
-                    LockSupport.unpark(t);
+    static final class CoreLock extends AbstractQueuedSynchronizer {
+        private static final long serialVersionUID = 1L;
+
+        /** Takes the lock (see the class comment); refuses re-entry. */
+        void lock() {
+            Thread me = Thread.currentThread();
+            if (!compareAndSetState(0, 1)) {
+                if (getExclusiveOwnerThread() == me) {
+                    throw new IllegalStateException("Waker.claim() must not call back into the semaphore");
+                }
+                if (!spin()) {
+                    acquire(1); // parks, in FIFO order, until the lock is ours (tryAcquire set the owner)
                     return;
                 }
             }
+            setExclusiveOwnerThread(me);
         }
-    }
 
-    /**
-     * Polls the held lock up to {@link #LOCK_SPINS} times, then yields the processor for up to
-     * {@link #LOCK_YIELD_NANOS} (the holder may have been descheduled: on two cores, spinning
-     * cannot help it finish, giving it the core can), and only then parks on it.
-     */
-    private void lockContended() {
-        for (int i = LOCK_SPINS; i > 0; i--) {
-            Thread.onSpinWait();
-            if (tryLockFree()) {
-                return;
-            }
+        /** Gives the lock back and unparks the first parked thread, if any. */
+        void unlock() {
+            release(1);
         }
-        if (LOCK_SPINS > 0) {
-            long start = System.nanoTime();
-            do {
-                Thread.yield();
-                if (tryLockFree()) {
-                    return;
+
+        /** Whether {@code t} holds the lock; exact when {@code t} is the calling thread. */
+        boolean heldBy(Thread t) {
+            return getExclusiveOwnerThread() == t; // only t itself writes t there
+        }
+
+        /**
+         * Polls the held lock for up to {@link #LOCK_SPIN_NANOS} (the clock is read every 32 polls)
+         * unless threads are already parked on it (then this one queues behind them at once, so a
+         * thread that arrives later does not pass the parked ones); returns whether it took it.
+         */
+        private boolean spin() {
+            if (LOCK_SPINS == 0) {
+                return false;
+            }
+            long deadline = 0L;
+            for (int i = 1; ; i++) {
+                Thread.onSpinWait();
+                if (getState() == 0) {
+                    if (hasQueuedThreads()) {
+                        return false;
+                    }
+                    if (compareAndSetState(0, 1)) {
+                        return true;
+                    }
                 }
-            } while (System.nanoTime() - start < LOCK_YIELD_NANOS);
-        }
-        parkForLock();
-    }
-
-    /** One poll of the held lock: takes it if it is FREE (reading first, so a held word is not written). */
-    private boolean tryLockFree() {
-        return lockWord == FREE && LOCK.compareAndSet(this, FREE, HELD);
-    }
-
-    /**
-     * Parks until the lock is taken. Each round registers this thread on the waiter stack, then
-     * swaps CONTENDED into the word: if the word was FREE the lock is ours (and, the word being
-     * CONTENDED, its unlock will wake the next waiter); otherwise this thread parks. The unlock that
-     * swaps FREE back and finds CONTENDED unparks one registered thread that may still be parked.
-     * No waiter is forgotten: a thread whose registration is live has not yet returned from park,
-     * and when it does it always swaps CONTENDED in again (taking the lock, or marking it for the
-     * holder's unlock), so there is always a later unlock that wakes the next one. A woken thread
-     * that finds the lock held registers anew. (An unlock that reads a registration just before its
-     * thread wakes by itself leaves a stray unpark behind; every park loops on its condition.) An
-     * interrupt does not stop the wait: it is kept and set again once the lock is taken, as
-     * ReentrantLock.lock() does.
-     */
-    private void parkForLock() {
-        Thread me = Thread.currentThread();
-        boolean interrupted = false;
-        try {
-            for (;;) {
-                LockWaiter w = new LockWaiter(me);
-                LockWaiter top;
-                do {
-                    top = lockWaiters;
-                    w.next = top;
-                } while (!WAITERS.compareAndSet(this, top, w));
-                if ((int) LOCK.getAndSet(this, CONTENDED) == FREE) {
-                    w.thread = null;
-                    return;
+                if ((i & 31) == 0) {
+                    long now = System.nanoTime();
+                    if (deadline == 0L) {
+                        deadline = now + LOCK_SPIN_NANOS;
+                    } else if (now - deadline >= 0L) {
+                        return false;
+                    }
                 }
-                LockSupport.park(this);
-                w.thread = null;
-                // park returns at once while the interrupt status is set: clear it, so that this
-                // loop parks again instead of spinning, and set it again once the lock is ours.
-                interrupted |= Thread.interrupted();
-            }
-        } finally {
-            if (interrupted) {
-                me.interrupt();
             }
         }
-    }
 
-    /** A thread parked on the lock (see parkForLock). */
-    private static final class LockWaiter {
-        volatile Thread thread;
-        LockWaiter next;
+        @Override
+        protected boolean tryAcquire(int ignored) {
+            if (compareAndSetState(0, 1)) {
+                setExclusiveOwnerThread(Thread.currentThread());
+                return true;
+            }
+            return false;
+        }
 
-        LockWaiter(Thread thread) {
-            this.thread = thread;
+        @Override
+        protected boolean tryRelease(int ignored) {
+            setExclusiveOwnerThread(null);
+            setState(0);
+            return true;
+        }
+
+        @Override
+        protected boolean isHeldExclusively() {
+            return getExclusiveOwnerThread() == Thread.currentThread();
         }
     }
-
     // ------------------------------------------------------------------ queue links (locked)
 
     /** The tail once the semaphore was resized: appends then happen under the lock only. Never queued. */
@@ -1226,13 +1198,17 @@ final class BatchSemaphore {
 
     /**
      * One turn of waiting for an appender that is between its CAS of the tail and its next write:
-     * a few instructions, unless it was descheduled right there (then yield the core to it).
+     * a few instructions, unless it was descheduled right there. Then yield the core to it a
+     * bounded number of times, and after that park for short periods rather than keep a core busy
+     * while holding the lock.
      */
     private static void pause(int spins) {
         if (spins < LOCK_SPINS) {
             Thread.onSpinWait();
-        } else {
+        } else if (spins < LOCK_SPINS + APPEND_YIELDS) {
             Thread.yield();
+        } else {
+            LockSupport.parkNanos(APPEND_PARK_NANOS); // it was descheduled: give the core up for a while
         }
     }
 
@@ -1975,7 +1951,9 @@ final class BatchSemaphore {
         }
         run.depth++;
         try {
-            WakeRun.fireChain(chain);
+            // Threads parked in a blocking acquire first: no user code runs there, and a user waker
+            // of the same chain may wait for one of them (see ParkingAcquisition).
+            WakeRun.fireChain(chain.next == null ? chain : WakeRun.unparkParked(chain));
             if (run.depth == 1) {
                 run.drainDeferred();
             }
@@ -2104,8 +2082,6 @@ final class BatchSemaphore {
     // ------------------------------------------------------------------ VarHandle mechanics
 
     private static final VarHandle STATE;
-    private static final VarHandle LOCK;
-    private static final VarHandle WAITERS;
     private static final VarHandle TAIL;
     private static final VarHandle NEXT;
     private static final VarHandle PREV;
@@ -2114,8 +2090,6 @@ final class BatchSemaphore {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATE = l.findVarHandle(BatchSemaphore.class, "state", long.class);
-            LOCK = l.findVarHandle(BatchSemaphore.class, "lockWord", int.class);
-            WAITERS = l.findVarHandle(BatchSemaphore.class, "lockWaiters", LockWaiter.class);
             TAIL = l.findVarHandle(BatchSemaphore.class, "tail", Acquisition.class);
             NEXT = l.findVarHandle(Acquisition.class, "next", Acquisition.class);
             PREV = l.findVarHandle(Acquisition.class, "prev", Acquisition.class);

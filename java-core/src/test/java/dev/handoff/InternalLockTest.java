@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The core's internal lock when its holder does not let go quickly: threads that find it held
- * spin, yield, and then park; the unlocks wake them one after another, and nothing is lost. A
+ * poll it briefly and then park; the unlocks wake them one after another, and nothing is lost. A
  * claim() that blocks (which the Waker contract forbids) is used here only to hold the lock long.
  */
 class InternalLockTest {
@@ -75,7 +75,7 @@ class InternalLockTest {
      */
     private static void awaitParkedOnLock(Thread t, Semaphore s, SlowClaim slow) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!(t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == s.core())) {
+        while (!(t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == s.core().internalLock())) {
             if (System.nanoTime() > deadline) {
                 Thread.State state = t.getState();
                 slow.open.countDown();
@@ -107,7 +107,7 @@ class InternalLockTest {
             });
             contenders.add(t);
         }
-        // Each contender spins, yields, then parks on the lock: acquireAsync parks nowhere else.
+        // Each contender polls briefly, then parks on the lock: acquireAsync parks nowhere else.
         for (Thread t : contenders) {
             awaitParkedOnLock(t, s, slow);
         }
@@ -146,6 +146,51 @@ class InternalLockTest {
         assertEquals(0, s.queueLength());
     }
 
+    /**
+     * Threads parked on the lock get it in the order they parked: five callers of acquireAsync(1)
+     * that arrive one after another while a claim holds the lock join the wait queue in that order
+     * (with a lock whose parked threads were a stack, they joined it newest first).
+     */
+    @Test
+    void threadsParkedOnTheLockJoinTheQueueInTheOrderTheyArrived() throws Exception {
+        Semaphore s = new Semaphore(1);
+        assertTrue(s.tryAcquire(1));
+        SlowClaim slow = new SlowClaim();
+        s.acquire(1, slow);
+        Thread releaser = releaseIntoSlowClaim(s, slow);
+        int n = 5;
+        List<CompletableFuture<CompletableFuture<Void>>> futures = new ArrayList<>();
+        List<Thread> contenders = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            CompletableFuture<CompletableFuture<Void>> mine = new CompletableFuture<>();
+            futures.add(mine);
+            Thread t = daemon(() -> {
+                try {
+                    mine.complete(s.acquireAsync(1));
+                } catch (Throwable e) {
+                    mine.completeExceptionally(e);
+                }
+            });
+            contenders.add(t);
+            awaitParkedOnLock(t, s, slow); // parked before the next one arrives
+        }
+        slow.open.countDown();
+        releaser.join(10_000);
+        for (Thread t : contenders) {
+            t.join(10_000);
+            assertFalse(t.isAlive(), t + " was never woken");
+        }
+        assertEquals(n, s.queueLength());
+        for (int i = 0; i < n; i++) {
+            s.release(1); // grants the head of the queue
+            for (int j = 0; j < n; j++) {
+                assertEquals(j <= i, futures.get(j).get().isDone(), "after " + (i + 1) + " releases, contender " + j);
+            }
+        }
+        s.release(1);
+        assertEquals(1, s.availablePermits());
+    }
+
     @Test
     void anInterruptedThreadParksOnTheLockInsteadOfSpinningAndKeepsItsInterrupt() throws Exception {
         Semaphore s = new Semaphore(1);
@@ -166,7 +211,7 @@ class InternalLockTest {
         // interrupt status is set, so a lock that kept it would spin here, mostly RUNNABLE.
         for (int i = 0; i < 100; i++) {
             Thread.sleep(1);
-            if (!(interrupted.getState() == Thread.State.WAITING && LockSupport.getBlocker(interrupted) == s.core())) {
+            if (!(interrupted.getState() == Thread.State.WAITING && LockSupport.getBlocker(interrupted) == s.core().internalLock())) {
                 Thread.State state = interrupted.getState();
                 slow.open.countDown();
                 fail("the interrupted thread does not stay parked on the lock (spinning?): " + state);
@@ -190,8 +235,8 @@ class InternalLockTest {
      * future, whose callbacks run on the releasing thread: they must run after its unlock (until
      * a8d8aca they ran under the lock, where a callback that touched the semaphore failed with
      * "must not call back"). The window is held open: the only waiter's claim holds the lock while
-     * the releaser and then the closer park on it, and then declines, which empties the queue; the
-     * lock's waiters are a stack, so the closer is woken first and closes, and the releaser then
+     * the closer and then the releaser park on it, and then declines, which empties the queue; the
+     * lock's waiters are woken in FIFO order, so the closer is woken first and closes, and the releaser then
      * finds the queue empty and the semaphore closed. Whether the drain's callback is registered
      * before the releaser wakes is a race, which the closer almost always wins; so the scenario
      * runs until the callback has run on the releasing thread, and every run checks what the
@@ -208,8 +253,6 @@ class InternalLockTest {
             s.acquire(1, slow);
             Thread first = releaseIntoSlowClaim(s, slow); // QUEUED stays set while the claim runs
 
-            Thread releaser = daemon(() -> s.release(1)); // sees QUEUED: needs the lock
-            awaitParkedOnLock(releaser, s, slow);
             AtomicReference<Thread> ranOn = new AtomicReference<>();
             AtomicReference<Throwable> inCallback = new AtomicReference<>();
             CompletableFuture<Void> drainedSeen = new CompletableFuture<>();
@@ -226,8 +269,10 @@ class InternalLockTest {
                 });
             });
             awaitParkedOnLock(closer, s, slow);
+            Thread releaser = daemon(() -> s.release(1)); // sees QUEUED: needs the lock
+            awaitParkedOnLock(releaser, s, slow);
 
-            slow.open.countDown(); // unlock wakes the closer (the top of the stack), then the releaser
+            slow.open.countDown(); // unlock wakes the closer (parked first), then the releaser
             drainedSeen.get(10, TimeUnit.SECONDS);
             for (Thread t : List.of(first, releaser, closer)) {
                 t.join(10_000);

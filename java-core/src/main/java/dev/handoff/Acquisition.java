@@ -107,6 +107,23 @@ public abstract class Acquisition {
     Acquisition next;
 
     /**
+     * The core's queue counters (see "Queue counters" in {@link BatchSemaphore}'s notes): this
+     * node's place in the queue, counting the nodes appended before it since the queue was last
+     * empty, and the sums of the low and high 32 bits of their minimums, its own included.
+     * Written before the node is published to the queue, never changed while it is queued.
+     */
+    int seq;
+    long cumLo;
+    long cumHi;
+
+    /**
+     * Whether a grant made while this node was queued is still provisional (see
+     * {@link #provisionalGrant()}): set under the core's lock at the grant, cleared once by CAS,
+     * by {@link #confirmGrant()} or {@link #undoGrant(Executor)}.
+     */
+    volatile boolean provisional;
+
+    /**
      * For subclasses that are their own waker: an acquisition that has not started yet. Start it
      * with one of the {@code start...} methods of {@link Semaphore}, {@link Mutex} or
      * {@link RwLock}, which set its weight.
@@ -391,13 +408,20 @@ public abstract class Acquisition {
     }
 
     /**
-     * Under the lock, as the node joins the queue of a semaphore that has a {@link WaitListener}:
-     * remembers when and behind how many, for the listener. Lives in {@link #hook} (wrapping the
+     * As the node joins the queue of a semaphore that has a {@link WaitListener} (under the lock, or
+     * just before a lock-free append publishes it): remembers when and behind how many, for the
+     * listener. Lives in {@link #hook} (wrapping the
      * grant hook, or taking over an up-to request's minimum), so a node costs no extra field and
      * no allocation unless a listener is set.
      */
     final void watch(int waitersAhead) {
         Object h = hook;
+        if (h instanceof Watch) { // a lock-free append that was retried: the latest attempt counts
+            Watch w = (Watch) h;
+            w.since = System.nanoTime();
+            w.waitersAhead = waitersAhead;
+            return;
+        }
         hook = h instanceof UpTo
                 ? new Watch(null, ((UpTo) h).min, System.nanoTime(), waitersAhead)
                 : new Watch((Runnable) h, 0L, System.nanoTime(), waitersAhead);
@@ -417,8 +441,9 @@ public abstract class Acquisition {
         final Runnable onGrant;
         /** An up-to request's minimum, taken over from its {@link UpTo}; {@code 0} for an exact request. */
         final long upToMinimum;
-        final long since;
-        final int waitersAhead;
+        /** Written before the node is published to the queue (see {@link #watch}). */
+        long since;
+        int waitersAhead;
         /** Written under the owner's lock before the node's state is published. */
         Throwable failure;
 
@@ -443,6 +468,64 @@ public abstract class Acquisition {
         UpTo(long min) {
             this.min = min;
         }
+    }
+
+    /**
+     * Whether a grant made while this acquisition waits in the queue stays <em>provisional</em>
+     * until this acquisition calls {@link #confirmGrant()} or {@link #undoGrant(Executor)}. For an
+     * adapter whose waiter may still turn the grant down after {@link Waker#claim()} accepted it,
+     * as a coroutine cancelled before it resumes does: while provisional, the permits count as
+     * held by nobody, so a {@code release} that could only succeed by counting them waits until
+     * the grant is confirmed (then they are held) or undone (then they were never held), and the
+     * outcome is the same as if the cancellation or the resumption had come first. A grant made
+     * at once, inside the call that started the acquisition, is never provisional. The default
+     * is {@code false}. Called under the semaphore's internal lock: return a constant.
+     *
+     * @return {@code true} if this acquisition confirms or undoes each queued grant itself, and
+     *     promptly (within its waker's own run)
+     */
+    protected boolean provisionalGrant() {
+        return false;
+    }
+
+    /**
+     * Confirms a provisional grant (see {@link #provisionalGrant()}): from now on its permits are
+     * held by this acquisition's waiter, who releases them as usual. Lock-free. Does nothing if the
+     * grant was confirmed or undone already, or was not provisional.
+     *
+     * <pre>{@code
+     * protected void wake() {
+     *     if (isGranted()) { confirmGrant(); resumeWaiter(); } else { failWaiter(); }
+     * }
+     * }</pre>
+     */
+    protected final void confirmGrant() {
+        BatchSemaphore core = owner;
+        if (core != null) {
+            core.confirm(this);
+        }
+    }
+
+    /**
+     * Undoes a provisional grant that its waiter will not take (see {@link #provisionalGrant()}):
+     * the permits go back to the semaphore at once, as a release of them would (to the next
+     * waiters, in FIFO order), without an over-release check since they are exactly this grant's,
+     * and it counts as never held. The wake-ups of the waiters it completes run on
+     * {@code wakeExecutor} (here if it refuses the task; threads parked in a blocking acquire are
+     * unparked here), as with {@link Semaphore#release(long, Executor)}.
+     *
+     * @param wakeExecutor where the wake-ups it causes run
+     * @return {@code true} if it gave the permits back; {@code false} (nothing changed) if the
+     *     grant was confirmed, undone already or not provisional: then the waiter holds the
+     *     permits and releases them as usual
+     * @throws NullPointerException if {@code wakeExecutor} is null
+     */
+    protected final boolean undoGrant(Executor wakeExecutor) {
+        if (wakeExecutor == null) {
+            throw new NullPointerException("undoGrant(null): the executor is null");
+        }
+        BatchSemaphore core = owner;
+        return core != null && core.undo(this, wakeExecutor);
     }
 
     private int settledState() {

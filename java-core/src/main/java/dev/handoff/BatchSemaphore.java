@@ -34,24 +34,43 @@ import java.util.concurrent.locks.LockSupport;
  *
  * State word (long)
  * -----------------
- *     63                                   3      2        1        0
- *    +--------------------------------------+--------+--------+--------+
- *    |  free permits (<= MAX_PERMITS = 2^60) |GATED| CLOSED | QUEUED |
- *    +--------------------------------------+--------+--------+--------+
+ *   compact layout (capacity <= COMPACT_MAX = 2^40 - 1):
+ *     63            45 44                      5      4      3      2       1        0
+ *    +----------------+-------------------------+--------+------+-------+--------+--------+
+ *    |  resize stamp  |  free permits (40 bits) | WINDOW | WIDE | GATED | CLOSED | QUEUED |
+ *    +----------------+-------------------------+--------+------+-------+--------+--------+
+ *   wide layout (a capacity above COMPACT_MAX, up to MAX_PERMITS = 2^56):
+ *    |  0 0  |  free permits (57 bits)            | WINDOW | WIDE=1 | GATED | CLOSED | QUEUED |
  *   QUEUED    set iff the queue is non-empty. Changed only under the lock.
  *   CLOSED    set once by close(), under the lock; never cleared.
  *   GATED     "the lock decides". Set under the lock (1) for the claim() window of an
  *             acquisition granted at once (see below), cleared before that hold of the lock ends;
  *             (2) while debt is owed (setCapacity shrank below what is held), cleared by the
- *             release that pays the last of it; (3) for good once setCapacity has run: the
- *             capacity lives outside the word and the word has no room for a stamp, so two
- *             resizes could restore the word bit for bit while the capacity moved — an ABA that a
- *             lock-free release (held = capacity - free) could not see. A resized semaphore
- *             releases under the lock; tryAcquire stays lock-free while enough permits are free.
- *             Lock-free release backs off to the lock while it is set; tryAcquire and
- *             availablePermits do too when the permits in transit could change their answer.
+ *             release that pays the last of it; (3) while setCapacity runs (resizing); (4) while
+ *             provisional grants are in transit (see "Provisional grants"), cleared lazily; (5) for
+ *             good once a semaphore in the wide layout was resized (wideResized; see the stamp).
+ *             Lock-free release backs off to the lock while it is set.
+ *   WINDOW    set with GATED for the claim() window of an acquisition granted at once, cleared
+ *             in the same hold of the lock: tryAcquire that finds too few permits and
+ *             availablePermits decide under the lock while it is set, so permits a declining claim
+ *             is about to give back never change their answer.
+ *   WIDE      the layout; set at construction for a capacity above COMPACT_MAX, or by the
+ *             setCapacity that first grows it past COMPACT_MAX (widen). Never cleared.
+ *   stamp     advanced (mod 2^19) by every setCapacity, in the same CAS that sets GATED, before
+ *             the capacity changes. The capacity lives outside the word; a lock-free release
+ *             reads the word, then the capacity, and CASes the word it read, so its CAS succeeds
+ *             only if no resize began since (a resize changes the word before the capacity): its
+ *             check held = capacity - free paired a capacity and a word that were current together.
+ *             Without the stamp, two resizes could restore the word bit for bit while the
+ *             capacity moved (say 10 -> 11 -> 10 with a release between), an ABA the CAS could not
+ *             see; that is why a resized semaphore used to release under the lock for good. The
+ *             stamp is finite: the ABA needs 2^19 resizes (a multiple of it) to complete while
+ *             one release is between its read of the word and its CAS, a window of a few
+ *             instructions — half a second or more of nothing but setCapacity calls on one semaphore
+ *             while that thread is descheduled. The wide layout has no room for a stamp, so a
+ *             wide semaphore that was resized releases under the lock (GATED for good).
  *   free      changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
- *   (MAX_PERMITS << 3 is 2^63: the word is read as unsigned, with >>> and masks only.)
+ *             free <= capacity, so it never carries out of its field.
  *
  * Invariants (hold whenever the lock is free)
  *   I1  QUEUED == (head != null).
@@ -60,7 +79,9 @@ import java.util.concurrent.locks.LockSupport;
  *       and 0 while the queue is empty. (Kept here, not in the node: a node is 8 bytes smaller.)
  *   I4  capacity + debt == free + held-by-callers + headAssigned.
  *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
- *   I6  resized implies GATED.                  (See the state word.)
+ *   I6  wideResized implies GATED.              (See the stamp.)
+ *   I7  the queue length is lastNode().seq - removedCount, and the queued weight is the same
+ *       difference of the cumulative sums (see "Queue counters"); 0 for an empty queue.
  *
  * Listener
  * --------
@@ -76,8 +97,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * Capacity control (setCapacity, debt, shedding, up-to requests)
  * --------------------------------------------------------------
- * capacity is volatile, written under the lock with GATED set (and GATED then stays set, see the
- * state word). Growing by d is a release of d
+ * capacity is volatile, written under the lock while setCapacity holds GATED set and has
+ * advanced the stamp (see the state word); GATED is cleared when the resize ends unless debt is
+ * owed, so a resized semaphore is back on the lock-free paths at once. Growing by d is a release of d
  * new permits (giveBack: debt first, then the queue in FIFO order, then free). Shrinking by d
  * takes what it can from free and records the rest as debt (I5); held permits are never revoked.
  * Waiting nodes whose minimum exceeds the new capacity could never be granted: they fail at once
@@ -85,10 +107,13 @@ import java.util.concurrent.locks.LockSupport;
  * that returns permits — release, a withdrawn or failed head's partial, growth — goes through
  * giveBack, so the debt is always paid first. Over-release: held = capacity + debt - free -
  * headAssigned (I4), checked under the lock whenever QUEUED or GATED is set.
- * Shedding is decided in enqueue, under the lock, where queueing is decided: a node that would
- * have to queue while queuedPermits + its minimum > maxQueuedPermits, or queueLength + 1 >
- * maxQueueLength, is refused (SemaphoreRejectedException), nothing changed. queuedPermits is the
- * sum of the minimums of the queued nodes, kept under the lock. An up-to node (minimum < permits)
+ * Shedding is decided where the node would join the queue: a node that would have to queue while
+ * queuedPermits + its minimum > maxQueuedPermits, or queueLength + 1 > maxQueueLength, is refused
+ * (SemaphoreRejectedException), nothing changed. The check is made from the queue counters
+ * against the tail the append CASes, so it holds for lock-free appends too (see "Queue
+ * counters"); a lock-free append that finds the queue full decides again under the lock, where
+ * the check is exact. queuedPermits is the sum of the minimums of the queued nodes, saturated at
+ * Long.MAX_VALUE (a queue of heavy nodes can exceed it), and the bound check cannot overflow. An up-to node (minimum < permits)
  * is granted as soon as minimum permits can be given to it, taking up to permits of what is being
  * handed out; its permits field is then set to what it took.
  * closeAndAwait registers a future (volatile), then checks the word; every release checks the
@@ -138,19 +163,61 @@ import java.util.concurrent.locks.LockSupport;
  * in first, the CAS fails and the node is unlinked from the middle once the new link is written;
  * if the CAS wins, later appenders link behind the new tail, after the detaching write. close
  * swaps the tail to null (a sealed tail, see below, stays sealed), so every appender either made
- * it into the detached queue (and is CLOSED) or queues under the lock and finds CLOSED. The first setCapacity seals the tail: it
- * swaps in the SEALED marker (keeping the last node in sealedTail), so every append from then on
- * fails its CAS and happens under the lock, and waits for the links of the appends still in flight
- * (so that in a sealed queue a node whose next is null is the last); a node appended before the
- * seal is in the queue before the resize, which walks up to it (and fails it if too heavy). A resized semaphore
- * already releases under the lock (GATED for good); it now appends under it too. withdraw is the
- * one lock holder that reaches a node directly rather than through the queue, and a started
- * subclass node can be cancelled by its owner while the start is still appending it: withdraw
- * waits until the append is done (the predecessor links it) or given up (prev back to null: not
- * queued; the start then queues under the lock, after the withdrawal). A semaphore that
- * sheds or has a listener needs the exact queue length and queued permits at every enqueue: it
- * keeps them as counters and appends under the lock only (countQueue); the others count the queue
- * under the lock when queueLength() or queuedPermits() is called.
+ * it into the detached queue (and is CLOSED) or queues under the lock and finds CLOSED.
+ * A shrink must see every node it could have to fail (weight above the new capacity), and an
+ * appender checked the weight against the capacity before it appended (the face's check). So an
+ * appender reads the capacity again after it has read the tail, and queues under the lock if the
+ * weight no longer fits; and a shrink seals the tail before it writes the capacity: it swaps in the
+ * SEALED marker (keeping the last node in sealedTail), so every append from then on fails its CAS
+ * and decides under the lock, and waits for the links of the appends still in flight (so that in
+ * a sealed queue a node whose next is null is the last). An appender whose tail read came before
+ * the seal either CASed before it (its node is in the queue the shrink walks) or fails its CAS;
+ * one whose tail read came after the seal reads the new capacity. The next append under the lock
+ * puts a real node back as the tail (appendLocked), which lock-free appenders have never seen, so
+ * a stale one cannot CAS it (no ABA), and lock-free appends resume after one locked append.
+ * withdraw is the one lock holder that reaches a node directly rather than through the queue, and
+ * a started subclass node can be cancelled by its owner while the start is still appending it:
+ * withdraw waits until the append is done (the predecessor links it) or given up (prev back to
+ * null: not queued; the start then queues under the lock, after the withdrawal).
+ *
+ * Queue counters
+ * --------------
+ * queueLength(), queuedPermits() and the shedding bounds read counters, never walk the queue.
+ * Each node carries, from before it is published, the number of nodes appended since the queue
+ * was last empty up to and including it (seq) and the sums of the low and high 32 bits of their
+ * minimums (cumLo, cumHi: each sum stays exact, below 2^63, for up to 2^31 nodes, and their
+ * combination saturates). An appender computes them from the tail it CASes, so a lock-free
+ * append publishes the node and its counts in one step. The lock holder keeps the same three
+ * sums for the nodes removed since the queue was last empty (removedCount, removedLo,
+ * removedHi). Then length = lastNode().seq - removedCount (I7). A node removed from the head or
+ * the middle is added to the removed sums; the last node removed moves the tail back to its
+ * predecessor p, and the nodes counted between p and it (all removed already) are taken out of
+ * the removed sums first; emptying the queue resets them. Under the lock the counters are exact
+ * and O(1). A lock-free appender of a bounded semaphore reads the tail and then the removed sums
+ * (acquire loads; the lock holder writes them with release stores, before it moves the tail
+ * back): they only grow until the tail moves (which fails its CAS), so the length it computes is
+ * never below the true one when its CAS succeeds, and a bound it finds exceeded is decided again
+ * under the lock. The queue length and weight observers take the lock for their O(1) read: the
+ * counters and the tail are separate locations, and the lock is what makes a reading consistent
+ * with the word and the node states (the Lincheck tests check the observers against the rest).
+ *
+ * Provisional grants
+ * ------------------
+ * A coroutine (kotlin-ext, public kotlinx API only) may be cancelled after claim() accepted its
+ * grant and before its waker resumes it; its permits then go back. Until the waker confirms the
+ * grant (Acquisition.confirmGrant, just before it resumes or dispatches the coroutine) or the
+ * cancellation undoes it (undoGrant), a grant to a node that asks for it (provisionalGrant) is
+ * provisional: its permits are counted in transit, held by nobody. undo gives them back exactly,
+ * as a release of them would, and the grant counts as never made. While transit > 0, GATED is set,
+ * so every release decides under the lock, where held = capacity + debt - free - headAssigned -
+ * transit. A release that would pass only if the permits in transit were counted (an over-release
+ * unless the grant is delivered) waits until transit changes and decides again: answering either
+ * way at once would be wrong for one of the two outcomes (granted: it passes; undone: it fails),
+ * and both are decided within the waker's or the cancellation's own run on another thread.
+ * A release of permits a caller really holds never waits: those are never in transit. confirm is
+ * one atomic add without the lock; GATED is cleared by the next release under the lock that finds
+ * no reason left (clearStaleGate), so releases are lock-free again after one locked release.
+ * Grants made at once inside enqueue are never provisional: the caller's own thread has them.
  *
  * Waiter states (Acquisition.state, written under the lock)
  * ---------------------------------------------------------
@@ -216,11 +283,12 @@ import java.util.concurrent.locks.LockSupport;
  *   after the state word and the queue, so a settled state read without the lock (isGranted(),
  *   cancel() returning false) comes with the word and queue it left; a WAITING state is read
  *   again under the lock (settledState), as cancel() does. queueLength() is 0 while QUEUED is
- *   clear and read under the lock otherwise, so a queue being filled or drained is never seen
- *   half done. availablePermits() and isClosed() read the word alone.
- * - Over-release: release(n) with n > held fails before changing anything. While QUEUED is
- *   clear, held = capacity - free (checked inside the CAS loop); under QUEUED, held =
- *   capacity - headAssigned (free is 0 by I2), checked under the lock.
+ *   clear and read under the lock otherwise (O(1), from the counters), so a queue being filled or
+ *   drained is never seen half done. availablePermits() and isClosed() read the word alone.
+ * - Over-release: release(n) with n > held fails before changing anything. While QUEUED and
+ *   GATED are clear, held = capacity - free (the capacity read after the word, checked inside the
+ *   CAS loop, see the stamp); otherwise held = capacity + debt - free - headAssigned (I4),
+ *   checked under the lock.
  *
  * Memory ordering
  * ---------------
@@ -242,17 +310,43 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class BatchSemaphore {
 
-    /** The largest capacity; the state word keeps two flag bits below the count. */
-    static final long MAX_PERMITS = 1L << 60;
+    /** The largest capacity (2^56; see "State word" for the two layouts of the count). */
+    static final long MAX_PERMITS = 1L << 56;
 
     private static final long QUEUED = 1L;
     private static final long CLOSED = 2L;
     private static final long GATED = 4L;
+    /** The word's layout: set for a capacity above {@link #COMPACT_MAX}, see "State word". */
+    private static final long WIDE = 8L;
+    /** A claim window is open (with GATED): observers and a failing tryAcquire decide under the lock. */
+    private static final long WINDOW = 16L;
+
     /**
-     * The count sits above the three flags. MAX_PERMITS << SHIFT is 2^63: the word is read as an
-     * unsigned value (only {@code >>>}, masks, and exact additions and subtractions touch it).
+     * The count sits above the four flags; read it with {@link #free(long)}. Only masks,
+     * {@code >>>} and exact additions and subtractions touch the word, and the count never exceeds
+     * its field (free <= capacity), so it never carries into the stamp.
      */
-    private static final int SHIFT = 3;
+    private static final int SHIFT = 5;
+
+    /** The largest capacity of the compact layout: a 40-bit count below a 19-bit resize stamp. */
+    static final long COMPACT_MAX = (1L << 40) - 1;
+
+    /**
+     * The resize stamp of the compact layout, the word's top 19 bits: advanced by every
+     * setCapacity, so that a lock-free release whose word is still current knows that the
+     * capacity it read is (see "State word").
+     */
+    private static final long STAMP_UNIT = 1L << 45;
+    private static final long STAMP_MASK = -STAMP_UNIT;
+
+    /** The flags but QUEUED, the layout and the stamp: what a write of the count under the lock keeps. */
+    private static final long KEEP = CLOSED | GATED | WIDE | WINDOW | STAMP_MASK;
+
+    /** The free permits in a state word, in either layout. */
+    private static long free(long s) {
+        long f = s >>> SHIFT;
+        return (s & WIDE) == 0 ? f & COMPACT_MAX : f;
+    }
 
     /**
      * How many times a blocked thread at the head of the queue polls its node before parking. On
@@ -288,27 +382,46 @@ final class BatchSemaphore {
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
 
-    /** Capacity N. Written under the lock with GATED set (setCapacity); read anywhere. */
+    /**
+     * Capacity N. Written under the lock by setCapacity, after it set GATED and advanced the stamp
+     * in the word; read anywhere (lock-free readers read the word first, see release).
+     */
     volatile long capacity;
 
     /** Permits owed after a shrink below what was held (I5). Guarded by the lock ({@link #lock}). */
     private long debt;
 
     /**
-     * Whether setCapacity ever ran. Guarded by the lock ({@link #lock}). From then on GATED
-     * stays set for good (see {@link #gate()}): the capacity lives outside the word and the word
-     * has no room for a stamp, so two resizes can restore the word bit for bit while the capacity
-     * has moved (an ABA that a lock-free release could not detect). A semaphore that was resized
-     * therefore releases under the lock; tryAcquire stays lock-free while enough permits are free.
+     * The queue counters of the nodes removed (see "Queue counters" in the notes): how many, and
+     * the sums of the low and high 32 bits of their minimums. Written under the lock (release
+     * stores); read under it, and by lock-free appenders of a bounded semaphore (acquire loads,
+     * after their read of the tail).
      */
-    private boolean resized;
+    private int removedCount;
+    private long removedLo;
+    private long removedHi;
 
-    /** The sum of the minimums of the queued nodes, kept only if {@link #countQueue}. Guarded by the lock. */
-    private long queuedPermits;
+    /**
+     * Permits granted provisionally and not yet confirmed or undone (see "Provisional grants"):
+     * held by nobody yet. Added to under the lock at the grant; taken from by confirm without it.
+     */
+    private volatile long transit;
+
+    /** Whether a setCapacity is running: GATED stays set until it ends (see gate()). Guarded by the lock. */
+    private boolean resizing;
+
+    /**
+     * Whether a semaphore in the wide layout (which has no resize stamp) was resized: GATED then
+     * stays set for good, and release decides under the lock. Guarded by the lock.
+     */
+    private boolean wideResized;
 
     /** Shedding bounds: the most weight, and the most nodes, that may wait. */
     final long maxQueuedPermits;
     final int maxQueueLength;
+
+    /** Whether either shedding bound is set. Final. */
+    private final boolean bounded;
 
     /** Completed when, after a close, every permit is back and no debt is owed; or null. */
     private volatile CompletableFuture<Void> drained;
@@ -318,43 +431,29 @@ final class BatchSemaphore {
 
     /**
      * The internal lock (see "The lock" in the notes). Guards the queue, the QUEUED/CLOSED/GATED
-     * bits, every node's links and state, headAssigned, debt, queuedPermits and queueLength.
+     * bits, every node's links and state, headAssigned, debt and the removed-node counters.
      */
     private final CoreLock lock = new CoreLock();
 
     /**
      * FIFO queue of waiting nodes. {@code head} is guarded by the lock ({@link #lock});
-     * {@code tail} is volatile: without counters ({@link #countQueue} false) a node joins a
-     * non-empty queue without the lock, by CAS on it (see "Appending without the lock").
+     * {@code tail} is volatile: a node joins a non-empty queue without the lock, by CAS on it
+     * (see "Appending without the lock").
      */
     private Acquisition head;
     private volatile Acquisition tail;
 
     /**
-     * The last node once the tail is {@link #SEALED} (after the first setCapacity, every append
-     * happens under the lock, see the notes), else unused. Guarded by the lock.
+     * The last node while the tail is {@link #SEALED} (from a shrink until the next append under
+     * the lock, see the notes), else unused. Guarded by the lock.
      */
     private Acquisition sealedTail;
-
-    /**
-     * Whether queueLength and queuedPermits are kept as counters: when the semaphore sheds (a
-     * queue bound is set) or has a listener, which read them at every enqueue. Then every node
-     * joins the queue under the lock. Otherwise nodes may join lock-free, and the two observers
-     * count the queue under the lock instead. Final.
-     */
-    private final boolean countQueue;
 
     /**
      * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
      * queue is empty. Guarded by the lock ({@link #lock}).
      */
     private long headAssigned;
-
-    /**
-     * Number of queued nodes, kept only if {@link #countQueue}. Guarded by the lock
-     * ({@link #lock}), and read under it (see queueLength()).
-     */
-    private int queueLength;
 
     /**
      * Told of every wait, or {@code null}: final, set at construction. Only the slow paths read
@@ -383,16 +482,16 @@ final class BatchSemaphore {
         this.maxQueuedPermits = maxQueuedPermits;
         this.maxQueueLength = maxQueueLength;
         this.listener = listener;
-        this.countQueue = listener != null || maxQueuedPermits != Long.MAX_VALUE || maxQueueLength != Integer.MAX_VALUE;
-        this.state = capacity << SHIFT;
+        this.bounded = maxQueuedPermits != Long.MAX_VALUE || maxQueueLength != Integer.MAX_VALUE;
+        this.state = (capacity << SHIFT) | (capacity > COMPACT_MAX ? WIDE : 0L);
     }
 
     // ------------------------------------------------------------------ observers
 
     long availablePermits() {
         long s = state;
-        if ((s & GATED) != 0 && !heldByCurrentThread()) {
-            // Permits in transit: read under the lock, where no claim window is open (GATED is
+        if ((s & WINDOW) != 0 && !heldByCurrentThread()) {
+            // Permits in transit: read under the lock, where no claim window is open (WINDOW is
             // set and cleared within one hold of the lock), so we see the claim's outcome.
             lock();
             try {
@@ -401,7 +500,7 @@ final class BatchSemaphore {
                 unlock();
             }
         }
-        return s >>> SHIFT;
+        return free(s);
     }
 
     /**
@@ -423,23 +522,28 @@ final class BatchSemaphore {
         }
     }
 
-    /** Under the lock: the queue length, kept or counted (see countQueue). */
+    /** Under the lock: the queue length, from the counters (O(1), see "Queue counters"). */
     private int countedLength() {
-        return countQueue ? queueLength : (int) walkQueue(false);
+        Acquisition t = lastNode();
+        return t == null ? 0 : t.seq - removedCount;
     }
 
-    /** Under the lock: the sum of the queued minimums, kept or counted (see countQueue). */
+    /** Under the lock: the sum of the queued minimums, from the counters, saturated at Long.MAX_VALUE. */
     private long countedPermits() {
-        return countQueue ? queuedPermits : walkQueue(true);
+        Acquisition t = lastNode();
+        return t == null ? 0L : saturatedSum(t.cumHi - removedHi, t.cumLo - removedLo);
     }
 
-    /** Under the lock, without kept counters: walks the queue, summing the minimums or counting the nodes. */
-    private long walkQueue(boolean permits) {
-        long sum = 0;
-        for (Acquisition a = head, last = lastNode(); a != null; a = nextUpTo(a, last)) {
-            sum += permits ? a.minimum() : 1;
+    /**
+     * {@code hi * 2^32 + lo} for two exact partial sums ({@code 0 <= hi, lo}; the low parts of at
+     * most 2^31 minimums sum below 2^63), or Long.MAX_VALUE if that does not fit in a long.
+     */
+    static long saturatedSum(long hi, long lo) {
+        if (hi >= 1L << 31) {
+            return Long.MAX_VALUE;
         }
-        return sum;
+        long sum = (hi << 32) + lo;
+        return sum < 0 ? Long.MAX_VALUE : sum; // both terms are below 2^63: a wrap is negative
     }
 
     /**
@@ -466,15 +570,17 @@ final class BatchSemaphore {
 
     /** Permits held by callers (capacity - free - handed to a waiting head). A snapshot. */
     long heldPermits() {
-        long c = capacity; // before the word: see release
         long s = state;
         if ((s & (QUEUED | GATED)) == 0) {
-            return c - (s >>> SHIFT);
+            long c = capacity; // after the word, checked again: see release
+            if (state == s) {
+                return c - free(s);
+            }
         }
         lock();
         try {
             s = state;
-            return capacity + debt - (s >>> SHIFT) - headAssigned;
+            return capacity + debt - free(s) - headAssigned;
         } finally {
             unlock();
         }
@@ -492,14 +598,14 @@ final class BatchSemaphore {
         long s = state;
         long delta = n << SHIFT;
         for (;;) {
-            if ((s & (QUEUED | CLOSED)) != 0 || (s >>> SHIFT) < n) {
+            if ((s & (QUEUED | CLOSED)) != 0 || free(s) < n) {
                 if ((s & CLOSED) != 0) {
                     return false;
                 }
                 if (n == 0) {
                     return true; // zero permits are granted even while others wait
                 }
-                if ((s & GATED) == 0 || heldByCurrentThread()) {
+                if ((s & WINDOW) == 0 || heldByCurrentThread()) {
                     return false; // (inside a claim this thread holds the window open itself)
                 }
                 return takeUnderLock(n, n) == n; // decide where no claim window is open
@@ -528,24 +634,31 @@ final class BatchSemaphore {
      * it is null or refuses the task); the permits are handed out, and the listener told, here.
      */
     long release(long n, Executor wakes) {
-        // The capacity is read before the word: a word with GATED clear proves that no resize had
-        // happened when it was read (the first one sets GATED for good), so this capacity is still
-        // the constructor's. A resize after that read makes the CAS below fail.
-        long c = capacity;
         long s = state;
+        int waits = 0;
         for (;;) {
             if ((s & (QUEUED | GATED)) != 0) {
                 long verdict = releaseToQueue(n, wakes);
-                if (verdict != RETRY_LOCK_FREE) {
+                if (verdict == WAIT_FOR_TRANSIT) {
+                    awaitTransit(++waits);
+                } else if (verdict != RETRY_LOCK_FREE) {
                     return verdict;
                 }
-                c = capacity; // again before the word
                 s = state;
                 continue;
             }
-            long held = c - (s >>> SHIFT);
+            // The capacity is read after the word: setCapacity sets GATED and advances the stamp
+            // before it writes the capacity, so if the word is still s when the CAS below (or the
+            // check before a refusal) reads it, no resize wrote the capacity since s was read.
+            long c = capacity;
+            long held = c - free(s);
             if (n > held) {
-                return held;
+                long now = state;
+                if (now == s) {
+                    return held;
+                }
+                s = now; // the word moved: c may be newer than s
+                continue;
             }
             long witness = (long) STATE.compareAndExchange(this, s, s + (n << SHIFT));
             if (witness == s) {
@@ -564,6 +677,29 @@ final class BatchSemaphore {
     private static final long RETRY_LOCK_FREE = Long.MIN_VALUE;
 
     /**
+     * What {@link #releaseToQueue} returns when the release would be an over-release unless the
+     * permits of provisional grants are counted: it waits until they are confirmed or undone, and
+     * decides again (see "Provisional grants").
+     */
+    private static final long WAIT_FOR_TRANSIT = Long.MIN_VALUE + 1;
+
+    /**
+     * One wait of a release for provisional grants to settle: they are settled by the waking of the
+     * release that made them, or by their waiter's cancellation, on other threads, within a few
+     * instructions unless those threads are descheduled. Polls, then yields, then parks briefly
+     * (this core is the blocker).
+     */
+    private void awaitTransit(int waits) {
+        if (waits < 64) {
+            Thread.onSpinWait();
+        } else if (waits < 128) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(this, APPEND_PARK_NANOS);
+        }
+    }
+
+    /**
      * {@link #release(long, Executor)} while someone waits (or the word is gated): under the lock.
      * Returns as release does, or {@link #RETRY_LOCK_FREE}, having changed nothing, if the queue
      * emptied (or a claim window closed) since the word was read: the caller then tries again from
@@ -580,12 +716,16 @@ final class BatchSemaphore {
                 // complete closeAndAwait's future, whose callbacks must not run under the lock.
                 return RETRY_LOCK_FREE;
             }
-            // Under the lock GATED means debt or a past resize (no claim window is open now).
-            long held = capacity + debt - (s >>> SHIFT) - headAssigned;
+            // Under the lock GATED means debt, a resize of a wide word or provisional grants (no
+            // claim window is open now). Provisional grants are held by nobody yet.
+            long provisional = transit;
+            long held = capacity + debt - free(s) - headAssigned - provisional;
             if (n > held) {
-                return held;
+                // Counting them would let it through: wait for them to be confirmed or undone.
+                return n <= held + provisional ? WAIT_FOR_TRANSIT : held;
             }
             woken = giveBack(n);
+            clearStaleGate();
         } finally {
             unlock();
         }
@@ -618,6 +758,9 @@ final class BatchSemaphore {
             if (claimUnderLock(h)) {
                 rem -= give;
                 h.permits = had + give; // an up-to node: what it took
+                if (asksProvisional(h)) {
+                    holdProvisionally(h);
+                }
             } else {
                 rem += had; // it declined: its partial permits go on to the next heads
                 h.prev = h; // marks the decline for publishOutcomes
@@ -634,6 +777,77 @@ final class BatchSemaphore {
         }
         publishOutcomes(first);
         return first;
+    }
+
+    /** Under the lock: whether {@code h} asks for a provisional grant; one that throws does not. */
+    private static boolean asksProvisional(Acquisition h) {
+        try {
+            return h.provisionalGrant();
+        } catch (Throwable t) {
+            return false;
+        }
+    }
+
+    /**
+     * Under the lock, for a node just granted whose face asked for a provisional grant: counts its
+     * permits in transit (held by nobody) until confirm or undo, and sets GATED so that releases
+     * decide under the lock meanwhile (see "Provisional grants").
+     */
+    private void holdProvisionally(Acquisition h) {
+        PROVISIONAL.setRelease(h, true);
+        TRANSIT.getAndAdd(this, h.permits);
+        if ((state & GATED) == 0) {
+            setBits(GATED);
+        }
+    }
+
+    /**
+     * {@link Acquisition#confirmGrant()}: the grant of {@code a}, if still provisional, now counts as
+     * held by its waiter. Lock-free; GATED is cleared later, by a release under the lock.
+     */
+    void confirm(Acquisition a) {
+        if (PROVISIONAL.compareAndSet(a, true, false)) {
+            TRANSIT.getAndAdd(this, -a.permits);
+        }
+    }
+
+    /**
+     * {@link Acquisition#undoGrant(Executor)}: if the grant of {@code a} is still provisional, gives
+     * its permits back as a release would (the face's grant bookkeeping undone first, see
+     * {@link GrantUndo}), without an over-release check since they are exactly that grant's; the
+     * wake-ups it causes run on {@code wakes}. Returns false (nothing done) if the grant was
+     * confirmed, or was not provisional.
+     */
+    boolean undo(Acquisition a, Executor wakes) {
+        if (!a.provisional) {
+            return false;
+        }
+        Acquisition woken;
+        lock();
+        try {
+            if (!PROVISIONAL.compareAndSet(a, true, false)) {
+                return false;
+            }
+            long n = a.permits;
+            TRANSIT.getAndAdd(this, -n);
+            Runnable hook = a.grantHook();
+            if (hook instanceof GrantUndo) {
+                ((GrantUndo) hook).undo();
+            }
+            woken = giveBack(n);
+            clearStaleGate();
+        } finally {
+            unlock();
+        }
+        settleAll(woken, wakes);
+        checkDrained();
+        return true;
+    }
+
+    /** A face's grant bookkeeping that a provisional grant undone must reverse (the RwLock write flag). */
+    interface GrantUndo extends Runnable {
+        /** Under the lock: reverses {@link #run()}. */
+        void undo();
     }
 
     /**
@@ -739,7 +953,7 @@ final class BatchSemaphore {
         // Every lock-free CAS expects a word with QUEUED clear, so none can succeed while it is
         // set: a plain volatile write is exact. CLOSED is only written under this lock. (An ABA
         // of the word, free X -> QUEUED -> free X, is harmless: the word is a pure value.)
-        state = (rem << SHIFT) | (state & (CLOSED | GATED)); // GATED: debt may still be owed
+        state = (rem << SHIFT) | (state & KEEP); // GATED: debt may still be owed
     }
 
     /**
@@ -750,12 +964,18 @@ final class BatchSemaphore {
     <A extends Acquisition> A enqueue(A a, String call) {
         long max = a.permits;
         long min = a.minimum();
-        if (!countQueue && max > 0 && tryAppend(a)) {
-            return a; // queued behind others without the lock (see "Appending without the lock")
+        if (max > 0) {
+            int ahead = tryAppend(a, min);
+            if (ahead >= 0) { // queued behind others without the lock (see "Appending without the lock")
+                if (listener != null) {
+                    tellQueued(min, ahead);
+                }
+                return a;
+            }
         }
         Acquisition woken = null;
         SemaphoreRejectedException shed = null;
-        int ahead = -1; // >= 0 once queued under a listener
+        int ahead = -1; // >= 0 once queued
         lock();
         try {
             long s = state;
@@ -778,23 +998,20 @@ final class BatchSemaphore {
                     break;
                 }
                 if ((s & QUEUED) != 0) {
-                    if ((shed = shedIfFull(callOf(a, call), min, max)) != null) {
-                        break;
+                    ahead = appendLocked(a, min); // free == 0 (I2): nothing to drain
+                    if (ahead < 0) {
+                        shed = rejected(callOf(a, call), min, max);
                     }
-                    if (listener != null) {
-                        a.watch(ahead = queueLength);
-                    }
-                    linkLast(a); // free == 0 (I2): nothing to drain
                     break;
                 }
-                long free = s >>> SHIFT;
+                long free = free(s);
                 if (free >= min) {
                     // Take the permits and set GATED for the claim window: while claim() runs,
                     // the permits are out of free but held by nobody yet, so a lock-free release
                     // could not check over-release exactly; GATED sends it to the lock.
                     // tryAcquire may take what is left lock-free, or decides under the lock.
                     long take = Math.min(free, max);
-                    long witness = (long) STATE.compareAndExchange(this, s, (s - (take << SHIFT)) | GATED);
+                    long witness = (long) STATE.compareAndExchange(this, s, (s - (take << SHIFT)) | GATED | WINDOW);
                     if (witness != s) {
                         s = witness;
                         continue;
@@ -809,21 +1026,19 @@ final class BatchSemaphore {
                     woken = a;
                     break;
                 }
-                if ((shed = shedIfFull(callOf(a, call), min, max)) != null) { // it would have to queue
+                if (bounded && (maxQueueLength < 1 || min > maxQueuedPermits)) { // it would have to queue
+                    shed = rejected(callOf(a, call), min, max);
                     break;
                 }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
                 // one CAS (the heart of the lock-free release; see the notes). GATED (debt) stays.
-                long witness = (long) STATE.compareAndExchange(this, s, (s & (CLOSED | GATED)) | QUEUED);
+                long witness = (long) STATE.compareAndExchange(this, s, (s & KEEP) | QUEUED);
                 if (witness != s) {
                     s = witness;
                     continue;
                 }
                 headAssigned = free; // the queue was empty: a is the head (I3)
-                if (listener != null) {
-                    a.watch(ahead = queueLength);
-                }
-                linkLast(a);
+                ahead = appendLocked(a, min); // 0: the bounds were checked above
                 break;
             }
         } finally {
@@ -835,7 +1050,7 @@ final class BatchSemaphore {
             }
             throw shed;
         }
-        if (ahead >= 0) {
+        if (ahead >= 0 && listener != null) {
             tellQueued(min, ahead);
         }
         wakeAll(woken); // never a queued node: the listener has nothing to settle
@@ -843,16 +1058,13 @@ final class BatchSemaphore {
     }
 
     /**
-     * Under the lock, for a node that would have to queue: the refusal to throw (after the lock is
-     * released) if the queue bounds would be exceeded, else {@code null}. Changes nothing.
+     * Under the lock, for a node that would have to queue while the queue bounds forbid it: the
+     * refusal to throw after the lock is released. Changes nothing.
      */
-    private SemaphoreRejectedException shedIfFull(String call, long min, long max) {
-        if (queuedPermits + min > maxQueuedPermits || queueLength >= maxQueueLength) {
-            return new SemaphoreRejectedException(describe(call, min, max) + ": rejected, the wait queue is full (queued permits "
-                    + queuedPermits + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
-                    + ", or queue length " + queueLength + " + 1 > maxQueueLength " + maxQueueLength + ")");
-        }
-        return null;
+    private SemaphoreRejectedException rejected(String call, long min, long max) {
+        return new SemaphoreRejectedException(describe(call, min, max) + ": rejected, the wait queue is full (queued permits "
+                + countedPermits() + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
+                + ", or queue length " + countedLength() + " + 1 > maxQueueLength " + maxQueueLength + ")");
     }
 
     /** The failure of a waiting node whose minimum the capacity can no longer cover. */
@@ -869,7 +1081,7 @@ final class BatchSemaphore {
         long back = taken ? 0L : n << SHIFT;
         long s = state;
         for (;;) {
-            long witness = (long) STATE.compareAndExchange(this, s, ((s & ~GATED) | gate()) + back);
+            long witness = (long) STATE.compareAndExchange(this, s, ((s & ~(GATED | WINDOW)) | gate()) + back);
             if (witness == s) {
                 return;
             }
@@ -966,14 +1178,13 @@ final class BatchSemaphore {
             headAssigned = 0;
             woken = head;
             head = null;
-            queueLength = 0;
-            queuedPermits = 0;
+            setRemoved(0, 0L, 0L); // the queue is empty: the next first node counts from zero
             long pay = Math.min(returned, debt); // returned permits pay the debt first (I5)
             debt -= pay;
             returned -= pay;
             long gate = gate();
             for (;;) { // lock-free CASes may race while QUEUED is clear
-                long next = (((s >>> SHIFT) + returned) << SHIFT) | CLOSED | gate;
+                long next = ((free(s) + returned) << SHIFT) | (s & (STAMP_MASK | WIDE)) | CLOSED | gate;
                 long witness = (long) STATE.compareAndExchange(this, s, next);
                 if (witness == s) {
                     break;
@@ -1101,7 +1312,7 @@ final class BatchSemaphore {
     }
     // ------------------------------------------------------------------ queue links (locked)
 
-    /** The tail once the semaphore was resized: appends then happen under the lock only. Never queued. */
+    /** The tail from a shrink until the next append under the lock (see the notes). Never queued. */
     private static final Acquisition SEALED = new Acquisition() {
         @Override
         protected void wake() {
@@ -1109,56 +1320,112 @@ final class BatchSemaphore {
         }
     };
 
+    /** What {@link #tryAppend} returns when it could not append: the queue is empty or sealed, or the node too heavy. */
+    private static final int APPEND_NONE = -1;
+    /** What {@link #tryAppend} returns when the node would exceed a queue bound (exact under the lock). */
+    private static final int APPEND_FULL = -2;
+
     /** Under the lock: the last node of the queue, or null. */
     private Acquisition lastNode() {
         Acquisition t = tail;
         return t == SEALED ? sealedTail : t;
     }
 
-    /** Under the lock: appends {@code a} (the first node of an empty queue becomes the head). */
-    private void linkLast(Acquisition a) {
-        if (countQueue) {
-            queueLength++;
-            queuedPermits += a.minimum();
-        }
-        Acquisition t = tail;
-        if (t == SEALED) { // resized: no appender without the lock any more
-            t = sealedTail;
-            a.prev = t;
-            if (t == null) {
-                head = a;
-            } else {
-                t.next = a;
-            }
-            sealedTail = a;
-        } else if (t == null) {
-            // Empty: no lock-free appender can race, it needs a tail to append to.
-            a.prev = null;
-            head = a;
-            tail = a; // volatile: publishes the node and the head to appenders
-        } else if (!tryAppend(a)) {
-            throw new AssertionError("the tail vanished under the lock"); // only lock holders empty it
+    /**
+     * Sets {@code a}'s queue counters as the node after {@code t} (null: the first of an empty
+     * queue, whose removed-node counters are zero). Before {@code a} is published.
+     */
+    private static void countBehind(Acquisition a, Acquisition t) {
+        long w = a.minimum();
+        if (t == null) {
+            a.seq = 1;
+            a.cumLo = w & LOW_32;
+            a.cumHi = w >>> 32;
+        } else {
+            a.seq = t.seq + 1;
+            a.cumLo = t.cumLo + (w & LOW_32);
+            a.cumHi = t.cumHi + (w >>> 32);
         }
     }
 
+    private static final long LOW_32 = 0xFFFF_FFFFL;
+
     /**
-     * Appends {@code a} behind the current tail by CAS, with or without the lock; fails (and
-     * changes nothing) if the queue is empty, which only a holder of the lock may fill, or sealed.
-     * The node's fields and {@code prev} are written before the CAS that publishes it; the
-     * predecessor's {@code next} is written after it, so a lock holder that reaches a node whose
-     * {@code next} is still null while the tail is elsewhere waits for that write (awaitNext).
+     * Under the lock: appends {@code a}, the first node of an empty queue becoming the head, or
+     * refuses it if a queue bound would be exceeded. Returns the number of nodes ahead of it, or
+     * a negative value if refused (nothing changed). Behind a sealed tail, it unseals: lock-free
+     * appends resume behind a node checked against the current capacity.
      */
-    private boolean tryAppend(Acquisition a) {
+    private int appendLocked(Acquisition a, long min) {
+        Acquisition t = tail;
+        if (t != SEALED && t != null) {
+            int ahead = tryAppend(a, min); // exact here: the removed-node counters are stable
+            if (ahead == APPEND_NONE) {
+                throw new AssertionError("the tail vanished under the lock"); // only lock holders empty or seal it
+            }
+            return ahead;
+        }
+        Acquisition last = t == SEALED ? sealedTail : null;
+        countBehind(a, last);
+        int ahead = last == null ? 0 : last.seq - removedCount;
+        if (exceedsBounds(a, ahead, removedHi, removedLo)) {
+            return APPEND_FULL;
+        }
+        if (listener != null) {
+            a.watch(ahead);
+        }
+        a.prev = last;
+        if (last == null) {
+            head = a;
+        } else {
+            last.next = a;
+        }
+        sealedTail = null;
+        tail = a; // volatile: publishes the node (and the head) to appenders
+        return ahead;
+    }
+
+    /** Whether {@code a}, counted behind {@code ahead} nodes, would exceed a queue bound. */
+    private boolean exceedsBounds(Acquisition a, int ahead, long removedHi, long removedLo) {
+        return bounded && (ahead >= maxQueueLength
+                || saturatedSum(a.cumHi - removedHi, a.cumLo - removedLo) > maxQueuedPermits);
+    }
+
+    /**
+     * Appends {@code a} behind the current tail by CAS, with or without the lock. Returns the number
+     * of nodes ahead of it; or {@link #APPEND_NONE} (nothing changed) if the queue is empty, which
+     * only a holder of the lock may fill, or sealed, or {@code min} exceeds the capacity read after
+     * the tail (then the caller decides under the lock); or {@link #APPEND_FULL} if a queue bound
+     * would be exceeded. Without the lock the bound check is conservative (the removed-node counters
+     * are read after the tail, and only grow until the tail moves, which fails the CAS): a refusal
+     * is then decided again under the lock, where it is exact. The node's fields, counters and
+     * {@code prev} are written before the CAS that publishes it; the predecessor's {@code next} is
+     * written after it, so a lock holder that reaches a node whose {@code next} is still null
+     * while the tail is elsewhere waits for that write (awaitNext).
+     */
+    private int tryAppend(Acquisition a, long min) {
         Acquisition t;
         while ((t = tail) != null && t != SEALED) {
+            if (min > capacity) {
+                break; // a shrink since the face's check: it seals the tail first, see the notes
+            }
             PREV.setRelease(a, t); // withdraw may be watching a started subclass node (awaitAppended)
+            countBehind(a, t);
+            int ahead = Math.max(0, t.seq - (int) REMOVED_COUNT.getAcquire(this));
+            if (bounded && exceedsBounds(a, ahead, (long) REMOVED_HI.getAcquire(this), (long) REMOVED_LO.getAcquire(this))) {
+                PREV.setRelease(a, null);
+                return APPEND_FULL;
+            }
+            if (listener != null) {
+                a.watch(ahead);
+            }
             if (TAIL.compareAndSet(this, t, a)) {
                 NEXT.setRelease(t, a);
-                return true;
+                return ahead;
             }
         }
         PREV.setRelease(a, null);
-        return false;
+        return APPEND_NONE;
     }
 
     /**
@@ -1233,22 +1500,40 @@ final class BatchSemaphore {
      * Under the lock: removes {@code a} from the queue. If it looks like the tail, it is detached
      * from its predecessor first and then the tail is moved back by CAS, so that an appender that
      * links behind the new tail is never overwritten; if the CAS fails, a node is being appended
-     * behind {@code a}, and {@code a} is unlinked from the middle once that link is written.
+     * behind {@code a}, and {@code a} is unlinked from the middle once that link is written. Keeps
+     * the queue counters (see "Queue counters" in the notes).
      */
     private void unlink(Acquisition a) {
         Acquisition p = a.prev;
         Acquisition n = (Acquisition) NEXT.getAcquire(a);
+        long w = a.minimum();
         if (n == null) {
             if (p == null) {
                 head = null;
             } else {
                 p.next = null;
             }
+            // The tail moves back to p: the nodes counted between p and a (all removed already)
+            // leave the removed-node counters, before the CAS, so that an appender that reads the
+            // tail and then the counters never counts the queue shorter than it is.
+            int count = 0;
+            long lo = 0;
+            long hi = 0;
+            if (p != null) {
+                count = a.seq - p.seq - 1;
+                lo = a.cumLo - (w & LOW_32) - p.cumLo;
+                hi = a.cumHi - (w >>> 32) - p.cumHi;
+                addRemoved(-count, -lo, -hi);
+            }
             if (casTail(a, p)) {
-                unlinked(a);
+                if (p == null) {
+                    setRemoved(0, 0L, 0L); // empty: the next first node counts from zero
+                }
+                a.prev = null;
                 return;
             }
-            if (p == null) { // an appender got in behind a: undo, and unlink a from the middle
+            addRemoved(count, lo, hi); // an appender got in behind a: undo, and unlink a from the middle
+            if (p == null) {
                 head = a;
             } else {
                 p.next = a;
@@ -1261,16 +1546,20 @@ final class BatchSemaphore {
             p.next = n;
         }
         n.prev = p;
-        unlinked(a);
-    }
-
-    private void unlinked(Acquisition a) {
+        addRemoved(1, w & LOW_32, w >>> 32);
         a.prev = null;
         a.next = null;
-        if (countQueue) {
-            queueLength--;
-            queuedPermits -= a.minimum();
-        }
+    }
+
+    /** Under the lock: adds to the removed-node counters (release stores: see tryAppend). */
+    private void addRemoved(int count, long lo, long hi) {
+        setRemoved(removedCount + count, removedLo + lo, removedHi + hi);
+    }
+
+    private void setRemoved(int count, long lo, long hi) {
+        REMOVED_COUNT.setRelease(this, count);
+        REMOVED_LO.setRelease(this, lo);
+        REMOVED_HI.setRelease(this, hi);
     }
 
     // ------------------------------------------------------------------ faces
@@ -1403,8 +1692,8 @@ final class BatchSemaphore {
             if ((s & (QUEUED | CLOSED)) != 0) {
                 return 0;
             }
-            long free = s >>> SHIFT;
-            if ((s & GATED) != 0 && free < max && !heldByCurrentThread()) {
+            long free = free(s);
+            if ((s & WINDOW) != 0 && free < max && !heldByCurrentThread()) {
                 return takeUnderLock(min, max);
             }
             long take = Math.min(free, max);
@@ -1430,7 +1719,7 @@ final class BatchSemaphore {
         try {
             long s = state;
             for (;;) {
-                long free = s >>> SHIFT;
+                long free = free(s);
                 long take = Math.min(free, max);
                 if ((s & (QUEUED | CLOSED)) != 0 || free < min || take == 0) {
                     return 0;
@@ -1475,19 +1764,23 @@ final class BatchSemaphore {
             if (n == c) {
                 return;
             }
-            if (!resized) {
-                // From now on every append happens under the lock: a node appended without it is
-                // in the queue before this resize (and its walks), or queues under the lock after.
-                // Wait for the links of the last lock-free appends, so that from here on a node
-                // whose next is null is the last one (casTail's sealed branch relies on it).
-                Acquisition last = (Acquisition) TAIL.getAndSet(this, SEALED);
-                for (Acquisition a = head; a != null && a != last; a = awaitNext(a)) {
-                    // nothing: awaitNext waits for each link still in flight
+            // GATED and a new stamp first, the capacity after: a lock-free release that read the word
+            // before this point fails its CAS (see release and "State word").
+            resizing = true;
+            long s0 = state;
+            for (;;) {
+                long next = (s0 & WIDE) == 0 ? (s0 | GATED) + STAMP_UNIT : s0 | GATED;
+                long witness = (long) STATE.compareAndExchange(this, s0, next);
+                if (witness == s0) {
+                    break;
                 }
-                sealedTail = last;
+                s0 = witness;
             }
-            resized = true;
-            setBits(GATED); // lock-free paths go to the lock from now on (see resized)
+            if ((s0 & WIDE) != 0) {
+                wideResized = true; // no stamp in the wide layout: release decides under the lock from now on
+            } else if (n > COMPACT_MAX) {
+                widen();
+            }
             if (n > c) {
                 capacity = n;
                 woken = giveBack(n - c);
@@ -1496,19 +1789,20 @@ final class BatchSemaphore {
                 long s = state;
                 long took;
                 for (;;) {
-                    took = Math.min(s >>> SHIFT, d);
+                    took = Math.min(free(s), d);
                     long witness = (long) STATE.compareAndExchange(this, s, s - (took << SHIFT));
                     if (witness == s) {
                         break;
                     }
                     s = witness;
                 }
+                seal(); // before the capacity: see "Appending without the lock"
                 debt += d - took;
                 capacity = n;
                 woken = failHeavierThan(n, call);
             }
-            // GATED stays set for good once resized (see resized): no gap in which a lock-free
-            // release could pair the new capacity with a word that the resize is still changing.
+            resizing = false;
+            updateWord(0L, GATED & ~gate()); // lock-free paths run again, unless debt is owed (I5)
         } finally {
             unlock();
         }
@@ -1568,20 +1862,19 @@ final class BatchSemaphore {
         if (d == null || d.isDone()) {
             return;
         }
-        long c = capacity; // before the word: see release
         long s = state;
         if ((s & (CLOSED | QUEUED)) != CLOSED) {
             return;
         }
         boolean done;
-        if ((s & GATED) == 0) {
-            // Never resized when the word was read (GATED is only clear then): c is the constructor's.
-            done = (s >>> SHIFT) == c;
+        long c = capacity; // after the word, checked again: see release
+        if ((s & GATED) == 0 && state == s) {
+            done = free(s) == c;
         } else {
             lock();
             try {
                 long w = state;
-                done = debt == 0 && (w & QUEUED) == 0 && (w >>> SHIFT) == capacity;
+                done = debt == 0 && (w & QUEUED) == 0 && free(w) == capacity;
             } finally {
                 unlock();
             }
@@ -1591,9 +1884,57 @@ final class BatchSemaphore {
         }
     }
 
+    /**
+     * Under the lock: clears GATED if nothing keeps it set any more (see gate()). Confirming a
+     * provisional grant happens without the lock and leaves GATED set; the next release under the
+     * lock clears it, and releases are lock-free again from then on.
+     */
+    private void clearStaleGate() {
+        if ((state & GATED) != 0 && gate() == 0) {
+            updateWord(0L, GATED);
+        }
+    }
+
+    /**
+     * Under the lock, in a shrink: swaps the {@link #SEALED} marker in as the tail (keeping the last
+     * node in sealedTail), so that every append from here on fails its CAS and decides under the
+     * lock, until an append under the lock puts a real node back (appendLocked). Waits for the
+     * links of the appends still in flight, so that while sealed a node whose next is null is the
+     * last (casTail's sealed branch relies on it). Nothing to do for an empty or sealed queue.
+     */
+    private void seal() {
+        Acquisition t = tail;
+        if (t == null || t == SEALED) {
+            return;
+        }
+        Acquisition last = (Acquisition) TAIL.getAndSet(this, SEALED);
+        for (Acquisition a = head; a != null && a != last; a = awaitNext(a)) {
+            // nothing: awaitNext waits for each link still in flight
+        }
+        sealedTail = last;
+    }
+
     /** Under the lock: the GATED bit the word must carry when no claim window is open. */
     private long gate() {
-        return debt > 0 || resized ? GATED : 0L;
+        return debt > 0 || resizing || wideResized || transit > 0 ? GATED : 0L;
+    }
+
+    /**
+     * Under the lock, with GATED set, as a resize grows the capacity past {@link #COMPACT_MAX}:
+     * rewrites the word in the wide layout (a CAS loop: lock-free tryAcquire may race). The stamp
+     * is dropped: from now on release decides under the lock (wideResized).
+     */
+    private void widen() {
+        wideResized = true;
+        long s = state;
+        for (;;) {
+            long next = (free(s) << SHIFT) | (s & (QUEUED | CLOSED | GATED | WINDOW)) | WIDE;
+            long witness = (long) STATE.compareAndExchange(this, s, next);
+            if (witness == s) {
+                return;
+            }
+            s = witness;
+        }
     }
 
     /** close(), then a future completed when every held permit (and any debt) has come back. */
@@ -2082,6 +2423,11 @@ final class BatchSemaphore {
     // ------------------------------------------------------------------ VarHandle mechanics
 
     private static final VarHandle STATE;
+    private static final VarHandle TRANSIT;
+    private static final VarHandle PROVISIONAL;
+    private static final VarHandle REMOVED_COUNT;
+    private static final VarHandle REMOVED_LO;
+    private static final VarHandle REMOVED_HI;
     private static final VarHandle TAIL;
     private static final VarHandle NEXT;
     private static final VarHandle PREV;
@@ -2090,6 +2436,11 @@ final class BatchSemaphore {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATE = l.findVarHandle(BatchSemaphore.class, "state", long.class);
+            TRANSIT = l.findVarHandle(BatchSemaphore.class, "transit", long.class);
+            PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
+            REMOVED_COUNT = l.findVarHandle(BatchSemaphore.class, "removedCount", int.class);
+            REMOVED_LO = l.findVarHandle(BatchSemaphore.class, "removedLo", long.class);
+            REMOVED_HI = l.findVarHandle(BatchSemaphore.class, "removedHi", long.class);
             TAIL = l.findVarHandle(BatchSemaphore.class, "tail", Acquisition.class);
             NEXT = l.findVarHandle(Acquisition.class, "next", Acquisition.class);
             PREV = l.findVarHandle(Acquisition.class, "prev", Acquisition.class);

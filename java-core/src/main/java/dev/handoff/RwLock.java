@@ -61,7 +61,17 @@ public final class RwLock {
     private volatile boolean writeLocked;
 
     /** Runs at a writer's grant, before anyone is woken: a volatile write. */
-    private final Runnable markWriteLocked = () -> writeLocked = true;
+    private final BatchSemaphore.GrantUndo markWriteLocked = new BatchSemaphore.GrantUndo() {
+        @Override
+        public void run() {
+            writeLocked = true;
+        }
+
+        @Override
+        public void undo() { // a provisional write grant undone (see Acquisition.undoGrant)
+            writeLocked = false;
+        }
+    };
 
     /** Creates a lock that admits up to {@link #DEFAULT_MAX_READERS} readers at once. */
     public RwLock() {

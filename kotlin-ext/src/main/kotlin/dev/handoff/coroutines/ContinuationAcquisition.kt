@@ -205,10 +205,15 @@ internal abstract class ContinuationAcquisition<F : Any> :
         get() = startedOn() as F
 
     /**
-     * Returns the permits of a grant that the cancelled coroutine never got to use, at once; the
-     * wake-ups of the waiters they complete run on [wakes] (e.g. `face.release(permits(), wakes)`).
+     * Returns the permits of a confirmed grant that the cancelled coroutine never got to use, at
+     * once, as a release of them; the wake-ups of the waiters they complete run on [wakes] (e.g.
+     * `face.release(permits(), wakes)`). A grant still provisional is undone by the core instead
+     * (see "Provisional grants"), after [forgetGrant].
      */
     protected abstract fun giveBack(wakes: Executor)
+
+    /** Before a grant the coroutine never used goes back: undoes what [claimed] recorded. */
+    protected open fun forgetGrant() {}
 
     /** The exception for a closed semaphore, naming the call. */
     protected abstract fun closedException(): Throwable
@@ -276,6 +281,9 @@ internal abstract class ContinuationAcquisition<F : Any> :
         cont.invokeOnCancellation(this) // always: see "Settling inside start()"
     }
 
+    /** A grant made while queued stays provisional until [wake] delivers it or a cancellation undoes it. */
+    final override fun provisionalGrant(): Boolean = true
+
     /** Under the core's lock: take the grant iff the coroutine is not cancelled. One volatile read. */
     final override fun claim(): Boolean {
         if (!continuation.isActive) {
@@ -314,6 +322,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
         if (!needed || phase != PHASE_OPEN) {
             return false
         }
+        confirmGrant() // delivered from here on: a cancellation before run() gives it back as a release
         try {
             dispatcher.dispatch(context, this)
         } catch (refused: Throwable) { // a closed executor
@@ -329,6 +338,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
      */
     private fun resumeDirectly() {
         if (movedTo(PHASE_RESUMING)) {
+            confirmGrant() // before the coroutine can run (and release) on this thread
             val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit = this
             continuation.resume(Unit, onCancellation)
         }
@@ -407,10 +417,31 @@ internal abstract class ContinuationAcquisition<F : Any> :
         }
     }
 
-    /** After winning the CAS to HANDLED: gives the grant back, then publishes GIVEN. */
+    /**
+     * After winning the CAS to HANDLED: gives the grant back, then publishes GIVEN. A provisional
+     * grant is undone (it was never held); a confirmed one is released. If that release finds the
+     * permits gone — another caller released permits it did not hold meanwhile — the over-release
+     * goes to this thread's uncaught-exception handler: the cancelled coroutine still ends with its
+     * CancellationException, holding nothing.
+     */
     private fun giveBackNow(wakes: Executor) {
         try {
-            giveBack(wakes)
+            forgetGrant()
+            if (!undoGrant(wakes)) {
+                try {
+                    giveBack(wakes)
+                } catch (overRelease: IllegalStateException) {
+                    val me = Thread.currentThread()
+                    me.uncaughtExceptionHandler?.uncaughtException(
+                        me,
+                        IllegalStateException(
+                            "$this: the permits of a grant its cancelled coroutine never used had been released " +
+                                "by another caller meanwhile (an over-release)",
+                            overRelease,
+                        ),
+                    )
+                }
+            }
         } finally {
             phase = PHASE_GIVEN
         }

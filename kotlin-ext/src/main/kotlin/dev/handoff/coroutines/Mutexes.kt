@@ -269,9 +269,12 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
             owner.set(ownerToken)
         }
 
-        /** Granted but cancelled before it ran: forget the owner, then unlock. */
-        override fun giveBack(wakes: Executor) {
+        /** Granted but cancelled before it ran: forget the owner (then the grant is undone or unlocked). */
+        override fun forgetGrant() {
             owner.compareAndSet(ownerToken, NOT_RECORDED)
+        }
+
+        override fun giveBack(wakes: Executor) {
             mutex.unlock(wakes)
         }
 

@@ -79,14 +79,15 @@ abstract class AbstractLincheckTest {
 }
 
 /**
- * An actor for a custom scenario that Lincheck cancels as soon as it suspends, with prompt
- * cancellation (it may be cancelled after it was resumed, before it returns). The scenario DSL
- * has no such flag, so the actor is built directly.
+ * An actor for a custom scenario that Lincheck cancels as soon as it suspends, by default with
+ * prompt cancellation (it may be cancelled after it was resumed, before it returns); with
+ * `prompt = false` a cancellation that comes after the resumption fails and the call completes.
+ * The scenario DSL has no such flags, so the actor is built directly.
  */
-internal fun cancelledOnSuspension(function: KFunction<*>, vararg arguments: Any?): Actor =
+internal fun cancelledOnSuspension(function: KFunction<*>, vararg arguments: Any?, prompt: Boolean = true): Actor =
     Actor(
         method = requireNotNull(function.javaMethod) { "$function is not a method" },
         arguments = arguments.toList(),
         cancelOnSuspension = true,
-        promptCancellation = true,
+        promptCancellation = prompt,
     )

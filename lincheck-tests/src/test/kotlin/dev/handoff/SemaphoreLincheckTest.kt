@@ -14,7 +14,6 @@ import java.util.concurrent.CancellationException
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.ExecutionException
 import java.util.concurrent.atomic.AtomicInteger
-import java.util.concurrent.atomic.AtomicLongArray
 import kotlin.reflect.KClass
 import kotlin.reflect.KFunction
 import dev.handoff.coroutines.acquire as acquireSuspending
@@ -35,33 +34,44 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  *    future.cancel(false); a cancelled future never holds permits (the post part's observers
  *    would see them missing), and an up-to future's grant takes the pool up to its maximum.
  * Each has custom scenarios for the races that matter: grant vs cancel, cancel of a partially
- * served head, close vs cancel, close vs release.
+ * served head, close vs cancel, close vs release, and (suspending face) a release racing a grant
+ * on its way back from a cancelled coroutine.
  *
- * Owned releases on the suspending face. With public kotlinx API only, a coroutine whose grant
- * races its cancellation holds the permits for an instant — between the grant (claim() saw the
- * continuation active) and the give-back of its cancellation handler, which runs inside the
- * cancelling call — and then gives them back; its call ends CANCELLED, holding nothing. (Until
- * 2026-11-25 the give-back could come later, in the releaser's resumption of the coroutine, after
- * the cancelled thread had gone on: this file's "grant vs cancel with a waiter behind" scenario
- * caught that in a stress run, a cancelled acquire followed by availablePermits() 0 on its own
- * thread; GrantResumptionTest reproduces it deterministically.) A release by a thread that holds nothing (misuse:
- * the semaphore has no owners) can land in that instant and spend those permits; the give-back's
- * over-release check then throws (to kotlinx's exception handler) and changes nothing. No
- * sequential history has that, since the specification's cancelled calls never held permits, so
- * the suspending face's test releases only what the calling thread's own acquires obtained (slot
- * 0, the initial part's, may be released by anyone: the custom scenarios hand it on). The
- * callback and future faces settle atomically at the claim and keep unowned releases.
+ * Releases by any thread. Permits have no owner (CONTRACT.md, section 1): on every face,
+ * `release(n)` is called by whichever thread the scenario puts it in, for any n, and returns
+ * whether the semaphore accepted it — `false` where it throws IllegalStateException (an
+ * over-release: n exceeds what is held, and nothing changes); the specification's release returns
+ * the same. (Until 2026-11-26 the suspending face's test released only what the calling thread's
+ * own acquires had obtained, because a release by a thread holding nothing could spend the
+ * permits of a grant on their way back from a cancelled coroutine. That restriction hid the
+ * defect itself, which an outside review found with an independent model check: such a release
+ * succeeded, over-releasing unreported, and the cancelled acquire ended with the give-back's
+ * IllegalStateException instead of CancellationException. The first two custom scenarios of
+ * Semaphore3LincheckTest play the review's interleaving.)
+ *
+ * A cancelled suspending acquire ends with CancellationException (Lincheck's `Cancelled`) holding
+ * nothing, whichever of grant and cancel came first; the specification never ends a cancelled
+ * acquire with another exception, and its cancelled waits leave the queue holding nothing. (Until
+ * 2026-11-25 the give-back of a grant that lost to the cancellation could come later, in the
+ * releaser's resumption of the coroutine, after the cancelled thread had gone on: the "grant vs
+ * cancel with a waiter behind" scenario caught that in a stress run, a cancelled acquire followed
+ * by availablePermits() 0 on its own thread; GrantResumptionTest reproduces it deterministically.)
  *
  * What Lincheck cannot see here:
  *  - The blocking face (acquireBlocking, tryAcquire with a timeout): Lincheck treats
  *    LockSupport.park as allowed to wake spuriously, so a lost wake-up would be invisible to it.
  *    The stress tests of java-core cover it.
- *  - Whether a coroutine that is cancelled after its grant gives the permits back. Lincheck resumes
- *    a suspended operation through its own continuation interceptor, and kotlinx resumes such a
- *    continuation non-cancellably, so the `onCancellation` of the grant runs neither in the
- *    adapter nor in the specification (checked with Lincheck 3.7 and kotlinx.coroutines 1.11):
- *    an operation that Lincheck cancels after its grant keeps its permits on both sides. The
- *    tests of kotlin-ext cover the give-back.
+ *  - Whether a coroutine that is cancelled after its grant was delivered gives the permits back.
+ *    Lincheck resumes a suspended operation through its own continuation interceptor, which is
+ *    not a CoroutineDispatcher, and kotlinx resumes through such an interceptor at once, with no
+ *    prompt-cancellation check, so the `onCancellation` of the grant runs neither in the adapter
+ *    nor in the specification (checked with Lincheck 3.7 and kotlinx.coroutines 1.11): an
+ *    operation that Lincheck cancels after its resumption ("prompt cancelled after resumption")
+ *    ends `Cancelled` and keeps its permits on both sides, held by nobody. The tests of
+ *    kotlin-ext cover that give-back. This also means that with prompt cancellation a `Cancelled`
+ *    result may stand for a delivered grant whose permits are gone; the custom scenarios that
+ *    must tell the two apart cancel on suspension without prompt cancellation, where `Cancelled`
+ *    means that the cancellation came before the resumption (cancelledOnSuspension's `prompt`).
  */
 
 /** Weights of the generated operations: 1..3, on capacities 1..3 (weights above the capacity fail fast). */
@@ -80,6 +90,13 @@ abstract class SemaphoreOperations(capacity: Long, private val specification: KC
 
     @Operation
     fun tryAcquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = semaphore.tryAcquire(n.toLong())
+
+    /**
+     * `release(n)` by whichever thread runs it, held or not: `false` if the semaphore refuses it
+     * as an over-release (IllegalStateException; nothing changes), `true` otherwise.
+     */
+    @Operation
+    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = accepted { semaphore.release(n.toLong()) }
 
     @Operation
     fun close() = semaphore.close()
@@ -108,50 +125,30 @@ abstract class SemaphoreOperations(capacity: Long, private val specification: KC
     ): Long = semaphore.tryAcquireUpTo(min.toLong(), max.toLong())
 
     override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(specification.java)
+
+    /** Runs a release; `false` if it threw IllegalStateException (an over-release), `true` otherwise. */
+    protected inline fun accepted(release: () -> Unit): Boolean =
+        try {
+            release()
+            true
+        } catch (overRelease: IllegalStateException) {
+            false
+        }
 }
 
 /** The suspending face: `dev.handoff.coroutines.acquire`, cancelled by Lincheck at random. */
 abstract class SemaphoreLincheckTest(capacity: Long, private val specification: KClass<*>, counted: Boolean = false) :
     SemaphoreOperations(capacity, specification, counted) {
 
-    /** Permits each thread's own acquires obtained (slot 0, the initial part's, is released by anyone). */
-    private val held = AtomicLongArray(SequentialWeightedSemaphore.MAX_THREADS)
-
     @Operation(cancellableOnSuspension = true, promptCancellation = true)
-    suspend fun acquire(@Param(gen = ThreadIdGen::class) owner: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
-        acquirePermits(n.toLong())
-        held.addAndGet(owner, n.toLong())
-    }
+    suspend fun acquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = acquirePermits(n.toLong())
 
     /** The Kotlin `acquireUpTo(min, max)`: one FIFO request, its own queue node, cancelled as [acquire] is. */
     @Operation(cancellableOnSuspension = true, promptCancellation = true)
     suspend fun acquireUpTo(
-        @Param(gen = ThreadIdGen::class) owner: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
-    ): Long {
-        val got = semaphore.acquireUpToSuspending(min.toLong(), max.toLong())
-        held.addAndGet(owner, got)
-        return got
-    }
-
-    /**
-     * `release(n)` of permits that [owner]'s own acquires obtained; `false` without calling the
-     * semaphore if it holds fewer. (Owner 0, the initial part, releases unchecked: the custom
-     * scenarios hand its tryAcquire's permits on.) See the notes at the top of this file.
-     */
-    @Operation
-    fun release(@Param(gen = ThreadIdGen::class) owner: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean {
-        if (owner != SequentialWeightedSemaphore.INITIAL) {
-            while (true) {
-                val h = held.get(owner)
-                if (h < n) return false
-                if (held.compareAndSet(owner, h, h - n)) break
-            }
-        }
-        semaphore.release(n.toLong())
-        return true
-    }
+    ): Long = semaphore.acquireUpToSuspending(min.toLong(), max.toLong())
 
     /** The suspending acquire under test; a broken variant overrides it (see BrokenVariantsTest). */
     protected open suspend fun acquirePermits(n: Long) = semaphore.acquireSuspending(n)
@@ -175,11 +172,11 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 2))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
                     actor(SemaphoreOperations::queueLength) // cancelled or granted: it no longer waits
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::release, 0, 2)
+                    actor(SemaphoreOperations::release, 2)
                     actor(SemaphoreOperations::availablePermits)
                     actor(SemaphoreOperations::tryAcquire, 2)
                 }
@@ -191,14 +188,14 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquireUpTo, 1, 1, 2))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquireUpTo, 1, 2))
                     actor(SemaphoreOperations::availablePermits)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 2, 1)
+                    actor(SemaphoreLincheckTest::acquire, 1)
                     actor(SemaphoreOperations::queueLength)
                 }
-                thread { actor(SemaphoreLincheckTest::release, 0, 2) }
+                thread { actor(SemaphoreOperations::release, 2) }
             }
         })
         // an up-to waiter served by two releases against an all-or-nothing try that must not barge
@@ -206,12 +203,12 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    actor(SemaphoreLincheckTest::acquireUpTo, 1, 2, 2)
+                    actor(SemaphoreLincheckTest::acquireUpTo, 2, 2)
                     actor(SemaphoreOperations::queuedPermits)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::release, 0, 1)
-                    actor(SemaphoreLincheckTest::release, 0, 1)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
                 }
                 thread {
                     actor(SemaphoreOperations::tryAcquireRange, 1, 2)
@@ -224,7 +221,7 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 1) }
             parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 1, 2) }
+                thread { actor(SemaphoreLincheckTest::acquire, 2) }
                 thread {
                     actor(SemaphoreOperations::tryAcquire, 1)
                     actor(SemaphoreOperations::queueLength)
@@ -236,16 +233,16 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 2))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
                     actor(SemaphoreOperations::availablePermits)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 2, 1)
+                    actor(SemaphoreLincheckTest::acquire, 1)
                     actor(SemaphoreOperations::queueLength)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::release, 0, 1)
-                    actor(SemaphoreLincheckTest::release, 0, 1)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
                 }
             }
         })
@@ -254,7 +251,7 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 1) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 2))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
                     actor(SemaphoreOperations::queueLength)
                     actor(SemaphoreOperations::availablePermits)
                 }
@@ -266,12 +263,12 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 1, 2)
+                    actor(SemaphoreLincheckTest::acquire, 2)
                     actor(SemaphoreOperations::availablePermits)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::release, 0, 1)
-                    actor(SemaphoreLincheckTest::release, 0, 1)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
                 }
                 thread {
                     actor(SemaphoreOperations::close)
@@ -288,11 +285,11 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 1, 1) }
-                thread { actor(SemaphoreLincheckTest::acquire, 2, 1) }
+                thread { actor(SemaphoreLincheckTest::acquire, 1) }
+                thread { actor(SemaphoreLincheckTest::acquire, 1) }
                 thread {
                     actor(SemaphoreOperations::setCapacity, 3)
-                    actor(SemaphoreLincheckTest::release, 0, 2)
+                    actor(SemaphoreOperations::release, 2)
                 }
             }
         })
@@ -300,20 +297,31 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
 
 class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaphore3::class) {
     override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(SequentialWeightedSemaphore3::class)
+        // the outside review's race, with prompt cancellation: thread 3 holds all 3 permits after
+        // its acquire(2), then waits for 3; thread 2's release(3) grants them as the waiter is
+        // cancelled, and thread 1's release(3) must not spend the permits on their way back from
+        // the cancelled coroutine. At most 3 permits are ever held, so the two releases cannot
+        // both succeed unless the grant was delivered (see the notes at the top of this file),
+        // and the cancelled acquire ends Cancelled, never with the give-back's exception.
+        .addCustomScenario(releasesAgainstCancelledGrant(prompt = true))
+        // the same without prompt cancellation: Cancelled then means that the cancellation came
+        // before the grant was delivered, so the cancelled acquire holds nothing and at most one
+        // of the two release(3) calls succeeds
+        .addCustomScenario(releasesAgainstCancelledGrant(prompt = false))
         // cancel of a partially served head: its partial permits complete the waiter behind it
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 3) }
             parallel {
                 thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, 3))
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 3))
                     actor(SemaphoreOperations::queueLength)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 2, 1)
+                    actor(SemaphoreLincheckTest::acquire, 1)
                     actor(SemaphoreOperations::availablePermits)
                 }
                 thread {
-                    actor(SemaphoreLincheckTest::release, 0, 2)
+                    actor(SemaphoreOperations::release, 2)
                     actor(SemaphoreOperations::availablePermits)
                 }
             }
@@ -322,17 +330,40 @@ class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaph
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 1, 3) }
+                thread { actor(SemaphoreLincheckTest::acquire, 3) }
                 thread {
-                    actor(SemaphoreLincheckTest::acquire, 2, 1)
-                    actor(SemaphoreLincheckTest::release, 2, 1)
+                    actor(SemaphoreLincheckTest::acquire, 1)
+                    actor(SemaphoreOperations::release, 1)
                 }
                 thread {
                     actor(SemaphoreOperations::tryAcquire, 1)
-                    actor(SemaphoreLincheckTest::release, 0, 2)
+                    actor(SemaphoreOperations::release, 2)
                 }
             }
         })
+}
+
+/**
+ * On capacity 3, after `tryAcquire(3); release(1); release(1)` (1 held, 2 free): threads 1 and 2
+ * each `release(3)` while thread 3 runs `acquire(2)` (taking the 2 free permits) and then
+ * `acquire(3)`, cancelled as soon as it suspends ([prompt]: also after its resumption), and
+ * observes availablePermits() once that call has ended.
+ */
+private fun releasesAgainstCancelledGrant(prompt: Boolean) = scenario {
+    initial {
+        actor(SemaphoreOperations::tryAcquire, 3)
+        actor(SemaphoreOperations::release, 1)
+        actor(SemaphoreOperations::release, 1)
+    }
+    parallel {
+        thread { actor(SemaphoreOperations::release, 3) }
+        thread { actor(SemaphoreOperations::release, 3) }
+        thread {
+            actor(SemaphoreLincheckTest::acquire, 2)
+            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 3, prompt = prompt))
+            actor(SemaphoreOperations::availablePermits)
+        }
+    }
 }
 
 /**
@@ -408,17 +439,14 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
     @Operation
     fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = slots[thread]?.acquisition?.cancel() ?: false
 
-    @Operation
-    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = semaphore.release(n.toLong())
-
     /**
      * `release(n, executor)`: the permits are handed on inside the call, and the wake-ups it
      * causes run afterwards, from the executor's queue, on this thread (the validation below sees
      * whether any is lost or doubled).
      */
     @Operation
-    fun releaseWakingLater(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) =
-        wakingLater { semaphore.release(n.toLong(), it) }
+    fun releaseWakingLater(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean =
+        wakingLater { executor -> accepted { semaphore.release(n.toLong(), executor) } }
 
     /** `cancel(executor)`, its wake-ups run afterwards as in [releaseWakingLater]. */
     @Operation
@@ -449,7 +477,7 @@ abstract class SemaphoreCallbackLincheckTest(capacity: Long, specification: KCla
 class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, SequentialWeightedSemaphore2::class) {
     override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialWeightedSemaphore2::class.java)
         // cancel vs grant on a partially served head, with a waiter behind it
-        .addCustomScenario(partialHeadCancelledAgainstGrant(SemaphoreCallbackLincheckTest::cancel, SemaphoreCallbackLincheckTest::release))
+        .addCustomScenario(partialHeadCancelledAgainstGrant(SemaphoreCallbackLincheckTest::cancel, SemaphoreOperations::release))
         // the same with the executor overloads: the wake-ups run after the call, none lost or doubled
         .addCustomScenario(
             partialHeadCancelledAgainstGrant(SemaphoreCallbackLincheckTest::cancelWakingLater, SemaphoreCallbackLincheckTest::releaseWakingLater),
@@ -458,7 +486,7 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
         .addCustomScenario(scenario {
             parallel {
                 thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
-                thread { actor(SemaphoreOperations::tryAcquire, 2); actor(SemaphoreCallbackLincheckTest::release, 2) }
+                thread { actor(SemaphoreOperations::tryAcquire, 2); actor(SemaphoreOperations::release, 2) }
                 thread { actor(SemaphoreOperations::availablePermits) }
             }
             post { actor(SemaphoreOperations::queueLength) }
@@ -469,7 +497,7 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
             parallel {
                 thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
                 thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
-                thread { actor(SemaphoreCallbackLincheckTest::release, 1); actor(SemaphoreCallbackLincheckTest::release, 1) }
+                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
             }
             post {
                 actor(SemaphoreOperations::availablePermits)
@@ -507,9 +535,6 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
 
     private val slots = arrayOfNulls<Slot>(SequentialWeightedSemaphore.MAX_THREADS)
     private val allSlots = java.util.concurrent.ConcurrentLinkedQueue<Slot>()
-
-    @Operation
-    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = semaphore.release(n.toLong())
 
     @Operation
     fun startAsync(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
@@ -573,7 +598,7 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
             parallel {
                 thread { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2); actor(SemaphoreFutureLincheckTest::cancelAsync, 1) }
-                thread { actor(SemaphoreFutureLincheckTest::release, 1); actor(SemaphoreFutureLincheckTest::release, 1) }
+                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
                 thread { actor(SemaphoreOperations::close) }
             }
             post {
@@ -592,8 +617,8 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
                 }
                 thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
                 thread {
-                    actor(SemaphoreFutureLincheckTest::release, 1)
-                    actor(SemaphoreFutureLincheckTest::release, 1)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
                 }
             }
             post {
@@ -608,8 +633,8 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
             parallel {
                 thread { actor(SemaphoreFutureLincheckTest::startAsyncUpTo, 1, 1, 2) }
                 thread {
-                    actor(SemaphoreFutureLincheckTest::release, 1)
-                    actor(SemaphoreFutureLincheckTest::release, 1)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
                 }
                 thread {
                     actor(SemaphoreOperations::tryAcquireRange, 1, 1)

@@ -31,6 +31,17 @@ import kotlin.coroutines.resumeWithException
  * A callback or future acquisition is remembered per thread (the `thread` argument), so that a
  * later `cancel` of the same thread can refer to it.
  *
+ * Permits have no owner: any thread may [release], and a release of more than `held` returns
+ * `false` and changes nothing (the tests' release operations report the semaphore's
+ * IllegalStateException as `false`).
+ *
+ * A cancelled suspending acquire holds nothing, and ends with CancellationException (Lincheck's
+ * `Cancelled`), never with another exception: it leaves `Q` ([withdraw]), and nothing here throws
+ * on a cancellation. So a real acquire that is cancelled and ends with, say, an
+ * IllegalStateException (the give-back of a grant that lost to the cancellation, failing because
+ * another release took the permits meanwhile) has no sequential history. The one way a cancelled
+ * acquire keeps permits here is Lincheck's own: see the grant's undo in [acquire].
+ *
  * Subclasses fix the capacity, because Lincheck creates the specification with its no-argument
  * constructor: [SequentialWeightedSemaphore1], [SequentialWeightedSemaphore2], ...
  */
@@ -41,9 +52,6 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
 
     /** The last callback or future acquisition started by each thread. */
     private val handles = arrayOfNulls<Handle>(MAX_THREADS)
-
-    /** Permits obtained by each thread's own suspending acquires (see [release] with an owner). */
-    private val ownedBy = LongArray(MAX_THREADS)
 
     private val pool: Long get() = capacity - held
 
@@ -112,13 +120,17 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         return true
     }
 
-    /** Returns `n` permits, then grants the heads of `Q` in order while they fit. */
-    fun release(n: Int) {
+    /**
+     * Returns `n` permits, then grants the heads of `Q` in order while they fit; `false`, changing
+     * nothing, if `n` exceeds what is held (the real release throws IllegalStateException).
+     */
+    fun release(n: Int): Boolean {
         val w = n.toLong()
         if (w < 0) throw IllegalArgumentException("release($n)")
-        if (w > held) throw IllegalStateException("release($n): only $held held") // nothing changes
+        if (w > held) return false
         held -= w
         grantHeads()
+        return true
     }
 
     /** Fails every waiter (their partial permits stay in the pool); later acquires fail. */
@@ -135,31 +147,15 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
     /**
      * Grants at once if `Q` is empty and the pool covers `n`; otherwise joins the tail of `Q` and
      * suspends until [release] or a cancellation ahead of it grants it, or [close] fails it.
-     * Cancellation while waiting leaves `Q`, and its partial permits may complete the next heads.
+     * Cancellation while waiting leaves `Q`, and its partial permits may complete the next heads:
+     * the cancelled call holds nothing.
      *
      * A grant resumes the coroutine with the same undo as the real adapter: if the coroutine is
      * cancelled after the grant but before it runs again (prompt cancellation), the permits are
-     * released again. (Under Lincheck 3.7 neither side runs this undo, see SemaphoreLincheckTest.kt.)
+     * released again. Under Lincheck 3.7 neither side runs this undo (see SemaphoreLincheckTest.kt):
+     * an operation that Lincheck cancels after its resumption ends `Cancelled` and its permits stay
+     * held, by nobody, here as in the real run.
      */
-    suspend fun acquire(owner: Int, n: Int) {
-        acquire(n)
-        ownedBy[owner] += n.toLong()
-    }
-
-    /**
-     * `release(n)` of permits that [owner]'s own suspending acquires obtained, `false` (changing
-     * nothing) if it holds fewer; owner [INITIAL] releases unchecked. The suspending face's tests
-     * only release what a thread holds (see SemaphoreLincheckTest.kt).
-     */
-    fun release(owner: Int, n: Int): Boolean {
-        if (owner != INITIAL) {
-            if (ownedBy[owner] < n) return false
-            ownedBy[owner] -= n.toLong()
-        }
-        release(n)
-        return true
-    }
-
     suspend fun acquire(n: Int) {
         val w = n.toLong()
         if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n)")
@@ -181,22 +177,19 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
      * queue reaches it with a pool of at least [min] it takes `min(pool, max)`. Cancellation,
      * close and setCapacity as for [acquire].
      */
-    suspend fun acquireUpTo(owner: Int, min: Int, max: Int): Long {
+    suspend fun acquireUpTo(min: Int, max: Int): Long {
         if (min < 1 || min > max || min > capacity) throw IllegalArgumentException("acquireUpTo($min, $max)")
         if (closed) throw SemaphoreClosedException("acquireUpTo($min, $max)")
-        val got = if (queue.isEmpty() && pool >= min) {
+        if (queue.isEmpty() && pool >= min) {
             val take = minOf(max.toLong(), pool)
             held += take
-            take
-        } else {
-            suspendCancellableCoroutine { continuation ->
-                val waiter = SuspendedUpTo(min.toLong(), max.toLong(), continuation)
-                queue.addLast(waiter)
-                continuation.invokeOnCancellation { withdraw(waiter) }
-            }
+            return take
         }
-        ownedBy[owner] += got
-        return got
+        return suspendCancellableCoroutine { continuation ->
+            val waiter = SuspendedUpTo(min.toLong(), max.toLong(), continuation)
+            queue.addLast(waiter)
+            continuation.invokeOnCancellation { withdraw(waiter) }
+        }
     }
 
 
@@ -256,7 +249,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
     fun cancelWakingLater(thread: Int): Boolean = cancel(thread)
 
     /** `release(n, executor)`: where the wakers run is not part of the model. */
-    fun releaseWakingLater(n: Int) = release(n)
+    fun releaseWakingLater(n: Int): Boolean = release(n)
 
     /** `acquireAsync(n)` by [thread]; what it settled to shows through [cancelAsync] and the observers. */
     fun startAsync(thread: Int, n: Int) {
@@ -317,10 +310,10 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         private val continuation: CancellableContinuation<Unit>,
     ) : Waiter(weight) {
         override fun grant(take: Long): Boolean {
-            // A grant that loses to a cancellation is given back. If others released more than
-            // they held meanwhile (misuse), the real give-back's over-release check throws (to
-            // kotlinx's exception handler) and changes nothing; so does this one.
-            continuation.resume(Unit) { _, _, _ -> if (held >= take) release(take.toInt()) }
+            // A grant that loses to a (prompt) cancellation is given back; never a throw from a
+            // cancellation (if the permits were released by others meanwhile, the give-back
+            // returns false and changes nothing). Not run under Lincheck 3.7: see [acquire].
+            continuation.resume(Unit) { _, _, _ -> release(take.toInt()) }
             return true
         }
 
@@ -342,7 +335,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         private val continuation: CancellableContinuation<Long>,
     ) : Waiter(min, max) {
         override fun grant(take: Long): Boolean {
-            continuation.resume(take) { _, _, _ -> if (held >= take) release(take.toInt()) } // as SuspendedAcquire
+            continuation.resume(take) { _, _, _ -> release(take.toInt()) } // as SuspendedAcquire
             return true
         }
 
@@ -380,7 +373,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
     // ------------------------------------------------------------------ state equality for Lincheck's LTS
 
     private fun snapshot(): List<Any?> =
-        listOf(capacity, held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } }, ownedBy.toList())
+        listOf(capacity, held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } })
 
     override fun equals(other: Any?): Boolean =
         other is SequentialWeightedSemaphore && capacity == other.capacity && snapshot() == other.snapshot()
@@ -396,9 +389,6 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         const val CLOSED = "closed"
         const val CANCELLED = "cancelled"
         const val FAILED = "failed"
-
-        /** The thread number of Lincheck's initial part. */
-        const val INITIAL = 0
 
         /** Lincheck numbers its threads from 0 (initial part) to threads + 1 (post part); room for 6. */
         const val MAX_THREADS = 8

@@ -7,20 +7,20 @@ import org.junit.jupiter.api.Test
 /*
  * The core's internal lock, checked on the path that parks.
  *
- * On a multi-core machine a thread that finds the lock held spins and yields about 1,500 times
- * before it parks (BatchSemaphore.lockContended), so the model checker, which cuts spin loops
- * short, never reaches the park/unpark protocol of parkForLock and unlock. With one processor
- * there is no spinning (LOCK_SPINS == 0): every contended lock() parks at once. These classes run
- * in their own surefire execution, in a JVM started with -XX:ActiveProcessorCount=1 (see the
- * module's pom), against the same sequential specifications as the other tests:
- *  - the model checker explores the interleavings of registering on the waiter stack, swapping the
- *    lock word, parking and the unlock's wake-ups, together with the semaphore operations around
- *    them (it lets a park return at any time, so it checks mutual exclusion and linearizability
- *    here, not the absence of lost wake-ups);
+ * On a multi-core machine a thread that finds the lock held polls it (for up to
+ * BatchSemaphore.LOCK_SPIN_NANOS) before it parks, so the model checker, which cuts spin loops
+ * short, rarely reaches the parking of the lock (an AbstractQueuedSynchronizer: BatchSemaphore.CoreLock)
+ * and its unlock's wake-up. With one processor there is no polling (LOCK_SPINS == 0): every
+ * contended lock() parks at once. These classes run in their own surefire execution, in a JVM
+ * started with -XX:ActiveProcessorCount=1 (see the module's pom), against the same sequential
+ * specifications as the other tests:
+ *  - the model checker explores the interleavings of parking on the lock and the unlocks' wake-ups,
+ *    together with the semaphore operations around them (it lets a park return at any time, so it
+ *    checks mutual exclusion and linearizability here, not the absence of lost wake-ups);
  *  - the stress test runs them on real threads, where a lost wake-up is a hang that Lincheck
- *    reports with a thread dump. Shown once: a variant of parkForLock that registers on the stack
- *    after swapping CONTENDED into the word (the classic lost wake-up) hung this stress test (the
- *    thread dump showed it parked in parkForLock); the model checking test passed it.
+ *    reports with a thread dump. (Shown once with the lock this replaced: a variant that
+ *    registered a parked thread after publishing that it was parked, the classic lost wake-up, hung
+ *    this stress test; the model checking test passed it.)
  */
 
 /** Fails the execution at once if the JVM was not started with one processor. */

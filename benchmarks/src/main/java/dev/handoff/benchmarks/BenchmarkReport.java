@@ -83,10 +83,30 @@ public final class BenchmarkReport {
     /** The label of the diagnostic row: ours without kotlinx's cancellation, in workload 4. */
     static final String WEIGHTED_UNCANCELLABLE = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff not cancellable";
 
+    /** The label of the diagnostic row: ours with a no-op WaitListener against plain ours, in workload 3. */
+    static final String COROUTINES_LISTENER = WORKLOADS.get(COROUTINES) + ", diagnostic: handoff with a no-op WaitListener";
+
+    /** The label of the diagnostic row: ours after a past resize against plain ours, in workload 3. */
+    static final String COROUTINES_RESIZED = WORKLOADS.get(COROUTINES)
+            + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
+
+    /** The label of the diagnostic row: ours with a no-op WaitListener against plain ours, in workload 4. */
+    static final String WEIGHTED_LISTENER = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff with a no-op WaitListener";
+
+    /** The label of the diagnostic row: ours after a past resize against plain ours, in workload 4. */
+    static final String WEIGHTED_RESIZED = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
+
+    /** How the diagnostic rows against plain ours name their peer. */
+    static final String PLAIN_HANDOFF = "handoff plain";
+
     /** Short labels of the workloads, for the chart's axis. */
     static final Map<String, String> SHORT = Map.ofEntries(
             Map.entry(COROUTINES_UNCANCELLABLE, "3 diagnostic: not cancellable"),
             Map.entry(WEIGHTED_UNCANCELLABLE, "4 diagnostic: not cancellable"),
+            Map.entry(COROUTINES_LISTENER, "3 diagnostic: listener"),
+            Map.entry(COROUTINES_RESIZED, "3 diagnostic: resized"),
+            Map.entry(WEIGHTED_LISTENER, "4 diagnostic: listener"),
+            Map.entry(WEIGHTED_RESIZED, "4 diagnostic: resized"),
             Map.entry(WORKLOADS.get(TRY), "1a try"),
             Map.entry(WORKLOADS.get(SUSPEND), "1b suspend"),
             Map.entry(WORKLOADS.get(BLOCKING4), "2 blocking 4 thr"),
@@ -674,6 +694,11 @@ public final class BenchmarkReport {
             // against kotlinx. The gap between this row and the one above is what public-API
             // cancellation costs per suspension (kotlinx pays it once per coroutine).
             time(rows, COROUTINES_UNCANCELLABLE, COROUTINES, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX, Peers.KOTLINX, null);
+            // Diagnostics, no target: ours with a no-op WaitListener, and ours after a resize that
+            // left the capacity as it was, each against plain ours. Above 1, the listener or the
+            // past resize kept the semaphore off its lock-free paths.
+            time(rows, COROUTINES_LISTENER, COROUTINES, Peers.HANDOFF_LISTENER, Peers.HANDOFF, PLAIN_HANDOFF, null);
+            time(rows, COROUTINES_RESIZED, COROUTINES, Peers.HANDOFF_RESIZED, Peers.HANDOFF, PLAIN_HANDOFF, null);
             // No target: workload 3 with launched tasks, whose Jobs keep kotlinx's cheap single-handler
             // form, so the per-suspension Job handle of public-API cancellation costs one CAS each way.
             time(rows, COROUTINES_LAUNCHED, Peers.KOTLINX, null);
@@ -682,6 +707,8 @@ public final class BenchmarkReport {
             // Diagnostic, no target: the same split for the weighted workload, against its target peer.
             time(rows, WEIGHTED_UNCANCELLABLE, WEIGHTED, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX_MUTEX, Peers.KOTLINX_MUTEX,
                     null);
+            time(rows, WEIGHTED_LISTENER, WEIGHTED, Peers.HANDOFF_LISTENER, Peers.HANDOFF, PLAIN_HANDOFF, null);
+            time(rows, WEIGHTED_RESIZED, WEIGHTED, Peers.HANDOFF_RESIZED, Peers.HANDOFF, PLAIN_HANDOFF, null);
             time(rows, FUTURES, Peers.KOTLINX, null);
             return rows;
         }

@@ -22,9 +22,11 @@ class BenchmarkSmokeTest {
             BenchmarkReport.SUSPEND, List.of(Peers.HANDOFF, Peers.KOTLINX),
             BenchmarkReport.BLOCKING4, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
             BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
-            BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE),
+            BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE,
+                    Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED),
             BenchmarkReport.COROUTINES_LAUNCHED, List.of(Peers.HANDOFF, Peers.KOTLINX),
-            BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE),
+            BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE,
+                    Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED),
             BenchmarkReport.FUTURES, List.of(Peers.HANDOFF, Peers.KOTLINX),
             BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX));
 
@@ -52,7 +54,15 @@ class BenchmarkSmokeTest {
                 assertTrue(m.suspended() > 0, m + ": no acquisition suspended");
             }
         }
-        assertEquals(20, report.timeComparisons().size(), report.markdown());
+        assertEquals(24, report.timeComparisons().size(), report.markdown());
+        // The diagnostics against plain handoff (a no-op WaitListener, a past resize) are reported in 3 and 4.
+        for (String diagnostic : List.of(BenchmarkReport.COROUTINES_LISTENER, BenchmarkReport.COROUTINES_RESIZED,
+                BenchmarkReport.WEIGHTED_LISTENER, BenchmarkReport.WEIGHTED_RESIZED)) {
+            assertEquals(1, report.timeComparisons().stream()
+                    .filter(c -> c.workload().equals(diagnostic) && c.peer().equals(BenchmarkReport.PLAIN_HANDOFF)
+                            && c.target() == null && Double.isFinite(c.ratio().value()) && c.ratio().value() > 0)
+                    .count(), diagnostic + "\n" + report.markdown());
+        }
         // The load of other processes was watched (one window per measured iteration: one per JMH
         // run here) and is stated; a smoke run is never rejected, however busy CI is.
         int jmhRuns = report.measured().entrySet().stream()
@@ -113,7 +123,8 @@ class BenchmarkSmokeTest {
             assertTrue(p.tryAcquire(2), name);
             p.release(2);
         }
-        for (String name : List.of(Peers.HANDOFF, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
+        for (String name : List.of(Peers.HANDOFF, Peers.HANDOFF_UNCANCELLABLE, Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED,
+                Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
             SuspendingPermits p = Peers.suspending(name, 16);
             long suspended = CoroutineRounds.run(p, 8, 20, new long[] {1, 2, 3, 4, 5, 6, 7, 8}, 10);
             assertTrue(suspended >= 0, name);

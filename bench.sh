@@ -24,6 +24,11 @@
 #                              thing as a JUnit test in `mvn verify`)
 #   ./bench.sh --help          the report's other options (--include, --forks, --waiters, --out)
 #   ./bench.sh jmh -prof stack BlockingContendedBenchmark     plain JMH on the same jar
+#   ./bench.sh jmh -prof dev.handoff.benchmarks.ManyThreadsProfiler ManyThreadsBenchmark.platform64
+#                              the lock storm (workload 8) alone, with its CPU-time and latency figures;
+#                              its virtual-thread shape needs a JDK 21+: add -jvm /path/to/jdk21+/bin/java
+#                              on JDK 17 (the report does that by itself with a JDK 21+ found beside the
+#                              running one, or --virtual-jvm PATH; it says so, or that it skipped it)
 #   ./bench.sh interleave      the coroutine workload for kotlinx, handoff and the not-cancellable
 #                              diagnostic in alternating blocks in one JVM (medians of per-block
 #                              ratios: a cross-check of JMH's ratio that host slowdowns cannot skew)

@@ -61,6 +61,10 @@ public final class BenchmarkReport {
     static final String FUTURES = "FutureContendedBenchmark.chains8permits2";
     static final String WEIGHTED = "WeightedBenchmark.capacity16weights1to8";
     static final String FOOTPRINT = "WaiterFootprint";
+    static final String STORM_PLATFORM = "ManyThreadsBenchmark.platform64";
+    static final String STORM_VIRTUAL = "ManyThreadsBenchmark.virtual10000";
+    /** The virtual-thread storm's full JMH name, which the report may run on another JVM. */
+    static final String STORM_VIRTUAL_FULL = "dev.handoff.benchmarks." + STORM_VIRTUAL;
 
     /** Labels of the workloads, numbered as in the issue, in report order. */
     static final Map<String, String> WORKLOADS = new LinkedHashMap<>();
@@ -75,6 +79,8 @@ public final class BenchmarkReport {
         WORKLOADS.put(WEIGHTED, "4. weighted, capacity 16, weights 1..8");
         WORKLOADS.put(FOOTPRINT, "6. live bytes per suspended coroutine");
         WORKLOADS.put(FUTURES, "7. futures, 8 chains, 2 permits, hop inside");
+        WORKLOADS.put(STORM_PLATFORM, "8. lock storm, 64 platform threads, 4 permits, yield inside");
+        WORKLOADS.put(STORM_VIRTUAL, "8. lock storm, 10,000 virtual threads, 4 permits, yield inside");
     }
 
     /** The label of the diagnostic row: ours without kotlinx's cancellation, in workload 3. */
@@ -83,10 +89,30 @@ public final class BenchmarkReport {
     /** The label of the diagnostic row: ours without kotlinx's cancellation, in workload 4. */
     static final String WEIGHTED_UNCANCELLABLE = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff not cancellable";
 
+    /** The label of the diagnostic row: ours with a no-op WaitListener against plain ours, in workload 3. */
+    static final String COROUTINES_LISTENER = WORKLOADS.get(COROUTINES) + ", diagnostic: handoff with a no-op WaitListener";
+
+    /** The label of the diagnostic row: ours after a past resize against plain ours, in workload 3. */
+    static final String COROUTINES_RESIZED = WORKLOADS.get(COROUTINES)
+            + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
+
+    /** The label of the diagnostic row: ours with a no-op WaitListener against plain ours, in workload 4. */
+    static final String WEIGHTED_LISTENER = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff with a no-op WaitListener";
+
+    /** The label of the diagnostic row: ours after a past resize against plain ours, in workload 4. */
+    static final String WEIGHTED_RESIZED = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
+
+    /** How the diagnostic rows against plain ours name their peer. */
+    static final String PLAIN_HANDOFF = "handoff plain";
+
     /** Short labels of the workloads, for the chart's axis. */
     static final Map<String, String> SHORT = Map.ofEntries(
             Map.entry(COROUTINES_UNCANCELLABLE, "3 diagnostic: not cancellable"),
             Map.entry(WEIGHTED_UNCANCELLABLE, "4 diagnostic: not cancellable"),
+            Map.entry(COROUTINES_LISTENER, "3 diagnostic: listener"),
+            Map.entry(COROUTINES_RESIZED, "3 diagnostic: resized"),
+            Map.entry(WEIGHTED_LISTENER, "4 diagnostic: listener"),
+            Map.entry(WEIGHTED_RESIZED, "4 diagnostic: resized"),
             Map.entry(WORKLOADS.get(TRY), "1a try"),
             Map.entry(WORKLOADS.get(SUSPEND), "1b suspend"),
             Map.entry(WORKLOADS.get(BLOCKING4), "2 blocking 4 thr"),
@@ -95,7 +121,9 @@ public final class BenchmarkReport {
             Map.entry(WORKLOADS.get(COROUTINES_LAUNCHED), "3b launched 8/2"),
             Map.entry(WORKLOADS.get(WEIGHTED), "4 weighted"),
             Map.entry(WORKLOADS.get(FOOTPRINT), "6 per waiter"),
-            Map.entry(WORKLOADS.get(FUTURES), "7 futures 8/2"));
+            Map.entry(WORKLOADS.get(FUTURES), "7 futures 8/2"),
+            Map.entry(WORKLOADS.get(STORM_PLATFORM), "8 storm 64 platform"),
+            Map.entry(WORKLOADS.get(STORM_VIRTUAL), "8 storm 10k virtual"));
 
     /**
      * The most a measurement's slowest measured iteration may exceed its fastest (forks together)
@@ -174,16 +202,38 @@ public final class BenchmarkReport {
             Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
             List<Path> jsons = new ArrayList<>();
             jsons.add(staging.resolve("jmh-results.json"));
-            for (RunResult result : runJmh(settings, settings.include, null, jsons.get(0), guard)) {
-                Measurement m = Measurement.of(result);
-                measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+            List<String> notes = new ArrayList<>();
+            boolean virtualIncluded = java.util.regex.Pattern.compile(settings.include).matcher(STORM_VIRTUAL_FULL).find();
+            VirtualPlan virtual = virtualIncluded ? VirtualPlan.of(settings) : new VirtualPlan(true, null, "");
+            if (virtualIncluded && !virtual.here()) {
+                notes.add(virtual.note());
+                System.out.println("# " + virtual.note());
             }
-            List<Measurement> remeasured = settings.smoke ? List.of() : remeasureFarCores(settings, measured, staging, jsons, guard);
+            // The virtual-thread storm runs here only if this JVM has virtual threads; else apart, or not at all.
+            String exclude = virtualIncluded && !virtual.here() ? "^" + java.util.regex.Pattern.quote(STORM_VIRTUAL_FULL) + "$" : null;
+            if (anyBenchmark(settings.include, exclude)) {
+                for (RunResult result : runJmh(settings, settings.include, exclude, null, null, jsons.get(0), guard)) {
+                    Measurement m = Measurement.of(result);
+                    measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+                }
+            }
+            if (virtualIncluded && virtual.java() != null) {
+                Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
+                jsons.add(json);
+                String only = "^" + java.util.regex.Pattern.quote(STORM_VIRTUAL_FULL) + "$";
+                for (RunResult result : runJmh(settings, only, null, null, virtual.java(), json, guard)) {
+                    Measurement m = Measurement.of(result);
+                    measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+                }
+            }
+            List<Measurement> remeasured = settings.smoke ? List.of()
+                    : remeasureFarCores(settings, measured, staging, jsons, guard, virtual.java());
             if (settings.waiters > 0) {
                 measureFootprint(settings, measured);
             }
             Report report = new Report(machine, Machine.loadAverage(),
-                    (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured, guard.finish(), remeasured);
+                    (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured, guard.finish(), remeasured,
+                    notes);
             publish(report, mergeJson(jsons, staging.resolve("all-jmh-results.json")), settings);
             return report;
         } finally {
@@ -243,7 +293,7 @@ public final class BenchmarkReport {
      * replaced, in order, for the report; their raw data stays in the JSON.
      */
     private static List<Measurement> remeasureFarCores(Settings settings, Map<String, Map<String, Measurement>> measured,
-                                                       Path staging, List<Path> jsons, LoadGuard guard)
+                                                       Path staging, List<Path> jsons, LoadGuard guard, String virtualJava)
             throws RunnerException {
         List<Measurement> replaced = new ArrayList<>();
         for (int attempt = 1; attempt <= settings.retries; attempt++) {
@@ -260,7 +310,8 @@ public final class BenchmarkReport {
                 Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
                 jsons.add(json);
                 String only = "^" + java.util.regex.Pattern.quote("dev.handoff.benchmarks." + old.benchmark()) + "$";
-                for (RunResult result : runJmh(settings, only, old.peer(), json, guard)) {
+                String jvm = old.benchmark().equals(STORM_VIRTUAL) ? virtualJava : null;
+                for (RunResult result : runJmh(settings, only, null, old.peer(), jvm, json, guard)) {
                     Measurement m = Measurement.of(result);
                     measured.get(m.benchmark()).put(m.peer(), m);
                 }
@@ -351,25 +402,50 @@ public final class BenchmarkReport {
         return merged;
     }
 
-    private static Collection<RunResult> runJmh(Settings settings, String include, String peer, Path json, LoadGuard guard)
+    /**
+     * @return whether any benchmark of this jar matches {@code include} and not {@code exclude}
+     *     (JMH refuses a run with none)
+     */
+    static boolean anyBenchmark(String include, String exclude) {
+        return !org.openjdk.jmh.runner.BenchmarkList.defaultList()
+                .find(OutputFormatFactory.createFormatInstance(System.out, VerboseMode.SILENT), List.of(include),
+                        exclude == null ? List.of() : List.of(exclude))
+                .isEmpty();
+    }
+
+    /**
+     * Runs JMH on the benchmarks matching {@code include} (and not {@code exclude}, if given), for
+     * one {@code peer} or all, with their forks on {@code jvm} (a {@code java} binary) or on this
+     * JVM's, writing JMH's JSON to {@code json}.
+     */
+    private static Collection<RunResult> runJmh(Settings settings, String include, String exclude, String peer, String jvm,
+                                                Path json, LoadGuard guard)
             throws RunnerException {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include(include)
                 .addProfiler(GCProfiler.class)
                 .addProfiler(CrossCoreProbe.class)
+                .addProfiler(ManyThreadsProfiler.class)
                 .shouldFailOnError(true)
                 .result(json.toString())
                 .resultFormat(ResultFormatType.JSON)
                 .jvmArgsAppend("-Xms1g", "-Xmx1g", "-Djava.awt.headless=true");
+        if (exclude != null) {
+            options.exclude(exclude);
+        }
+        if (jvm != null) {
+            options.jvm(jvm);
+        }
         if (settings.smoke) {
-            // Every benchmark once, in this JVM, for a few milliseconds: it must run, nothing more.
-            options.forks(0)
+            // Every benchmark once, in this JVM (in one fork if it needs another JVM), for a few
+            // milliseconds (a storm: one invocation): it must run, nothing more.
+            options.forks(jvm == null ? 0 : 1)
                     .verbosity(VerboseMode.SILENT)
                     .warmupIterations(0)
                     .measurementIterations(1)
                     .measurementTime(TimeValue.milliseconds(20));
         } else if (settings.forks >= 0) {
-            options.forks(settings.forks);
+            options.forks(jvm == null ? settings.forks : Math.max(1, settings.forks)); // another JVM needs a fork
         }
         if (peer != null) {
             options.param("peer", peer);
@@ -457,9 +533,17 @@ public final class BenchmarkReport {
      *                     (1 = all alike), or NaN if not known (the footprint)
      * @param crossCore    the slowest cross-core round trip probed after a measured iteration
      *                     ({@link CrossCoreProbe}), in ns, or NaN if not probed
+     * @param storm        the lock storm's figures ({@link ManyThreadsProfiler}), or {@code null}
+     *                     outside workload 8
      */
     public record Measurement(String benchmark, String peer, Estimate score, String unit, Estimate bytesPerOp,
-                              long acquisitions, long suspended, double spread, double crossCore) {
+                              long acquisitions, long suspended, double spread, double crossCore, Storm storm) {
+        /** A measurement outside the lock storm. */
+        public Measurement(String benchmark, String peer, Estimate score, String unit, Estimate bytesPerOp,
+                           long acquisitions, long suspended, double spread, double crossCore) {
+            this(benchmark, peer, score, unit, bytesPerOp, acquisitions, suspended, spread, crossCore, null);
+        }
+
         static Measurement of(RunResult run) {
             String name = run.getParams().getBenchmark();
             String benchmark = name.substring(name.lastIndexOf('.', name.lastIndexOf('.') - 1) + 1);
@@ -474,7 +558,7 @@ public final class BenchmarkReport {
                     alloc == null ? null : new Estimate(alloc.getScore(), alloc.getScoreError()),
                     acquisitions == null ? -1 : Math.round(acquisitions.getScore()),
                     suspended == null ? -1 : Math.round(suspended.getScore()), slowestOverFastest(run),
-                    crossCore == null ? Double.NaN : crossCore.getScore());
+                    crossCore == null ? Double.NaN : crossCore.getScore(), Storm.of(run));
         }
 
         /** The slowest measured iteration of every fork over the fastest (a ratio of scores, so for any unit). */
@@ -493,11 +577,12 @@ public final class BenchmarkReport {
 
         /**
          * @return whether this measurement's iterations disagree by more than {@link #STEADY_SPREAD}
-         *     in a workload where they should not (every one but the blocking workloads, whose peers
-         *     park and unpark threads and are erratic by nature)
+         *     in a workload where they should not (every one but the blocking workloads and the lock
+         *     storms, whose peers park and unpark threads and are erratic by nature)
          */
         boolean unsteady() {
-            return !BLOCKING4.equals(benchmark) && !BLOCKING8.equals(benchmark) && spread > STEADY_SPREAD;
+            return !BLOCKING4.equals(benchmark) && !BLOCKING8.equals(benchmark) && !STORM_PLATFORM.equals(benchmark)
+                    && !STORM_VIRTUAL.equals(benchmark) && spread > STEADY_SPREAD;
         }
 
         /**
@@ -527,6 +612,83 @@ public final class BenchmarkReport {
     }
 
     /**
+     * The lock storm's figures beyond the time per operation, from {@link ManyThreadsProfiler}.
+     *
+     * @param cpuPerOp the CPU time of the whole JVM per operation, ns, or {@code null} if the platform
+     *                 does not say
+     * @param cpus     the CPUs kept busy on average (CPU time over wall time), or NaN if not known
+     * @param p99      the 99th percentile of the time from calling acquire to holding the permit, ns
+     *                 (the mean over the iterations, with its error bar)
+     * @param max      the longest such time in any measured iteration, ns
+     * @param jdk      the JDK version the forks ran on
+     */
+    public record Storm(Estimate cpuPerOp, double cpus, Estimate p99, double max, String jdk) {
+        /** @return the storm figures of a JMH run, or {@code null} if it has none (not a storm, or no profiler) */
+        static Storm of(RunResult run) {
+            var secondary = run.getSecondaryResults(); // JMH declares a raw Map<String, Result>
+            Result<?> p99 = secondary.get(ManyThreadsProfiler.P99);
+            Result<?> max = secondary.get(ManyThreadsProfiler.MAX);
+            if (p99 == null || max == null) {
+                return null;
+            }
+            Result<?> cpu = secondary.get(ManyThreadsProfiler.CPU);
+            Result<?> cpus = secondary.get(ManyThreadsProfiler.CPUS);
+            return new Storm(cpu == null ? null : new Estimate(cpu.getScore(), cpu.getScoreError()),
+                    cpus == null ? Double.NaN : cpus.getScore(), new Estimate(p99.getScore(), p99.getScoreError()),
+                    max.getScore(), run.getParams().getJdkVersion());
+        }
+    }
+
+    /**
+     * Where the virtual-thread storm ({@link #STORM_VIRTUAL}) runs: in this JVM and its forks
+     * ({@code here}), in forks on another {@code java} binary, or nowhere. This module is compiled for
+     * Java 17 and the rest of the suite runs on whatever JVM runs the report; virtual threads need
+     * JDK 21+.
+     *
+     * @param here whether this JVM can run it (the forks use this JVM's java)
+     * @param java the {@code java} binary its forks run on instead, or {@code null}
+     * @param note for the console and results.md, where it ran or why not; empty if here
+     */
+    record VirtualPlan(boolean here, String java, String note) {
+        /**
+         * {@code --virtual-jvm none}: not run. {@code --virtual-jvm PATH}: on that java (or JDK home).
+         * Otherwise here if this JVM has virtual threads, else on the newest JDK 21+ installed beside
+         * this one ({@link VirtualThreads#javaBeside()}), else not run.
+         *
+         * @throws IllegalArgumentException if {@code --virtual-jvm} names no java binary
+         */
+        static VirtualPlan of(Settings settings) {
+            String label = WORKLOADS.get(STORM_VIRTUAL);
+            String current = "this JVM, JDK " + Runtime.version();
+            if ("none".equals(settings.virtualJvm)) {
+                return new VirtualPlan(false, null, label + ": not run (--virtual-jvm none)");
+            }
+            if (settings.virtualJvm != null) {
+                Path binary = Path.of(settings.virtualJvm);
+                if (Files.isDirectory(binary)) {
+                    binary = binary.resolve("bin").resolve("java");
+                }
+                if (!Files.isExecutable(binary)) {
+                    throw new IllegalArgumentException("--virtual-jvm " + settings.virtualJvm + ": no java binary there");
+                }
+                return new VirtualPlan(false, binary.toString(), label + ": run in forks on " + binary
+                        + " (--virtual-jvm); everything else on " + current);
+            }
+            if (VirtualThreads.available()) {
+                return new VirtualPlan(true, null, "");
+            }
+            java.util.Optional<Path> beside = VirtualThreads.javaBeside();
+            if (beside.isPresent()) {
+                return new VirtualPlan(false, beside.get().toString(), label + ": run in forks on " + beside.get()
+                        + ", a JDK " + VirtualThreads.FIRST_FEATURE + "+ found beside this one (" + current
+                        + ", has no virtual threads); everything else on " + current);
+            }
+            return new VirtualPlan(false, null, label + ": NOT RUN: " + current + " has no virtual threads and no JDK "
+                    + VirtualThreads.FIRST_FEATURE + "+ was found beside it; pass --virtual-jvm /path/to/jdk/bin/java");
+        }
+    }
+
+    /**
      * The outcome of a run: the measurements and the comparisons derived from them.
      *
      * @param machine   where and when
@@ -537,15 +699,23 @@ public final class BenchmarkReport {
      * @param measured  benchmark → peer → measurement
      * @param load      the load of other processes while it measured
      * @param remeasured the attempts replaced by a later one because the cores were far apart, in order
+     * @param notes     one-line notes on how the run was made (e.g. the JVM of the virtual-thread storm, or why it
+     *                  did not run), printed with the lock storm
      */
     public record Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
                          Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load,
-                         List<Measurement> remeasured) {
+                         List<Measurement> remeasured, List<String> notes) {
 
         /** A report in which nothing was measured again. */
         public Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
                       Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load) {
             this(machine, loadAfter, seconds, smoke, waiters, measured, load, List.of());
+        }
+
+        /** A report without notes. */
+        public Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
+                      Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load, List<Measurement> remeasured) {
+            this(machine, loadAfter, seconds, smoke, waiters, measured, load, remeasured, List.of());
         }
 
         /**
@@ -674,6 +844,11 @@ public final class BenchmarkReport {
             // against kotlinx. The gap between this row and the one above is what public-API
             // cancellation costs per suspension (kotlinx pays it once per coroutine).
             time(rows, COROUTINES_UNCANCELLABLE, COROUTINES, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX, Peers.KOTLINX, null);
+            // Diagnostics, no target: ours with a no-op WaitListener, and ours after a resize that
+            // left the capacity as it was, each against plain ours. Above 1, the listener or the
+            // past resize kept the semaphore off its lock-free paths.
+            time(rows, COROUTINES_LISTENER, COROUTINES, Peers.HANDOFF_LISTENER, Peers.HANDOFF, PLAIN_HANDOFF, null);
+            time(rows, COROUTINES_RESIZED, COROUTINES, Peers.HANDOFF_RESIZED, Peers.HANDOFF, PLAIN_HANDOFF, null);
             // No target: workload 3 with launched tasks, whose Jobs keep kotlinx's cheap single-handler
             // form, so the per-suspension Job handle of public-API cancellation costs one CAS each way.
             time(rows, COROUTINES_LAUNCHED, Peers.KOTLINX, null);
@@ -682,6 +857,8 @@ public final class BenchmarkReport {
             // Diagnostic, no target: the same split for the weighted workload, against its target peer.
             time(rows, WEIGHTED_UNCANCELLABLE, WEIGHTED, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX_MUTEX, Peers.KOTLINX_MUTEX,
                     null);
+            time(rows, WEIGHTED_LISTENER, WEIGHTED, Peers.HANDOFF_LISTENER, Peers.HANDOFF, PLAIN_HANDOFF, null);
+            time(rows, WEIGHTED_RESIZED, WEIGHTED, Peers.HANDOFF_RESIZED, Peers.HANDOFF, PLAIN_HANDOFF, null);
             time(rows, FUTURES, Peers.KOTLINX, null);
             return rows;
         }
@@ -797,6 +974,7 @@ public final class BenchmarkReport {
                         + "live heap after full GCs in a fresh JVM (ParallelGC), per coroutine, the coroutine included; "
                         + "'baseline' is the same coroutine parked in awaitCancellation().%n", waiters));
             }
+            md.append(stormMarkdown());
             md.append("\nAll measurements:\n\n");
             md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended | slowest / fastest iteration "
                     + "| slowest cross-core round trip |\n");
@@ -815,6 +993,62 @@ public final class BenchmarkReport {
             return md.toString();
         }
 
+        /** @return the lock storm's measurements (workload 8): 64 platform threads, then 10,000 virtual, peers in run order */
+        public List<Measurement> stormRows() {
+            List<Measurement> rows = new ArrayList<>();
+            for (String storm : List.of(STORM_PLATFORM, STORM_VIRTUAL)) {
+                Map<String, Measurement> byPeer = measured.get(storm);
+                if (byPeer != null) {
+                    rows.addAll(byPeer.values());
+                }
+            }
+            return rows;
+        }
+
+        /** @return the lock storm's section of results.md (empty if it neither ran nor was skipped with a note) */
+        private String stormMarkdown() {
+            List<Measurement> rows = stormRows();
+            if (rows.isEmpty() && notes.isEmpty()) {
+                return "";
+            }
+            StringBuilder md = new StringBuilder();
+            md.append("\nLock storm (workload 8): a semaphore of 4 permits; every thread does rounds of acquire(1), a ")
+                    .append("little CPU work and a yield while holding the permit, release(1) (64 platform threads of ")
+                    .append(String.format(Locale.ROOT, "%,d rounds, or %,d virtual threads of %,d). ", ManyThreadsBenchmark.PLATFORM_ROUNDS,
+                            ManyThreadsBenchmark.VIRTUAL_THREADS, ManyThreadsBenchmark.VIRTUAL_ROUNDS))
+                    .append("Per operation: wall time, and CPU time of the whole JVM (getProcessCpuTime, in 10 ms ticks on ")
+                    .append("Linux); the CPUs kept busy; the time from calling acquire to holding the permit, its 99th ")
+                    .append("percentile over all operations (mean of the iterations; buckets of 12.5%) and its maximum ")
+                    .append("(over all iterations). No targets: CPU beyond the work, and the tail, are what to compare.\n");
+            for (String note : notes) {
+                md.append("\n").append(note).append(".\n");
+            }
+            if (!rows.isEmpty()) {
+                md.append("\n| threads | peer | JDK | time per op | ops/s | CPU per op | CPUs busy | acquire to granted, p99 | max |\n");
+                md.append("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+                for (Measurement m : rows) {
+                    Storm st = m.storm();
+                    boolean nanos = m.unit().equals("ns/op");
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s %s | %s | %s | %s | %s | %s |%n",
+                            m.benchmark().equals(STORM_PLATFORM) ? "64 platform" : "10,000 virtual", m.peer(),
+                            st == null ? "" : st.jdk(), m.score(), m.unit(),
+                            nanos && m.score().value() > 0 ? String.format(Locale.ROOT, "%,.0f", 1e9 / m.score().value()) : "",
+                            st == null || st.cpuPerOp() == null ? "" : st.cpuPerOp() + " ns",
+                            st == null || Double.isNaN(st.cpus()) ? "" : String.format(Locale.ROOT, "%.2f", st.cpus()),
+                            st == null ? "" : duration(st.p99()), st == null ? "" : duration(new Estimate(st.max(), 0))));
+                }
+            }
+            return md.toString();
+        }
+
+        /** @return {@code nanos} in ns, µs, ms or s, e.g. {@code "41.7 ± 2.1 ms"} */
+        static String duration(Estimate nanos) {
+            double v = Math.abs(nanos.value());
+            double scale = v < 1e3 ? 1 : v < 1e6 ? 1e3 : v < 1e9 ? 1e6 : 1e9;
+            String unit = scale == 1 ? "ns" : scale == 1e3 ? "µs" : scale == 1e6 ? "ms" : "s";
+            return new Estimate(nanos.value() / scale, nanos.error() / scale) + " " + unit;
+        }
+
         /** @return the report as tab-separated values, read back by {@link #parseTsv} ({@code --redraw}) */
         public String tsv() {
             StringBuilder t = new StringBuilder();
@@ -829,6 +1063,9 @@ public final class BenchmarkReport {
             for (Measurement m : remeasured) {
                 t.append("remeasured\t").append(tsvFields(m)).append('\n');
             }
+            for (String note : notes) {
+                t.append("note\t").append(note.replace('\t', ' ').replace('\n', ' ')).append('\n');
+            }
             t.append(load.tsv());
             return t.toString();
         }
@@ -839,7 +1076,26 @@ public final class BenchmarkReport {
                     Double.toString(m.score().error()), m.unit(),
                     b == null ? "" : Double.toString(b.value()), b == null ? "" : Double.toString(b.error()),
                     Long.toString(m.acquisitions()), Long.toString(m.suspended()), Double.toString(m.spread()),
-                    Double.toString(m.crossCore()));
+                    Double.toString(m.crossCore()), stormFields(m.storm()));
+        }
+
+        private static String stormFields(Storm s) {
+            if (s == null) {
+                return String.join("\t", "", "", "", "", "", "", "");
+            }
+            return String.join("\t", s.cpuPerOp() == null ? "" : Double.toString(s.cpuPerOp().value()),
+                    s.cpuPerOp() == null ? "" : Double.toString(s.cpuPerOp().error()), Double.toString(s.cpus()),
+                    Double.toString(s.p99().value()), Double.toString(s.p99().error()), Double.toString(s.max()), s.jdk());
+        }
+
+        /** @return the storm of a results.tsv line (fields 11-17), or null: an older file, or not a storm */
+        private static Storm parseStorm(String[] f) {
+            if (f.length < 18 || f[14].isEmpty()) {
+                return null;
+            }
+            return new Storm(f[11].isEmpty() ? null : new Estimate(Double.parseDouble(f[11]), Double.parseDouble(f[12])),
+                    Double.parseDouble(f[13]), new Estimate(Double.parseDouble(f[14]), Double.parseDouble(f[15])),
+                    Double.parseDouble(f[16]), f[17]);
         }
 
         /**
@@ -858,10 +1114,15 @@ public final class BenchmarkReport {
             Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
             List<String[]> loadLines = new ArrayList<>();
             List<Measurement> remeasured = new ArrayList<>();
+            List<String> notes = new ArrayList<>();
             for (int i = 1; i < lines.length; i++) {
                 String[] f = lines[i].split("\t", -1);
                 if (f[0].equals("load") || f[0].equals("loadwindow")) {
                     loadLines.add(f);
+                    continue;
+                }
+                if (f[0].equals("note")) {
+                    notes.add(f[1]);
                     continue;
                 }
                 boolean replaced = f[0].equals("remeasured");
@@ -872,7 +1133,7 @@ public final class BenchmarkReport {
                 Measurement m = new Measurement(f[0], f[1], new Estimate(Double.parseDouble(f[2]), Double.parseDouble(f[3])),
                         f[4], bytes, Long.parseLong(f[7]), Long.parseLong(f[8]),
                         f.length > 9 ? Double.parseDouble(f[9]) : Double.NaN, // older files: not known
-                        f.length > 10 ? Double.parseDouble(f[10]) : Double.NaN);
+                        f.length > 10 ? Double.parseDouble(f[10]) : Double.NaN, parseStorm(f));
                 if (replaced) {
                     remeasured.add(m);
                 } else {
@@ -881,7 +1142,7 @@ public final class BenchmarkReport {
             }
             return new Report(machine, Double.parseDouble(run[7]), Double.parseDouble(run[8]),
                     Boolean.parseBoolean(run[9]), Integer.parseInt(run[10]), measured,
-                    OtherLoad.Summary.parseTsv(loadLines), remeasured);
+                    OtherLoad.Summary.parseTsv(loadLines), remeasured, notes);
         }
 
         private static String fmtLoad(double load) {
@@ -905,6 +1166,8 @@ public final class BenchmarkReport {
                 "  --retries N    measure again, up to N times, what was measured while the cores were far apart or",
                 "                 came out unsteady, each time once the cores have been close for 15 s (default 3)",
                 "  --close-wait S wait at most S seconds for close cores before such an attempt (default 600)",
+                "  --virtual-jvm P the java binary (or JDK home) whose forks run the 10,000-virtual-thread storm; 'none' skips it",
+                "                 (default: this JVM if it has virtual threads, else the newest JDK 21+ beside it, else skipped)",
                 "  --redraw       rewrite results.md and benchmarks.png in --out from its results.tsv, run nothing");
 
         boolean smoke;
@@ -916,6 +1179,8 @@ public final class BenchmarkReport {
         int forks = -1;
         int retries = 3;
         long closeWaitSeconds = 600;
+        /** {@code --virtual-jvm}: a java binary or JDK home for the virtual-thread storm, "none", or null (find one). */
+        String virtualJvm;
 
         /**
          * @return the settings, or {@code null} for {@code --help}
@@ -938,6 +1203,7 @@ public final class BenchmarkReport {
                     case "--forks" -> s.forks = Integer.parseInt(value(args, ++i, arg));
                     case "--retries" -> s.retries = Integer.parseInt(value(args, ++i, arg));
                     case "--close-wait" -> s.closeWaitSeconds = Long.parseLong(value(args, ++i, arg));
+                    case "--virtual-jvm" -> s.virtualJvm = value(args, ++i, arg);
                     default -> throw new IllegalArgumentException("unknown argument '" + arg + "'\n" + USAGE);
                 }
             }

@@ -36,10 +36,15 @@ public class CoroutineContendedBenchmark {
     static final long WORK = Long.parseLong(DEFAULT_WORK);
 
     /**
-     * The peer under test. {@code handoff-uncancellable} is a diagnostic (ours without kotlinx's
-     * cancellation machinery, see {@link UncancellablePermits}), reported apart from the targets.
+     * The peer under test. The others are diagnostics, reported apart from the targets:
+     * {@code handoff-uncancellable} is ours without kotlinx's cancellation machinery (see
+     * {@link UncancellablePermits}), against kotlinx; {@code handoff-listener} (a no-op
+     * {@code WaitListener}) and {@code handoff-resized} (a past {@code setCapacity(c + 1)},
+     * {@code setCapacity(c)}) are ours made differently, against plain {@code handoff}: each should
+     * cost the same, or the listener or the past resize moved the semaphore off its lock-free paths.
      */
-    @Param({Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE})
+    @Param({Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE, Peers.HANDOFF_LISTENER,
+            Peers.HANDOFF_RESIZED})
     public String peer;
 
     /** {@code Blackhole.consumeCPU} tokens burnt while holding the permit. */

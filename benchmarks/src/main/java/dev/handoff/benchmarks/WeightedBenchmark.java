@@ -33,10 +33,12 @@ public class WeightedBenchmark {
     private static final long[] WEIGHTS = {1, 2, 3, 4, 5, 6, 7, 8};
 
     /**
-     * The peer under test: the ones with a weighted acquire, and the not-cancellable diagnostic
-     * (ours suspended without kotlinx's cancellation machinery; no target, see workload 3's).
+     * The peer under test: the ones with a weighted acquire, and the diagnostics of workload 3 (no
+     * target): not cancellable (ours suspended without kotlinx's cancellation machinery), and ours
+     * with a no-op {@code WaitListener} or after a past resize (against plain {@code handoff}).
      */
-    @Param({Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE})
+    @Param({Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE, Peers.HANDOFF_LISTENER,
+            Peers.HANDOFF_RESIZED})
     public String peer;
 
     /** {@code Blackhole.consumeCPU} tokens burnt while holding the permits. */

@@ -6,6 +6,7 @@ import dev.handoff.WaitListener
 import dev.handoff.WaitOutcome
 import dev.handoff.coroutines.acquire
 import java.util.concurrent.CompletableFuture
+import java.util.concurrent.atomic.LongAdder
 
 /**
  * Ours: [dev.handoff.Semaphore], with the suspending `acquire` of `dev.handoff.coroutines`.
@@ -17,24 +18,37 @@ import java.util.concurrent.CompletableFuture
  * p.release(5)
  * ```
  *
+ * The variants differ only in how the semaphore was made, never in how it is called:
+ * - [Peers.HANDOFF]: `Semaphore(capacity)`;
+ * - [Peers.HANDOFF_OBSERVED]: with a [WaitListener] that counts the waits that ended ([waitsSettled]);
+ * - [Peers.HANDOFF_LISTENER]: with a [WaitListener] that does nothing (a diagnostic);
+ * - [Peers.HANDOFF_RESIZED]: `Semaphore(capacity)` after `setCapacity(capacity + 1)` and then
+ *   `setCapacity(capacity)`, the same capacity with a past resize (a diagnostic).
+ *
  * @param capacity the capacity of the semaphore, all free.
+ * @param name which variant, one of the four above.
+ * @throws IllegalArgumentException if [name] is not one of them.
  */
-public class HandoffPermits(capacity: Long, observed: Boolean = false) : BlockingPermits, SuspendingPermits, FuturePermits {
+public class HandoffPermits(capacity: Long, override val name: String = Peers.HANDOFF) :
+    BlockingPermits, SuspendingPermits, FuturePermits {
     /** What the observed variant's listener counted: the waits that ended. */
-    public val waitsSettled: java.util.concurrent.atomic.LongAdder = java.util.concurrent.atomic.LongAdder()
+    public val waitsSettled: LongAdder = LongAdder()
 
-    /** The semaphore behind this adapter; with a [WaitListener] when `observed`. */
-    public val semaphore: Semaphore = if (observed) {
-        Semaphore.builder(capacity).waitListener(object : WaitListener {
+    /** The semaphore behind this adapter, made as [name] says. */
+    public val semaphore: Semaphore = when (name) {
+        Peers.HANDOFF -> Semaphore(capacity)
+        Peers.HANDOFF_OBSERVED -> Semaphore.builder(capacity).waitListener(object : WaitListener {
             override fun settled(permits: Long, outcome: WaitOutcome, waitNanos: Long, waitersAhead: Int) {
                 waitsSettled.increment()
             }
         }).build()
-    } else {
-        Semaphore(capacity)
+        Peers.HANDOFF_LISTENER -> Semaphore.builder(capacity).waitListener(object : WaitListener {}).build()
+        Peers.HANDOFF_RESIZED -> Semaphore(capacity).apply {
+            setCapacity(capacity + 1)
+            setCapacity(capacity)
+        }
+        else -> throw IllegalArgumentException("'$name' is not a variant of handoff")
     }
-
-    override val name: String = if (observed) Peers.HANDOFF_OBSERVED else Peers.HANDOFF
 
     override fun tryAcquire(permits: Long): Boolean = semaphore.tryAcquire(permits)
 

@@ -16,6 +16,20 @@ public object Peers {
     public const val HANDOFF_OBSERVED: String = "handoff-observed"
 
     /**
+     * Diagnostic only: ours built with a [dev.handoff.WaitListener] that does nothing. Set against
+     * [HANDOFF] in the coroutine and weighted workloads, it shows whether a listener moves the
+     * semaphore off its lock-free paths (it should cost only the calls on the slow path).
+     */
+    public const val HANDOFF_LISTENER: String = "handoff-listener"
+
+    /**
+     * Diagnostic only: ours after `setCapacity(c + 1)` and then `setCapacity(c)`, so the same
+     * capacity with a past resize. Set against [HANDOFF], it shows whether a resize that left no
+     * debt still keeps the semaphore off its lock-free paths.
+     */
+    public const val HANDOFF_RESIZED: String = "handoff-resized"
+
+    /**
      * Diagnostic only: ours, suspended without kotlinx's cancellation machinery (see
      * [UncancellablePermits]); never a target, it measures the price of public-API cancellation.
      */
@@ -37,7 +51,10 @@ public object Peers {
     public const val MONITOR: String = "monitor"
 
     /** Every name, ours first. */
-    public val ALL: List<String> = listOf(HANDOFF, HANDOFF_OBSERVED, HANDOFF_UNCANCELLABLE, JUC_FAIR, JUC_NONFAIR, KOTLINX, KOTLINX_MUTEX, MONITOR)
+    public val ALL: List<String> = listOf(
+        HANDOFF, HANDOFF_OBSERVED, HANDOFF_LISTENER, HANDOFF_RESIZED, HANDOFF_UNCANCELLABLE,
+        JUC_FAIR, JUC_NONFAIR, KOTLINX, KOTLINX_MUTEX, MONITOR,
+    )
 
     /**
      * A new semaphore of [capacity] free permits for a caller that only tries.
@@ -46,8 +63,7 @@ public object Peers {
      */
     @JvmStatic
     public fun permits(name: String, capacity: Long): Permits = when (name) {
-        HANDOFF -> HandoffPermits(capacity)
-        HANDOFF_OBSERVED -> HandoffPermits(capacity, observed = true)
+        HANDOFF, HANDOFF_OBSERVED, HANDOFF_LISTENER, HANDOFF_RESIZED -> HandoffPermits(capacity, name)
         HANDOFF_UNCANCELLABLE -> UncancellablePermits(capacity)
         JUC_FAIR -> JucPermits(capacity, fair = true)
         JUC_NONFAIR -> JucPermits(capacity, fair = false)

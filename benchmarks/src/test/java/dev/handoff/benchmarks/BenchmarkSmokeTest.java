@@ -13,20 +13,40 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The CI smoke run: every benchmark once, with tiny iterations, in this JVM, then the report and
- * the chart, so none of it rots. Asserts that everything ran and was reported, never how fast.
+ * The CI smoke run: every benchmark once, with tiny iterations, in this JVM (the virtual-thread
+ * storm in one fork on a JDK 21+ if this JVM is older), then the report and the chart, so none of
+ * it rots. Asserts that everything ran and was reported, never how fast.
  */
 class BenchmarkSmokeTest {
-    private static final Map<String, List<String>> EXPECTED = Map.of(
-            BenchmarkReport.TRY, List.of(Peers.HANDOFF, Peers.HANDOFF_OBSERVED, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.KOTLINX, Peers.MONITOR),
-            BenchmarkReport.SUSPEND, List.of(Peers.HANDOFF, Peers.KOTLINX),
-            BenchmarkReport.BLOCKING4, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
-            BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
-            BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE),
-            BenchmarkReport.COROUTINES_LAUNCHED, List.of(Peers.HANDOFF, Peers.KOTLINX),
-            BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE),
-            BenchmarkReport.FUTURES, List.of(Peers.HANDOFF, Peers.KOTLINX),
-            BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX));
+    private static final List<String> BLOCKING_PEERS = List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR);
+
+    /**
+     * Whether the report can run the virtual-thread storm here: on this JVM (JDK 21+), or in forks on
+     * a JDK 21+ installed beside it (JDK 17 with Temurin 25 next to it, as on CI's machine).
+     */
+    private static final boolean VIRTUAL_STORM = VirtualThreads.available() || VirtualThreads.javaBeside().isPresent();
+
+    private static final Map<String, List<String>> EXPECTED = expected();
+
+    private static Map<String, List<String>> expected() {
+        Map<String, List<String>> expected = new java.util.LinkedHashMap<>(Map.of(
+                BenchmarkReport.TRY, List.of(Peers.HANDOFF, Peers.HANDOFF_OBSERVED, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.KOTLINX, Peers.MONITOR),
+                BenchmarkReport.SUSPEND, List.of(Peers.HANDOFF, Peers.KOTLINX),
+                BenchmarkReport.BLOCKING4, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
+                BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
+                BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE,
+                        Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED),
+                BenchmarkReport.COROUTINES_LAUNCHED, List.of(Peers.HANDOFF, Peers.KOTLINX),
+                BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE,
+                        Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED),
+                BenchmarkReport.FUTURES, List.of(Peers.HANDOFF, Peers.KOTLINX),
+                BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX)));
+        expected.put(BenchmarkReport.STORM_PLATFORM, BLOCKING_PEERS);
+        if (VIRTUAL_STORM) {
+            expected.put(BenchmarkReport.STORM_VIRTUAL, BLOCKING_PEERS);
+        }
+        return expected;
+    }
 
     @Test
     void everyBenchmarkRunsOnceAndIsReported() throws Exception {
@@ -52,7 +72,34 @@ class BenchmarkSmokeTest {
                 assertTrue(m.suspended() > 0, m + ": no acquisition suspended");
             }
         }
-        assertEquals(20, report.timeComparisons().size(), report.markdown());
+        assertEquals(24, report.timeComparisons().size(), report.markdown());
+        // The lock storm's section: one row per peer and shape, every figure there and positive
+        // (the CPU time has 10 ms ticks, and a storm takes far longer than that).
+        assertEquals(VIRTUAL_STORM ? 8 : 4, report.stormRows().size(), report.markdown());
+        assertEquals(VIRTUAL_STORM, report.measured().containsKey(BenchmarkReport.STORM_VIRTUAL), report.markdown());
+        for (BenchmarkReport.Measurement m : report.stormRows()) {
+            BenchmarkReport.Storm storm = m.storm();
+            assertTrue(storm != null, m + ": no storm figures (ManyThreadsProfiler)");
+            assertEquals("ns/op", m.unit(), m.toString());
+            assertTrue(storm.cpuPerOp() != null && Double.isFinite(storm.cpuPerOp().value()) && storm.cpuPerOp().value() > 0,
+                    m + ": CPU per operation");
+            assertTrue(Double.isFinite(storm.cpus()) && storm.cpus() > 0, m + ": CPUs busy");
+            assertTrue(Double.isFinite(storm.p99().value()) && storm.p99().value() > 0, m + ": p99");
+            assertTrue(Double.isFinite(storm.max()) && storm.max() >= storm.p99().value(), m + ": max below p99");
+            assertFalse(storm.jdk().isEmpty(), m + ": JDK");
+        }
+        assertTrue(report.markdown().contains("Lock storm (workload 8)"), report.markdown());
+        if (!VirtualThreads.available() && VIRTUAL_STORM) {
+            assertTrue(report.notes().stream().anyMatch(n -> n.contains("run in forks on")), report.notes().toString());
+        }
+        // The diagnostics against plain handoff (a no-op WaitListener, a past resize) are reported in 3 and 4.
+        for (String diagnostic : List.of(BenchmarkReport.COROUTINES_LISTENER, BenchmarkReport.COROUTINES_RESIZED,
+                BenchmarkReport.WEIGHTED_LISTENER, BenchmarkReport.WEIGHTED_RESIZED)) {
+            assertEquals(1, report.timeComparisons().stream()
+                    .filter(c -> c.workload().equals(diagnostic) && c.peer().equals(BenchmarkReport.PLAIN_HANDOFF)
+                            && c.target() == null && Double.isFinite(c.ratio().value()) && c.ratio().value() > 0)
+                    .count(), diagnostic + "\n" + report.markdown());
+        }
         // The load of other processes was watched (one window per measured iteration: one per JMH
         // run here) and is stated; a smoke run is never rejected, however busy CI is.
         int jmhRuns = report.measured().entrySet().stream()
@@ -105,7 +152,7 @@ class BenchmarkSmokeTest {
 
     @Test
     void everyPeerKeepsItsPermitsCounted() throws Exception {
-        for (String name : List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR)) {
+        for (String name : BLOCKING_PEERS) {
             BlockingPermits p = Peers.blocking(name, 2);
             p.acquireBlocking(2);
             assertFalse(p.tryAcquire(1), name);
@@ -113,7 +160,8 @@ class BenchmarkSmokeTest {
             assertTrue(p.tryAcquire(2), name);
             p.release(2);
         }
-        for (String name : List.of(Peers.HANDOFF, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
+        for (String name : List.of(Peers.HANDOFF, Peers.HANDOFF_UNCANCELLABLE, Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED,
+                Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
             SuspendingPermits p = Peers.suspending(name, 16);
             long suspended = CoroutineRounds.run(p, 8, 20, new long[] {1, 2, 3, 4, 5, 6, 7, 8}, 10);
             assertTrue(suspended >= 0, name);

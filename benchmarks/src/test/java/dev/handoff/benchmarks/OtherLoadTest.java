@@ -304,8 +304,10 @@ class OtherLoadTest {
 
     @Test
     void waitingForCloseCoresEndsByTheDeadlineEvenIfTheyNeverAreCloseLongEnough() {
-        // Three close probes in a row take 10 s at least, so a deadline of 0 s ends the wait at once.
-        assertEquals(0, BenchmarkReport.awaitCloseCores(0));
+        // Three close probes in a row take 10 s at least, so a deadline of 0 s ends the wait after
+        // the first probe, without sleeping for the next. That probe alone can take over a second
+        // on an overloaded machine (five batches of up to 200 ms), so it is not "0 s waited".
+        assertTrue(BenchmarkReport.awaitCloseCores(0) < BenchmarkReport.CLOSE_PROBE_INTERVAL_MILLIS / 1000);
     }
 
     @Test

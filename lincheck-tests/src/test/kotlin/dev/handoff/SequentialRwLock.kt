@@ -5,8 +5,8 @@ import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.suspendCancellableCoroutine
 
 /**
- * The sequential specification of [RwLock] (CONTRACT.md, section 3), written from the contract
- * alone and as plainly as possible. The state is `(maxReaders, readers, writer, Q)`:
+ * The sequential specification of [RwLock] (its javadoc), written from the contract alone and as
+ * plainly as possible. The state is `(maxReaders, readers, writer, Q)`:
  *  - `readers` = read locks held, `writer` = whether the write lock is held;
  *  - `Q` = the FIFO queue of waiting read and write requests.
  *
@@ -16,7 +16,8 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  * are granted in order while they fit, stopping at the first that does not: a queued writer keeps
  * the readers behind it out, even while read permits are free. [downgrade] turns the writer into
  * one reader. Misuse (read-unlocking while write-locked or not read-locked, write-unlocking or
- * downgrading while not write-locked) throws [IllegalStateException] and changes nothing.
+ * downgrading while not write-locked) returns `false` and changes nothing (the real lock throws
+ * IllegalStateException, which the test reports as `false`); a successful unlock returns `true`.
  *
  * **Ownership, a layer of the test, not of the lock.** The lock has no owners, but the Lincheck
  * tests let each thread unlock only what it holds (see RwLockLincheckTest.kt for why), so this
@@ -26,7 +27,7 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  * its grant holds the lock for nobody, on both sides), [downgrade] with one read lock. An unlock
  * by a slot other than 0 that holds nothing of the kind returns `false` and does nothing (the
  * test does not call the lock then); slot 0 is never restricted, so the initial part also
- * exercises misuse. A successful unlock returns `true`.
+ * exercises misuse.
  *
  * Subclasses fix `maxReaders`, because Lincheck creates the specification with its no-argument
  * constructor: [SequentialRwLock2], [SequentialRwLock3].
@@ -67,9 +68,8 @@ open class SequentialRwLock(private val maxReaders: Int) {
     }
 
     fun readUnlock(owner: Int): Boolean {
-        if (owner != INITIAL && readsHeld[owner] == 0) return false
-        if (writer) throw IllegalStateException("readUnlock(): write-locked") // nothing changes
-        if (readers == 0) throw IllegalStateException("readUnlock(): not read-locked")
+        if (owner != INITIAL && readsHeld[owner] == 0) return false // not called (see the class comment)
+        if (writer || readers == 0) return false // misuse: write-locked, or not read-locked
         readers--
         if (readsHeld[owner] > 0) readsHeld[owner]--
         grantHeads()
@@ -77,8 +77,8 @@ open class SequentialRwLock(private val maxReaders: Int) {
     }
 
     fun writeUnlock(owner: Int): Boolean {
-        if (owner != INITIAL && !writeHeld[owner]) return false
-        if (!writer) throw IllegalStateException("writeUnlock(): not write-locked") // nothing changes
+        if (owner != INITIAL && !writeHeld[owner]) return false // not called
+        if (!writer) return false // misuse: not write-locked
         writer = false
         writeHeld[owner] = false
         grantHeads()
@@ -86,8 +86,8 @@ open class SequentialRwLock(private val maxReaders: Int) {
     }
 
     fun downgrade(owner: Int): Boolean {
-        if (owner != INITIAL && !writeHeld[owner]) return false
-        if (!writer) throw IllegalStateException("downgrade(): not write-locked") // nothing changes
+        if (owner != INITIAL && !writeHeld[owner]) return false // not called
+        if (!writer) return false // misuse: not write-locked
         writer = false
         writeHeld[owner] = false
         readers = 1

@@ -42,10 +42,22 @@ import kotlin.coroutines.resumeWithException
  * another release took the permits meanwhile) has no sequential history. The one way a cancelled
  * acquire keeps permits here is Lincheck's own: see the grant's undo in [acquire].
  *
- * Subclasses fix the capacity, because Lincheck creates the specification with its no-argument
- * constructor: [SequentialWeightedSemaphore1], [SequentialWeightedSemaphore2], ...
+ * Queue bounds (`Semaphore.builder(n).maxQueueLength(k)` and `.maxQueuedPermits(q)`, as their
+ * javadoc words them): a request that would have to join `Q` while `|Q| + 1 > k` or
+ * `queuedPermits() + w > q` (`w` its weight, an up-to request's minimum) is rejected ([shed]): the
+ * suspending faces throw SemaphoreRejectedException, [start] and [startDeclining] return
+ * `"rejected"`, and nothing changes (the thread's remembered acquisition is forgotten, as the test
+ * forgets it). The bound is asked only where the request would join `Q`: after the checks of the
+ * weight and of `closed`, and never for a request granted at once. Unbounded by default.
+ *
+ * Subclasses fix the capacity (and the bounds), because Lincheck creates the specification with its
+ * no-argument constructor: [SequentialWeightedSemaphore1], [SequentialWeightedSemaphore2], ...
  */
-open class SequentialWeightedSemaphore(private var capacity: Long) {
+open class SequentialWeightedSemaphore(
+    private var capacity: Long,
+    private val maxQueueLength: Int = Int.MAX_VALUE,
+    private val maxQueuedPermits: Long = Long.MAX_VALUE,
+) {
     private var held = 0L
     private var closed = false
     private val queue = ArrayDeque<Waiter>()
@@ -164,6 +176,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
             held += w
             return
         }
+        if (shed(w)) throw SemaphoreRejectedException("acquire($n)")
         suspendCancellableCoroutine { continuation ->
             val waiter = SuspendedAcquire(w, continuation)
             queue.addLast(waiter)
@@ -185,6 +198,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
             held += take
             return take
         }
+        if (shed(min.toLong())) throw SemaphoreRejectedException("acquireUpTo($min, $max)")
         return suspendCancellableCoroutine { continuation ->
             val waiter = SuspendedUpTo(min.toLong(), max.toLong(), continuation)
             queue.addLast(waiter)
@@ -197,7 +211,8 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
 
     /**
      * `acquire(n, waker)` by [thread]: `"granted"` or `"closed"` if it settled at once (the waker
-     * ran before the call returned), `"waiting"` if it joined `Q`.
+     * ran before the call returned), `"waiting"` if it joined `Q`, `"rejected"` if a queue bound
+     * refused it ([shed]; nothing changes, and [thread] has no acquisition to cancel).
      */
     fun start(thread: Int, n: Int): String {
         val w = n.toLong()
@@ -210,6 +225,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
                 held += w
                 handle.state = GRANTED
             }
+            shed(w) -> return rejected(thread)
             else -> queue.addLast(handle)
         }
         return handle.state
@@ -231,6 +247,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         when {
             closed -> handle.state = CLOSED
             w == 0L || (queue.isEmpty() && pool >= w) -> handle.state = CANCELLED
+            shed(w) -> return rejected(thread)
             else -> queue.addLast(handle)
         }
         return handle.state
@@ -271,6 +288,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
                 held += minOf(pool, max.toLong())
                 handle.state = GRANTED
             }
+            shed(min.toLong()) -> rejected(thread)
             else -> queue.addLast(handle)
         }
     }
@@ -279,6 +297,18 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
     fun cancelAsync(thread: Int): Boolean = cancel(thread)
 
     // ------------------------------------------------------------------ the queue
+
+    /**
+     * Whether a request of weight [w] that would have to join `Q` is refused by a queue bound:
+     * `|Q| + 1 > maxQueueLength` or `queuedPermits() + w > maxQueuedPermits`.
+     */
+    private fun shed(w: Long): Boolean = queue.size + 1 > maxQueueLength || queuedPermits() + w > maxQueuedPermits
+
+    /** A rejected callback or future acquisition of [thread]: nothing queued, nothing to cancel later. */
+    private fun rejected(thread: Int): String {
+        handles[thread] = null
+        return REJECTED
+    }
 
     private fun grantHeads() {
         while (queue.isNotEmpty() && queue.first().weight <= pool) {
@@ -373,7 +403,10 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
     // ------------------------------------------------------------------ state equality for Lincheck's LTS
 
     private fun snapshot(): List<Any?> =
-        listOf(capacity, held, closed, queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } })
+        listOf(
+            capacity, maxQueueLength, maxQueuedPermits, held, closed,
+            queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } },
+        )
 
     override fun equals(other: Any?): Boolean =
         other is SequentialWeightedSemaphore && capacity == other.capacity && snapshot() == other.snapshot()
@@ -389,6 +422,7 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
         const val CLOSED = "closed"
         const val CANCELLED = "cancelled"
         const val FAILED = "failed"
+        const val REJECTED = "rejected"
 
         /** Lincheck numbers its threads from 0 (initial part) to threads + 1 (post part); room for 6. */
         const val MAX_THREADS = 8
@@ -398,3 +432,9 @@ open class SequentialWeightedSemaphore(private var capacity: Long) {
 class SequentialWeightedSemaphore1 : SequentialWeightedSemaphore(1)
 class SequentialWeightedSemaphore2 : SequentialWeightedSemaphore(2)
 class SequentialWeightedSemaphore3 : SequentialWeightedSemaphore(3)
+
+/** Capacity 2, at most one waiting acquisition (`maxQueueLength(1)`). */
+class SequentialShedLength2 : SequentialWeightedSemaphore(2, maxQueueLength = 1)
+
+/** Capacity 2, at most 2 permits waiting in total (`maxQueuedPermits(2)`). */
+class SequentialShedPermits2 : SequentialWeightedSemaphore(2, maxQueuedPermits = 2)

@@ -64,14 +64,23 @@ public final class RwLock {
     private final BatchSemaphore.GrantUndo markWriteLocked = new BatchSemaphore.GrantUndo() {
         @Override
         public void run() {
+            WRITE_GRANTS.getAndAdd(RwLock.this, 1);
             writeLocked = true;
         }
 
         @Override
         public void undo() { // a provisional write grant undone (see Acquisition.undoGrant)
             writeLocked = false;
+            WRITE_GRANTS.getAndAdd(RwLock.this, 1);
         }
     };
+
+    /**
+     * Counts the writers' grants and undone grants, so that an unlock that cleared the flag and
+     * then found the permits not held restores the flag only if no grant was undone meanwhile (a
+     * misused unlock racing a cancelled writer's provisional grant, see Acquisition.undoGrant).
+     */
+    private volatile int writeGrants;
 
     /** Creates a lock that admits up to {@link #DEFAULT_MAX_READERS} readers at once. */
     public RwLock() {
@@ -397,9 +406,9 @@ public final class RwLock {
     }
 
     private void writeUnlock(Executor wakes, String call) {
-        clearWriteLocked(call);
+        int grants = clearWriteLocked(call);
         if (core.release(maxReaders, wakes) >= 0) {
-            writeLocked = true; // cannot happen while the flag is exact; keep the state as it was
+            restoreWriteLocked(grants);
             throw new IllegalStateException(call + ": the write lock's permits are not held");
         }
     }
@@ -413,17 +422,32 @@ public final class RwLock {
      * @throws IllegalStateException if the lock is not write-locked (nothing changes)
      */
     public void downgrade() {
-        clearWriteLocked("downgrade()");
+        int grants = clearWriteLocked("downgrade()");
         if (maxReaders > 1 && core.release(maxReaders - 1L) >= 0) {
-            writeLocked = true; // cannot happen while the flag is exact; keep the state as it was
+            restoreWriteLocked(grants);
             throw new IllegalStateException("downgrade(): the write lock's permits are not held");
         }
     }
 
-    /** One CAS from write-locked to not, so that of two racing unlocks only one proceeds. */
-    private void clearWriteLocked(String call) {
+    /**
+     * One CAS from write-locked to not, so that of two racing unlocks only one proceeds; returns
+     * the writers' grant count read after it (see writeGrants).
+     */
+    private int clearWriteLocked(String call) {
         if (!WRITE_LOCKED.compareAndSet(this, true, false)) {
             throw new IllegalStateException(call + ": the lock is not write-locked");
+        }
+        return writeGrants;
+    }
+
+    /**
+     * After an unlock cleared the flag and its release was refused (the permits were not held: a
+     * misused unlock): puts the flag back, unless a writer's provisional grant was undone meanwhile
+     * (the flag was that writer's, and it never held the lock), so the refused call changes nothing.
+     */
+    private void restoreWriteLocked(int grants) {
+        if (writeGrants == grants) {
+            WRITE_LOCKED.compareAndSet(this, false, true);
         }
     }
 
@@ -482,11 +506,18 @@ public final class RwLock {
         return Semaphore.saturatedNanos(timeout);
     }
 
+    /** The core, for tests of this package. */
+    BatchSemaphore core() {
+        return core;
+    }
+
     private static final VarHandle WRITE_LOCKED;
+    private static final VarHandle WRITE_GRANTS;
 
     static {
         try {
             WRITE_LOCKED = MethodHandles.lookup().findVarHandle(RwLock.class, "writeLocked", boolean.class);
+            WRITE_GRANTS = MethodHandles.lookup().findVarHandle(RwLock.class, "writeGrants", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -64,13 +64,19 @@ class BenchmarkSmokeTest {
                 assertEquals(!e.getKey().equals(BenchmarkReport.FOOTPRINT), m.crossCore() > 0, m + ": cross-core probe");
             }
         }
-        // The contended coroutine and future workloads must really queue, or they measure only the fast path.
+        // The contended coroutine and future workloads must really queue, or they measure only the
+        // fast path. Whether one peer's tiny smoke iteration queued depends on the host: on a loaded
+        // 2-core machine one worker can run all of its tasks in turn, and nothing waits (seen once
+        // in CI). So every peer must count its acquisitions, and each workload must have queued.
         for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.COROUTINES_LAUNCHED, BenchmarkReport.WEIGHTED,
                 BenchmarkReport.FUTURES)) {
+            long suspended = 0;
             for (BenchmarkReport.Measurement m : report.measured().get(contended).values()) {
                 assertTrue(m.acquisitions() > 0, m + ": acquisitions not counted");
-                assertTrue(m.suspended() > 0, m + ": no acquisition suspended");
+                assertTrue(m.suspended() >= 0 && m.suspended() <= m.acquisitions(), m + ": suspensions miscounted");
+                suspended += m.suspended();
             }
+            assertTrue(suspended > 0, contended + ": no acquisition of any peer suspended: " + report.measured().get(contended));
         }
         assertEquals(24, report.timeComparisons().size(), report.markdown());
         // The lock storm's section: one row per peer and shape, every figure there and positive

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Provisional grants through the public subclass API ({@link Acquisition#provisionalGrant()},
+ * {@link Acquisition#confirmGrant()}, {@link Acquisition#undoGrant}): the test plays the adapter and
+ * decides when a grant is confirmed or undone. A release by a caller that holds nothing of it,
+ * which could only pass by counting permits still on their way, waits for that decision; an
+ * undone grant counts as never made, also for RwLock's write flag.
+ */
+@Timeout(60) // a guard against hangs, not a speed check
+class ProvisionalGrantCoreTest {
+
+    /** A queued node whose grants stay provisional until the test confirms or undoes them. */
+    private static final class ProvisionalNode extends Acquisition {
+        @Override
+        protected boolean provisionalGrant() {
+            return true;
+        }
+
+        @Override
+        protected void wake() {
+            // neither confirms nor undoes: the test decides
+        }
+
+        boolean undo() {
+            return undoGrant(Runnable::run);
+        }
+
+        void confirm() {
+            confirmGrant();
+        }
+    }
+
+    /** Runs {@code call} on a thread and returns its outcome once it is waiting on the core (not done). */
+    private static CompletableFuture<Throwable> waitingCall(BatchSemaphore core, Runnable call) throws InterruptedException {
+        CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                call.run();
+                outcome.complete(null);
+            } catch (Throwable e) {
+                outcome.complete(e);
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!(t.getState() == Thread.State.TIMED_WAITING && LockSupport.getBlocker(t) == core)) {
+            assertFalse(outcome.isDone(), "answered before the provisional grant was decided: " + outcome.getNow(null));
+            assertTrue(System.nanoTime() < deadline, "never waited: " + t.getState());
+            Thread.sleep(1);
+        }
+        return outcome;
+    }
+
+    @Test
+    void aReleaseThatNeedsProvisionalPermitsWaitsAndFailsOnceTheGrantIsUndone() throws Exception {
+        Semaphore s = new Semaphore(3);
+        assertTrue(s.tryAcquire(3));
+        ProvisionalNode node = s.startAcquisition(2, new ProvisionalNode());
+        s.release(2); // grants the node, provisionally: 1 is still held by the caller
+        assertTrue(node.isGranted());
+        assertEquals(0, s.availablePermits());
+        s.release(1); // what the caller holds passes at once
+        CompletableFuture<Throwable> overRelease = waitingCall(s.core(), () -> s.release(2));
+        assertTrue(node.undo());
+        assertTrue(overRelease.get(30, TimeUnit.SECONDS) instanceof IllegalStateException, "never held: an over-release");
+        assertEquals(3, s.availablePermits(), "the undone grant's permits went back, and nothing else changed");
+        assertFalse(node.undo(), "once");
+    }
+
+    @Test
+    void aReleaseThatNeedsProvisionalPermitsWaitsAndPassesOnceTheGrantIsConfirmed() throws Exception {
+        Semaphore s = new Semaphore(3);
+        assertTrue(s.tryAcquire(3));
+        ProvisionalNode node = s.startAcquisition(2, new ProvisionalNode());
+        s.release(2);
+        CompletableFuture<Throwable> release = waitingCall(s.core(), () -> s.release(3)); // 1 held + the node's 2
+        node.confirm();
+        assertNull(release.get(30, TimeUnit.SECONDS), "the node held its permits: released on its behalf");
+        assertEquals(3, s.availablePermits());
+        assertFalse(node.undo(), "a confirmed grant is not undone: its holder releases it");
+    }
+
+    @Test
+    void aGrantMadeAtOnceIsNeverProvisionalAndTheApiChecksItsArgument() {
+        Semaphore s = new Semaphore(2);
+        ProvisionalNode node = s.startAcquisition(2, new ProvisionalNode());
+        assertTrue(node.isGranted());
+        assertFalse(node.undo(), "granted inside the start, on the caller's thread");
+        node.confirm(); // nothing to confirm: no effect
+        assertThrows(NullPointerException.class, () -> node.undoGrant(null));
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    /**
+     * A misused write unlock by a thread that does not hold the lock, racing a writer's provisional
+     * grant that is then undone: the unlock fails and the lock is left as it would be had the writer
+     * never been granted (until the write flag was restored blindly: write-locked with no writer,
+     * for good).
+     */
+    @Test
+    void aMisusedWriteUnlockRacingAnUndoneWriteGrantChangesNothing() throws Exception {
+        misusedUnlockRacingAnUndoneWriteGrant(RwLock::writeUnlock);
+        misusedUnlockRacingAnUndoneWriteGrant(RwLock::downgrade);
+    }
+
+    private static void misusedUnlockRacingAnUndoneWriteGrant(Consumer<RwLock> misused) throws Exception {
+        RwLock lock = new RwLock(2);
+        assertTrue(lock.tryWriteLock());
+        ProvisionalNode writer = lock.startWriteLock(new ProvisionalNode());
+        lock.writeUnlock(); // grants the queued writer provisionally; its grant sets the flag
+        assertTrue(lock.isWriteLocked());
+        CompletableFuture<Throwable> outcome = waitingCall(lock.core(), () -> misused.accept(lock));
+        assertTrue(writer.undo());
+        assertTrue(outcome.get(30, TimeUnit.SECONDS) instanceof IllegalStateException);
+        assertFalse(lock.isWriteLocked(), lock.toString());
+        assertTrue(lock.tryWriteLock(), lock.toString());
+        lock.writeUnlock();
+        assertTrue(lock.tryReadLock());
+        lock.readUnlock();
+    }
+}

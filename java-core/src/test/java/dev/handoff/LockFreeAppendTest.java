@@ -70,59 +70,167 @@ class LockFreeAppendTest {
     }
 
     /**
+     * The race of starts and cancels goes on until at least this many nodes were started and at
+     * least {@link #CANCEL_RACE_MIN_EARLY} cancels came early, or until it gives up after
+     * {@link #CANCEL_RACE_GIVE_UP_NANOS}. Both counts came within a fraction of a second on 2 quiet
+     * cores, within 8 s on 2 cores loaded by other builds, and within 11 s with the test pinned to
+     * one CPU that a busy process shared (taskset -c 0); the test used to start and cancel 20,000
+     * nodes one handoff at a time, which took 25 s of its 30 s budget on a loaded machine and
+     * could not race at all on one CPU.
+     */
+    private static final int CANCEL_RACE_NODES = 20_000;
+    /**
+     * The cancels that must have come before their node was queued (they returned false at least
+     * once, then withdrew it), so that the test did race cancels with starts rather than cancel
+     * queued nodes. The broken variant (withdraw unlinking a node whose predecessor does not link
+     * it yet) hung in all 19 runs tried, 6 of them with both threads on one CPU.
+     */
+    private static final int CANCEL_RACE_MIN_EARLY = 100;
+    /** After this long without {@link #CANCEL_RACE_MIN_EARLY} early cancels, the test fails: it raced nothing. */
+    private static final long CANCEL_RACE_GIVE_UP_NANOS = 60_000_000_000L;
+    /**
+     * Only turns a hang into a failure (the broken variant spins forever under the internal lock,
+     * where no interrupt reaches): above the give-up, never a speed check.
+     */
+    private static final java.time.Duration CANCEL_RACE_HANG = java.time.Duration.ofSeconds(120);
+
+    /**
      * A started subclass node is its owner's to cancel at once, from any thread, even while the
      * start is still appending it without the lock: the cancel must either find it not queued yet
      * (false, nothing changed) or withdraw it whole; it must never unlink a half-appended node
-     * (which lost nodes, granted a cancelled one, or spun forever under the lock in review).
+     * (which lost nodes, granted a cancelled one, or spun forever under the lock in review). It
+     * must also have raced: at least {@link #CANCEL_RACE_MIN_EARLY} cancels came before their
+     * node was queued.
      */
     @Test
+    @Timeout(180) // the class's 60 s would cut CANCEL_RACE_HANG short
     void aStartedNodeCancelledWhileItIsStillBeingAppendedIsWithdrawnWhole() {
         // Preemptive: the broken variant hangs under the internal lock, where no interrupt reaches.
-        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30),
+        CancelRace race = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(CANCEL_RACE_HANG,
                 LockFreeAppendTest::startAndCancelAtOnce, "a cancel racing a start hung the semaphore");
+        assertTrue(race.early() >= CANCEL_RACE_MIN_EARLY,
+                "the cancels did not race the starts, the test checked nothing: " + race);
     }
 
-    private static void startAndCancelAtOnce() throws Exception {
+    /**
+     * What {@link #startAndCancelAtOnce} saw.
+     *
+     * @param nodes      nodes started (and cancelled)
+     * @param raced      of those, the ones the canceller took and cancelled; the starter cancelled the others
+     * @param early      cancels of the canceller that returned false at least once before they
+     *                   withdrew their node: they came before the start had queued it
+     * @param inTheStart those of them that returned false although the node was started already:
+     *                   they ran inside the start, between its bind and its append (the broken
+     *                   variant's window is the next few instructions, invisible to a correct one)
+     */
+    private record CancelRace(int nodes, int raced, int early, int inTheStart) { }
+
+    /** A node whose canceller can tell whether its start has bound it yet. */
+    private static final class RacedNode extends Acquisition {
+        boolean started() {
+            return isPending(); // nothing grants, closes or fails these nodes: pending = started
+        }
+
+        @Override
+        protected void wake() {
+            throw new AssertionError("a cancelled node was woken: " + this);
+        }
+    }
+
+    /**
+     * One turn of waiting: a spin, unless it has lasted so long that the other thread is probably
+     * not running (a loaded machine), then a yield, so that a partner descheduled on the same core
+     * gets it instead of waiting out a time slice of spinning.
+     */
+    private static void awaitTurn(int spins) {
+        if (spins < 1_000) {
+            Thread.onSpinWait();
+        } else {
+            Thread.yield();
+        }
+    }
+
+    /**
+     * The starter publishes each node in {@code current} just before it starts it, and never waits
+     * for the canceller: whoever takes a node out of {@code current} cancels it (the starter takes
+     * the one the canceller missed when it publishes the next, by then queued: that cancel must
+     * succeed at once). The canceller takes the newest node and calls cancel() until it succeeds.
+     * On 2 cores that lands in the start the canceller saw published; when a loaded machine runs
+     * both threads on one CPU, the starter, which spends its time starting nodes, is mostly
+     * preempted in a start, and the canceller that runs next takes that very node. (The test used
+     * to hand each node over and wait for it to be taken; on one CPU that never raced at all.)
+     */
+    private static CancelRace startAndCancelAtOnce() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         s.acquire(1, () -> { }); // the queue is not empty: the started nodes append lock-free
-        int nodes = 20_000;
-        java.util.concurrent.atomic.AtomicReference<Acquisition> published = new java.util.concurrent.atomic.AtomicReference<>();
-        AtomicLong withdrawn = new AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<RacedNode> current = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicBoolean over = new AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger raced = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger early = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger inTheStart = new java.util.concurrent.atomic.AtomicInteger();
         Thread canceller = new Thread(() -> {
-            for (int i = 0; i < nodes; i++) {
-                Acquisition a;
-                while ((a = published.getAndSet(null)) == null) {
-                    Thread.onSpinWait();
+            for (int idle = 0; !over.get(); ) {
+                RacedNode a = current.getAndSet(null);
+                if (a == null) {
+                    awaitTurn(idle++);
+                    continue;
                 }
-                while (!a.cancel()) { // false until the start has queued it
-                    Thread.onSpinWait();
+                idle = 0;
+                boolean wasEarly = false;
+                boolean wasInTheStart = false;
+                for (int spins = 0; ; spins++) {
+                    boolean started = a.started(); // read before the cancel: started before it ran
+                    if (a.cancel()) {
+                        break;
+                    }
+                    wasEarly = true; // false until the start has queued it
+                    wasInTheStart |= started;
+                    awaitTurn(spins);
                 }
-                withdrawn.incrementAndGet();
+                if (wasEarly) {
+                    early.incrementAndGet();
+                }
+                if (wasInTheStart) {
+                    inTheStart.incrementAndGet();
+                }
+                raced.incrementAndGet();
             }
         });
         canceller.setDaemon(true); // if the semaphore hangs, the test fails instead of the build
         canceller.start();
-        for (int i = 0; i < nodes; i++) {
-            Acquisition a = new Acquisition() {
-                @Override
-                protected void wake() {
-                    throw new AssertionError("a cancelled node was woken: " + this);
-                }
-            };
-            published.set(a); // the canceller may call cancel() before, during or after the start
+        long begun = System.nanoTime();
+        int nodes = 0;
+        int ownCancels = 0;
+        while (nodes < CANCEL_RACE_NODES
+                || early.get() < CANCEL_RACE_MIN_EARLY && System.nanoTime() - begun < CANCEL_RACE_GIVE_UP_NANOS) {
+            RacedNode a = new RacedNode();
+            RacedNode missed = current.getAndSet(a); // the canceller may call cancel() before, during or after the start
             s.startAcquisition(1, a);
-            while (published.get() != null) {
-                Thread.onSpinWait();
+            nodes++;
+            if (missed != null) {
+                ownCancels++;
+                assertTrue(missed.cancel(), "a queued node could not be withdrawn: " + missed + " of " + s);
             }
         }
-        canceller.join();
-        assertEquals(nodes, withdrawn.get());
+        over.set(true);
+        try {
+            canceller.join();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+        RacedNode last = current.getAndSet(null);
+        if (last != null) {
+            ownCancels++;
+            assertTrue(last.cancel(), "a queued node could not be withdrawn: " + last + " of " + s);
+        }
+        assertEquals(nodes, raced.get() + ownCancels, "every node is withdrawn once");
         assertEquals(1, s.queueLength(), s.toString()); // only the first waiter is left
         s.release(1);
         assertEquals(0, s.queueLength(), s.toString());
         s.release(1);
         assertEquals(1, s.availablePermits(), s.toString());
+        return new CancelRace(nodes, raced.get(), early.get(), inTheStart.get());
     }
 
     /**

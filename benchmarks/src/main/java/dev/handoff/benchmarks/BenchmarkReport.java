@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
@@ -346,35 +348,60 @@ public final class BenchmarkReport {
      * @return the seconds waited
      */
     static long awaitCloseCores(long maxSeconds) {
-        long start = System.nanoTime();
+        return awaitCloseCores(maxSeconds, System::nanoTime, CrossCoreProbe::roundTripNanos, Thread::sleep);
+    }
+
+    /** How {@link #awaitCloseCores(long, LongSupplier, DoubleSupplier, Pause)} waits between probes. */
+    @FunctionalInterface
+    interface Pause {
+        /** As {@link Thread#sleep(long)}, which it is outside the tests. */
+        void sleep(long millis) throws InterruptedException;
+    }
+
+    /**
+     * {@link #awaitCloseCores(long)} with its clock ({@code System.nanoTime}), its probe
+     * ({@link CrossCoreProbe#roundTripNanos}) and its pause between probes ({@code Thread.sleep})
+     * given. The tests pass a clock of their own that only the probe and the pause move, so that
+     * they check the logic (which probes end the wait, how many are taken, what is returned) and
+     * not how fast the machine running them is: a real probe takes milliseconds on a quiet machine
+     * but up to a second on a loaded one (five batches, each patient for 200 ms), and that time is
+     * part of the seconds waited (a test that expected 0 s of a real wait failed in CI so).
+     *
+     * @param clock the time in ns, as {@link System#nanoTime()}
+     * @param probe one cross-core probe, its round trip in ns
+     * @param pause sleeps between probes
+     * @return the seconds waited by {@code clock}, the probes included
+     */
+    static long awaitCloseCores(long maxSeconds, LongSupplier clock, DoubleSupplier probe, Pause pause) {
+        long start = clock.getAsLong();
         long deadline = start + TimeUnit.SECONDS.toNanos(maxSeconds);
         int closeInARow = 0;
-        double probe = CrossCoreProbe.roundTripNanos();
+        double ns = probe.getAsDouble();
         boolean told = false;
         while (true) {
-            closeInARow = probe <= CROSS_CORE_LIMIT_NANOS ? closeInARow + 1 : 0; // a busy core probes far
-            long now = System.nanoTime();
+            closeInARow = ns <= CROSS_CORE_LIMIT_NANOS ? closeInARow + 1 : 0; // a busy core probes far
+            long now = clock.getAsLong();
             if (closeInARow >= CLOSE_PROBES || now >= deadline) {
                 long waited = TimeUnit.NANOSECONDS.toSeconds(now - start);
                 if (closeInARow < CLOSE_PROBES) {
                     System.out.printf(Locale.ROOT, "# the cores were not close %d probes in a row within %d s (last probe %.0f ns): "
-                            + "measuring anyway%n", CLOSE_PROBES, waited, probe);
+                            + "measuring anyway%n", CLOSE_PROBES, waited, ns);
                 } else if (told) {
-                    System.out.printf(Locale.ROOT, "# the cores are close again (%.0f ns) after %d s%n", probe, waited);
+                    System.out.printf(Locale.ROOT, "# the cores are close again (%.0f ns) after %d s%n", ns, waited);
                 }
                 return waited;
             }
             if (closeInARow == 0 && !told) {
-                System.out.printf(Locale.ROOT, "# waiting for the cores to be close (now %.0f ns), at most %d s%n", probe, maxSeconds);
+                System.out.printf(Locale.ROOT, "# waiting for the cores to be close (now %.0f ns), at most %d s%n", ns, maxSeconds);
                 told = true;
             }
             try {
-                Thread.sleep(CLOSE_PROBE_INTERVAL_MILLIS);
+                pause.sleep(CLOSE_PROBE_INTERVAL_MILLIS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+                return TimeUnit.NANOSECONDS.toSeconds(clock.getAsLong() - start);
             }
-            probe = CrossCoreProbe.roundTripNanos();
+            ns = probe.getAsDouble();
         }
     }
 

@@ -302,12 +302,101 @@ class OtherLoadTest {
         assertEquals(List.of(far, unsteady), BenchmarkReport.toMeasureAgain(measured));
     }
 
+    /** A cross-core probe of close cores, and one of far cores (or of a busy machine), in ns. */
+    private static final double CLOSE = 60;
+    private static final double FAR = 450;
+    private static final long MILLI = 1_000_000L;
+
+    /**
+     * A host for {@link BenchmarkReport#awaitCloseCores(long, java.util.function.LongSupplier,
+     * java.util.function.DoubleSupplier, BenchmarkReport.Pause)} whose clock only the probes and
+     * the pauses move, so that the tests check the wait's logic and not the speed of the machine
+     * running them (a real probe takes up to a second on a loaded machine: a test that expected a
+     * real wait of 0 s failed in CI while other builds ran). The probes answer the scripted round
+     * trips in turn, each taking {@code probeNanos}; a probe past the script fails the test (the
+     * wait did not end when it should have) instead of hanging it.
+     */
+    private static final class FakeHost {
+        private final long probeNanos;
+        private final double[] script;
+        /** Any start: only differences count. */
+        private long now = 1_000 * SECOND;
+        int probes;
+        final List<Long> pauses = new ArrayList<>();
+
+        FakeHost(long probeNanos, double... script) {
+            this.probeNanos = probeNanos;
+            this.script = script;
+        }
+
+        long await(long maxSeconds) {
+            return BenchmarkReport.awaitCloseCores(maxSeconds, () -> now, this::probe, millis -> {
+                pauses.add(millis);
+                now += millis * MILLI;
+            });
+        }
+
+        private double probe() {
+            if (probes == script.length) {
+                throw new AssertionError("probe " + (probes + 1) + ": the wait went on after the " + probes
+                        + " probes that should have ended it");
+            }
+            now += probeNanos;
+            return script[probes++];
+        }
+    }
+
     @Test
     void waitingForCloseCoresEndsByTheDeadlineEvenIfTheyNeverAreCloseLongEnough() {
-        // Three close probes in a row take 10 s at least, so a deadline of 0 s ends the wait after
-        // the first probe, without sleeping for the next. That probe alone can take over a second
-        // on an overloaded machine (five batches of up to 200 ms), so it is not "0 s waited".
-        assertTrue(BenchmarkReport.awaitCloseCores(0) < BenchmarkReport.CLOSE_PROBE_INTERVAL_MILLIS / 1000);
+        // A deadline of 0 s: one probe, whatever it finds, and no pause.
+        FakeHost closeOnce = new FakeHost(MILLI, CLOSE);
+        assertEquals(0, closeOnce.await(0));
+        assertEquals(1, closeOnce.probes);
+        assertEquals(List.of(), closeOnce.pauses);
+        // The probe's own time is part of the wait: 1.5 s is a probe on a loaded machine (every
+        // batch out of patience), which is what made the wall-clock version of this test fail.
+        FakeHost loaded = new FakeHost(1_500 * MILLI, FAR);
+        assertEquals(1, loaded.await(0));
+        assertEquals(1, loaded.probes);
+        // Never close: a probe every 5 s until one finds the deadline passed (0, 5, 10, 15 s for 12 s).
+        FakeHost never = new FakeHost(0, FAR, FAR, FAR, FAR);
+        assertEquals(15, never.await(12));
+        assertEquals(4, never.probes);
+        assertEquals(List.of(5_000L, 5_000L, 5_000L), never.pauses);
+        // Close most of the time but never three probes in a row: the deadline ends it too.
+        FakeHost flickering = new FakeHost(0, CLOSE, CLOSE, FAR, CLOSE, CLOSE, FAR, CLOSE);
+        assertEquals(30, flickering.await(30));
+        assertEquals(7, flickering.probes);
+    }
+
+    @Test
+    void waitingForCloseCoresEndsAfterThreeCloseProbesInARowAndAFarOneStartsTheCountAgain() {
+        FakeHost close = new FakeHost(MILLI, CLOSE, CLOSE, CLOSE);
+        assertEquals(10, close.await(600)); // 0, 5 and 10 s, plus 3 ms of probes
+        assertEquals(3, close.probes);
+        assertEquals(List.of(5_000L, 5_000L), close.pauses);
+        FakeHost atTheLimit = new FakeHost(0, BenchmarkReport.CROSS_CORE_LIMIT_NANOS,
+                BenchmarkReport.CROSS_CORE_LIMIT_NANOS, BenchmarkReport.CROSS_CORE_LIMIT_NANOS);
+        assertEquals(10, atTheLimit.await(600), "the limit itself counts as close");
+        FakeHost farBetween = new FakeHost(0, FAR, CLOSE, CLOSE, FAR, CLOSE, CLOSE, CLOSE);
+        assertEquals(30, farBetween.await(600));
+        assertEquals(7, farBetween.probes);
+    }
+
+    @Test
+    void waitingForCloseCoresEndsWhenInterruptedAndKeepsTheInterrupt() {
+        long[] now = {0};
+        int[] probes = {0};
+        long waited = BenchmarkReport.awaitCloseCores(600, () -> now[0], () -> {
+            probes[0]++;
+            now[0] += 2_000 * MILLI;
+            return FAR;
+        }, millis -> {
+            throw new InterruptedException();
+        });
+        assertTrue(Thread.interrupted(), "the interrupt is kept for the caller"); // and cleared for the next test
+        assertEquals(2, waited);
+        assertEquals(1, probes[0]);
     }
 
     @Test

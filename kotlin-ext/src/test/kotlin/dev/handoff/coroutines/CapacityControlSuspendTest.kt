@@ -185,17 +185,21 @@ class CapacityControlSuspendTest {
             assertEquals(3, semaphore.availablePermits())
         }
 
+    /**
+     * closeAndJoin starts undispatched: it closes the semaphore on this thread and suspends in its
+     * wait before `async` returns. (Dispatched, the test checked `isClosed` 20 ms later, which is
+     * not enough for Dispatchers.Default to have run it on a loaded machine.)
+     */
     @Test
     fun `closeAndJoin waits for the last holder`(): Unit = runBlocking {
         val s = Semaphore(3)
         assertTrue(s.tryAcquire(2))
-        val closing = async(Dispatchers.Default) { s.closeAndJoin() }
-        delay(20)
-        assertFalse(closing.isCompleted)
+        val closing = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { s.closeAndJoin() }
         assertTrue(s.isClosed)
+        assertFalse(closing.isCompleted, "2 permits are still held")
         s.release(1)
-        delay(20)
-        assertFalse(closing.isCompleted)
+        delay(20) // room for a wrong completion, resumed on Dispatchers.Default, to show
+        assertFalse(closing.isCompleted, "1 permit is still held")
         s.release(1)
         withTimeout(10.seconds) { closing.await() }
     }

@@ -77,6 +77,18 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * coroutine suspended. The coroutine then throws CancellationException: a cancelled caller ends
  * holding nothing, whichever came first.
  *
+ * Provisional grants
+ * ------------------
+ * Permits have no owner, so another thread may release permits it does not hold. While a grant is
+ * between claim() and its delivery, a cancellation can still turn it down, and such a release could
+ * not be answered right for both outcomes. So this node asks the core for provisional grants
+ * (provisionalGrant): the permits count as held by nobody until wake() confirms the grant, just
+ * before it resumes the coroutine directly or dispatches run() (confirmGrant), or the give-back of
+ * a cancellation undoes it (undoGrant, in giveBackNow, after forgetGrant). A release that needs
+ * those permits waits for that decision in the core. A give-back of a grant already confirmed is a
+ * release; if another caller released those permits meanwhile, the over-release goes to the
+ * thread's uncaught-exception handler, and the coroutine still ends with CancellationException.
+ *
  * Where a grant resumes
  * ---------------------
  * A cancellable suspension (public API) attaches a handle to the coroutine's Job, and kotlinx

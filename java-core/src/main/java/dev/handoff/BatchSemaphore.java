@@ -806,7 +806,9 @@ final class BatchSemaphore {
      * held by its waiter. Lock-free; GATED is cleared later, by a release under the lock.
      */
     void confirm(Acquisition a) {
-        if (PROVISIONAL.compareAndSet(a, true, false)) {
+        // A read first: a grant made at once (a wake inside the start) was never provisional, and a
+        // failing CAS costs a locked instruction on the coroutine's path for nothing.
+        if (a.provisional && PROVISIONAL.compareAndSet(a, true, false)) {
             TRANSIT.getAndAdd(this, -a.permits);
         }
     }

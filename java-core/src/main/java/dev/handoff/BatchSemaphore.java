@@ -197,9 +197,9 @@ import java.util.concurrent.locks.LockSupport;
  * (acquire loads; the lock holder writes them with release stores, before it moves the tail
  * back): they only grow until the tail moves (which fails its CAS), so the length it computes is
  * never below the true one when its CAS succeeds, and a bound it finds exceeded is decided again
- * under the lock. The queue length and weight observers take the lock for their O(1) read: the
- * counters and the tail are separate locations, and the lock is what makes a reading consistent
- * with the word and the node states (the Lincheck tests check the observers against the rest).
+ * under the lock. The queue length and weight observers read the tail and the counters between
+ * two equal stamps of the lock (see the Observers item below), which makes a reading consistent with the
+ * word and the node states without taking it (the Lincheck tests check them against the rest).
  *
  * Provisional grants
  * ------------------
@@ -279,12 +279,18 @@ import java.util.concurrent.locks.LockSupport;
  *   No synchronized anywhere: a virtual thread that parks here unmounts.
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
- * - Observers stay linearizable (the Lincheck tests check them): node states are written last,
- *   after the state word and the queue, so a settled state read without the lock (isGranted(),
- *   cancel() returning false) comes with the word and queue it left; a WAITING state is read
- *   again under the lock (settledState), as cancel() does. queueLength() is 0 while QUEUED is
- *   clear and read under the lock otherwise (O(1), from the counters), so a queue being filled or
- *   drained is never seen half done. availablePermits() and isClosed() read the word alone.
+ * - Observers never take the lock, and stay linearizable (the Lincheck tests check them). The
+ *   lock's state is a stamp, odd while held, one more at every lock and unlock. An observer that
+ *   needs fields the lock guards (queueLength(), queuedPermits(), heldPermits(), the state of a
+ *   WAITING node) takes an even stamp (polling, then yielding, while a holder is inside: a
+ *   bounded section that runs no user code but claim()), reads, and keeps what it read only if
+ *   the stamp is unchanged, else reads again; it never queues on the lock nor delays a holder.
+ *   What it keeps is what a reader under the lock would have seen at that instant: lock-free
+ *   changes (a tail CAS with its counts set before, a word CAS) are single atomic writes. Node
+ *   states are written last, after the word and the queue, so a settled state read alone
+ *   (isGranted(), cancel() returning false) comes with the word and queue it left. queueLength()
+ *   is 0 while QUEUED is clear, else tail.seq - removedCount; both are O(1). availablePermits()
+ *   and isClosed() read the word alone (during a claim window, once no holder is inside).
  * - Over-release: release(n) with n > held fails before changing anything. While QUEUED and
  *   GATED are clear, held = capacity - free (the capacity read after the word, checked inside the
  *   CAS loop, see the stamp); otherwise held = capacity + debt - free - headAssigned (I4),
@@ -491,21 +497,18 @@ final class BatchSemaphore {
     long availablePermits() {
         long s = state;
         if ((s & WINDOW) != 0 && !heldByCurrentThread()) {
-            // Permits in transit: read under the lock, where no claim window is open (WINDOW is
-            // set and cleared within one hold of the lock), so we see the claim's outcome.
-            lock();
-            try {
-                s = state;
-            } finally {
-                unlock();
-            }
+            // Permits in transit: read the word while nobody holds the lock (WINDOW is set and
+            // cleared within one hold of it, so it is clear then), and see the claim's outcome.
+            lock.quietStamp();
+            s = state;
         }
         return free(s);
     }
 
     /**
      * The queue length, consistent with the state word: 0 while QUEUED is clear; otherwise read
-     * under the lock, so that a queue being filled or drained is never seen half done.
+     * from the counters without the lock (see the Observers item of the notes), so that a queue being
+     * filled or drained is never seen half done. O(1).
      */
     int queueLength() {
         if ((state & QUEUED) == 0) {
@@ -514,21 +517,25 @@ final class BatchSemaphore {
         if (heldByCurrentThread()) {
             return countedLength(); // called from a claim(): the caller sees its own section
         }
-        lock();
-        try {
-            return countedLength();
-        } finally {
-            unlock();
+        for (;;) {
+            int stamp = lock.quietStamp();
+            int n = (state & QUEUED) == 0 ? 0 : countedLength();
+            if (lock.unchangedSince(stamp)) {
+                return n;
+            }
         }
     }
 
-    /** Under the lock: the queue length, from the counters (O(1), see "Queue counters"). */
+    /**
+     * The queue length, from the counters (O(1), see "Queue counters"): under the lock, or between
+     * two equal quiet stamps (then any value may be read if they differ, and is discarded).
+     */
     private int countedLength() {
         Acquisition t = lastNode();
         return t == null ? 0 : t.seq - removedCount;
     }
 
-    /** Under the lock: the sum of the queued minimums, from the counters, saturated at Long.MAX_VALUE. */
+    /** As {@link #countedLength()}: the sum of the queued minimums, saturated at Long.MAX_VALUE. */
     private long countedPermits() {
         Acquisition t = lastNode();
         return t == null ? 0L : saturatedSum(t.cumHi - removedHi, t.cumLo - removedLo);
@@ -548,19 +555,21 @@ final class BatchSemaphore {
 
     /**
      * The state of {@code a} for a lock-free observer. States are written last, so a settled state
-     * read without the lock comes with the word and the queue it left; a WAITING one is read again
-     * under the lock, so that a settlement in progress is seen whole.
+     * read alone comes with the word and the queue it left; a WAITING one is read again between two
+     * quiet stamps of the lock (see the Observers item of the notes), so that a settlement in progress is
+     * seen whole. Never takes the lock.
      */
     int settledState(Acquisition a) {
         int st = a.state;
         if (st != Acquisition.WAITING || heldByCurrentThread()) {
             return st;
         }
-        lock();
-        try {
-            return a.state;
-        } finally {
-            unlock();
+        for (;;) {
+            int stamp = lock.quietStamp();
+            st = a.state;
+            if (lock.unchangedSince(stamp)) {
+                return st;
+            }
         }
     }
 
@@ -577,12 +586,15 @@ final class BatchSemaphore {
                 return c - free(s);
             }
         }
-        lock();
-        try {
-            s = state;
-            return capacity + debt - free(s) - headAssigned;
-        } finally {
-            unlock();
+        if (heldByCurrentThread()) {
+            return capacity + debt - free(state) - headAssigned;
+        }
+        for (;;) { // without the lock: see "Observers" in the notes
+            int stamp = lock.quietStamp();
+            long held = capacity + debt - free(state) - headAssigned;
+            if (lock.unchangedSince(stamp)) {
+                return held;
+            }
         }
     }
 
@@ -1227,10 +1239,12 @@ final class BatchSemaphore {
 
     /**
      * The internal lock (see "The lock" in the notes): an exclusive, non-reentrant
-     * {@link AbstractQueuedSynchronizer} (state 0 free, 1 held), so threads that park on it wait in
-     * a FIFO queue and each unlock wakes the longest-parked one, which keeps its place if a spinning
-     * thread takes the lock first. A thread that finds it held polls it for at most
-     * {@link #LOCK_SPIN_NANOS} before it parks.
+     * {@link AbstractQueuedSynchronizer}, so threads that park on it wait in a FIFO queue and each
+     * unlock wakes the longest-parked one, which keeps its place if a spinning thread takes the lock
+     * first. A thread that finds it held polls it for at most {@link #LOCK_SPIN_NANOS} before it
+     * parks. Its state is a stamp: odd while held, and every lock and unlock adds one, so an
+     * observer can read guarded fields without the lock and know whether a holder ran meanwhile
+     * (see the Observers item of the notes).
      */
     static final class CoreLock extends AbstractQueuedSynchronizer {
         private static final long serialVersionUID = 1L;
@@ -1238,7 +1252,7 @@ final class BatchSemaphore {
         /** Takes the lock (see the class comment); refuses re-entry. */
         void lock() {
             Thread me = Thread.currentThread();
-            if (!compareAndSetState(0, 1)) {
+            if (!tryTake()) {
                 if (getExclusiveOwnerThread() == me) {
                     throw new IllegalStateException("Waker.claim() must not call back into the semaphore");
                 }
@@ -1250,6 +1264,12 @@ final class BatchSemaphore {
             setExclusiveOwnerThread(me);
         }
 
+        /** One attempt: an even (free) stamp becomes odd (held). */
+        private boolean tryTake() {
+            int v = getState();
+            return (v & 1) == 0 && compareAndSetState(v, v + 1);
+        }
+
         /** Gives the lock back and unparks the first parked thread, if any. */
         void unlock() {
             release(1);
@@ -1258,6 +1278,33 @@ final class BatchSemaphore {
         /** Whether {@code t} holds the lock; exact when {@code t} is the calling thread. */
         boolean heldBy(Thread t) {
             return getExclusiveOwnerThread() == t; // only t itself writes t there
+        }
+
+        /**
+         * A stamp to read guarded fields by, without the lock: waits (polling, then yielding; never
+         * parking, never queuing on the lock) while a holder is inside, and returns the even stamp.
+         */
+        int quietStamp() {
+            for (int spins = 0; ; spins++) {
+                int v = getState();
+                if ((v & 1) == 0) {
+                    return v;
+                }
+                if (spins < LOCK_SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();
+                }
+            }
+        }
+
+        /**
+         * Whether no holder took the lock since {@link #quietStamp()} returned {@code stamp}: then the
+         * guarded fields read in between are one consistent snapshot.
+         */
+        boolean unchangedSince(int stamp) {
+            VarHandle.acquireFence(); // the reads before this one are not reordered after it
+            return getState() == stamp;
         }
 
         /**
@@ -1272,11 +1319,11 @@ final class BatchSemaphore {
             long deadline = 0L;
             for (int i = 1; ; i++) {
                 Thread.onSpinWait();
-                if (getState() == 0) {
+                if ((getState() & 1) == 0) {
                     if (hasQueuedThreads()) {
                         return false;
                     }
-                    if (compareAndSetState(0, 1)) {
+                    if (tryTake()) {
                         return true;
                     }
                 }
@@ -1293,7 +1340,7 @@ final class BatchSemaphore {
 
         @Override
         protected boolean tryAcquire(int ignored) {
-            if (compareAndSetState(0, 1)) {
+            if (tryTake()) {
                 setExclusiveOwnerThread(Thread.currentThread());
                 return true;
             }
@@ -1303,7 +1350,7 @@ final class BatchSemaphore {
         @Override
         protected boolean tryRelease(int ignored) {
             setExclusiveOwnerThread(null);
-            setState(0);
+            setState(getState() + 1); // volatile: what the holder wrote is seen with the even stamp
             return true;
         }
 
@@ -1327,7 +1374,7 @@ final class BatchSemaphore {
     /** What {@link #tryAppend} returns when the node would exceed a queue bound (exact under the lock). */
     private static final int APPEND_FULL = -2;
 
-    /** Under the lock: the last node of the queue, or null. */
+    /** Under the lock (or between two equal quiet stamps): the last node of the queue, or null. */
     private Acquisition lastNode() {
         Acquisition t = tail;
         return t == SEALED ? sealedTail : t;
@@ -1737,7 +1784,10 @@ final class BatchSemaphore {
         }
     }
 
-    /** The sum of the minimums of the waiting acquisitions: 0 while nobody waits, else under the lock. */
+    /**
+     * The sum of the minimums of the waiting acquisitions: 0 while nobody waits, else read from the
+     * counters without the lock, as {@link #queueLength()} does. O(1).
+     */
     long queuedPermits() {
         if ((state & QUEUED) == 0) {
             return 0;
@@ -1745,11 +1795,12 @@ final class BatchSemaphore {
         if (heldByCurrentThread()) {
             return countedPermits();
         }
-        lock();
-        try {
-            return countedPermits();
-        } finally {
-            unlock();
+        for (;;) {
+            int stamp = lock.quietStamp();
+            long w = (state & QUEUED) == 0 ? 0L : countedPermits();
+            if (lock.unchangedSince(stamp)) {
+                return w;
+            }
         }
     }
 

@@ -207,8 +207,8 @@ public final class Mutex {
     }
 
     /**
-     * Returns the number of callers waiting for the lock. A snapshot. Constant time with a
-     * {@link WaitListener}; otherwise it counts the queue, in time proportional to its length.
+     * Returns the number of callers waiting for the lock. A snapshot, exact at some moment
+     * during the call. Constant time, and never waits for the internal lock.
      *
      * @return the queue length
      */

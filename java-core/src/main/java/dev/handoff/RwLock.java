@@ -479,8 +479,8 @@ public final class RwLock {
     }
 
     /**
-     * Returns the number of waiting readers and writers. A snapshot. Constant time with a
-     * {@link WaitListener}; otherwise it counts the queue, in time proportional to its length.
+     * Returns the number of waiting readers and writers. A snapshot, exact at some moment
+     * during the call. Constant time, and never waits for the internal lock.
      *
      * @return the queue length
      */

@@ -214,10 +214,9 @@ public final class Semaphore {
 
     /**
      * Returns the sum of the weights of the waiting acquisitions (for an up-to request, its
-     * minimum). A snapshot, exact at some moment during the call; {@code 0} while nobody waits.
-     * Constant time on a semaphore with a {@link WaitListener} or queue bounds (which keep
-     * counters); otherwise it walks the queue under the internal lock, in time proportional to its
-     * length (those semaphores let a waiter join a non-empty queue without the lock).
+     * minimum). A snapshot, exact at some moment during the call; {@code 0} while nobody waits;
+     * {@link Long#MAX_VALUE} if the sum does not fit in a {@code long}. Constant time, whatever the
+     * queue length, and never waits for the internal lock: it reads counters the queue keeps.
      *
      * @return the permits waited for
      */
@@ -427,9 +426,9 @@ public final class Semaphore {
     }
 
     /**
-     * Returns the number of waiting acquisitions. A snapshot, for monitoring. Constant time on a
-     * semaphore with a {@link WaitListener} or queue bounds; otherwise proportional to the queue
-     * length (see {@link #queuedPermits()}).
+     * Returns the number of waiting acquisitions. A snapshot, exact at some moment during the
+     * call, for monitoring. Constant time, and never waits for the internal lock (see
+     * {@link #queuedPermits()}).
      *
      * @return the queue length
      */

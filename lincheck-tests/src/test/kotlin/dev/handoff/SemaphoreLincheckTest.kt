@@ -230,6 +230,27 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
                 }
             }
         })
+        // the observers, read without the lock between two stamps of it, vs the last waiter
+        // leaving (cancelled: the tail moves back and the removed-node counters shrink) while
+        // another appends behind it without the lock and a release grants the head
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreLincheckTest::acquire, 1)
+                    actor(SemaphoreOperations::queuedPermits)
+                }
+                thread {
+                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                    actor(SemaphoreOperations::queueLength)
+                }
+                thread {
+                    actor(SemaphoreOperations::queueLength)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::queuedPermits)
+                }
+            }
+        })
         // queueLength vs a waiter joining: the waiter sets QUEUED (taking the free permit) before
         // it links itself; a tryAcquire that fails because of it must not see queueLength() 0
         .addCustomScenario(scenario {

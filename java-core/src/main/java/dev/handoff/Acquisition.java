@@ -31,7 +31,7 @@ import java.util.concurrent.Executor;
  * final class Send implements Waker {                      // created and started on the loop
  *     private Acquisition acquisition;
  *     void start() {
- *         acquisition = budget.acquire(bytes, this);
+ *         acquisition = budget.acquireThen(bytes, this);
  *         loop.schedule(() -> {
  *             if (acquisition.cancel()) request.fail("timed out waiting for " + bytes + " bytes");
  *         }, 5, TimeUnit.SECONDS);                           // false: granted or closed, run() sees it

@@ -1666,15 +1666,15 @@ final class BatchSemaphore {
      * {@code onGrant} (nullable) runs at the grant, before the future completes — under the lock
      * if the grant is a handoff, so it must be a short step such as setting a flag.
      */
-    CompletableFuture<Void> acquireAsync(long n, String call, Runnable onGrant) {
+    CompletableFuture<Permits> acquireAsync(long n, String call, Runnable onGrant, PermitHandles.GiveBack back) {
         try {
             if (tryAcquire(n, onGrant)) {
-                return CompletableFuture.completedFuture(null);
+                return new PermitHandles.Granted(n, back); // one object: the future is its own value
             }
         } catch (Throwable failedGrant) { // nothing is held; the future reports it, as on a handoff
             return CompletableFuture.failedFuture(failedGrant);
         }
-        return enqueueFuture(new FutureAcquisition<>(this, n, n, call, onGrant, false), call);
+        return enqueueFuture(new FutureAcquisition<>(this, n, n, call, onGrant, back), call);
     }
 
     /** Queues a future's node; a shed request gets a failed future (argument errors are thrown). */
@@ -1688,26 +1688,26 @@ final class BatchSemaphore {
     }
 
     /** The up-to future face, arguments valid ({@code 1 <= min <= max}, {@code min <= capacity}). */
-    CompletableFuture<Long> acquireUpToAsync(long min, long max, String call) {
+    CompletableFuture<Permits> acquireUpToAsync(long min, long max, String call, PermitHandles.GiveBack back) {
         long got = tryAcquireRange(min, max);
         if (got > 0) {
-            return CompletableFuture.completedFuture(got);
+            return new PermitHandles.Granted(got, back);
         }
-        return enqueueFuture(new FutureAcquisition<>(this, min, max, call, null, true), call);
+        return enqueueFuture(new FutureAcquisition<>(this, min, max, call, null, back), call);
     }
 
-    /** The up-to blocking face, arguments valid; returns the number of permits taken. */
-    long acquireUpToBlocking(long min, long max, String call) throws InterruptedException {
+    /** The up-to blocking face, arguments valid; the handle's permits() is the number taken. */
+    Permits acquireUpToBlocking(long min, long max, String call, PermitHandles.GiveBack back) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException(call + ": interrupted before waiting");
         }
         long got = tryAcquireRange(min, max);
         if (got > 0) {
-            return got;
+            return new PermitHandles.Held(got, back);
         }
-        ParkingAcquisition a = enqueue(new ParkingAcquisition(this, min, max, null), call);
+        ParkingAcquisition a = enqueue(new ParkingAcquisition(this, min, max, null, back), call);
         await(a, false, 0L, call);
-        return a.permits;
+        return a;
     }
 
     /**
@@ -1715,9 +1715,13 @@ final class BatchSemaphore {
      * with nothing held (a grant that wins against the timer counts); fails on close. The timer is
      * the JDK's (orTimeout), cancelled and dropped as soon as the wait settles.
      */
-    CompletableFuture<Boolean> tryAcquireAsync(long n, long nanos, String call) {
-        if (tryAcquire(n)) {
-            return CompletableFuture.completedFuture(Boolean.TRUE);
+    CompletableFuture<Boolean> tryAcquireAsync(long n, long nanos, String call, Runnable onGrant) {
+        try {
+            if (tryAcquire(n, onGrant)) {
+                return CompletableFuture.completedFuture(Boolean.TRUE);
+            }
+        } catch (Throwable failedGrant) { // nothing is held; the future reports it, as on a handoff
+            return CompletableFuture.failedFuture(failedGrant);
         }
         if (isClosed()) {
             return CompletableFuture.failedFuture(closedException(call));
@@ -1726,7 +1730,7 @@ final class BatchSemaphore {
             return CompletableFuture.completedFuture(Boolean.FALSE);
         }
         // A shed request's failed future maps to the same failure (no timer: it is already done).
-        return TimedAcquisition.of(enqueueFuture(new FutureAcquisition<>(this, n, n, call, null, false), call), nanos);
+        return TimedAcquisition.of(enqueueFuture(new FutureAcquisition<>(this, n, n, call, onGrant, null), call), nanos);
     }
 
     /**
@@ -1810,12 +1814,37 @@ final class BatchSemaphore {
      * can from free and owes the rest; waiting nodes heavier than {@code n} fail at once.
      */
     void setCapacity(long n, String call) {
+        resize(false, n, call);
+    }
+
+    /**
+     * Adds {@code delta} to the capacity atomically (negative: shrinks with debt), as
+     * {@link #setCapacity} would set it to {@code capacity + delta}; returns the new capacity.
+     *
+     * @throws IllegalArgumentException if that would be below 0 or above MAX_PERMITS (nothing changes)
+     */
+    long addCapacity(long delta, String call) {
+        return resize(true, delta, call);
+    }
+
+    /**
+     * setCapacity ({@code relative} false: {@code value} is the new capacity, valid) or
+     * addCapacity ({@code relative}: {@code value} is the change, checked against the capacity
+     * under the lock); returns the new capacity.
+     */
+    private long resize(boolean relative, long value, String call) {
         Acquisition woken = null;
+        long n;
         lock();
         try {
             long c = capacity;
+            if (relative && (value > MAX_PERMITS - c || value < -c)) {
+                throw new IllegalArgumentException(call + ": the capacity " + c + (value < 0 ? " - " + -value : " + " + value)
+                        + " must be between 0 and MAX_PERMITS (" + MAX_PERMITS + "); nothing changed");
+            }
+            n = relative ? c + value : value;
             if (n == c) {
-                return;
+                return n;
             }
             // GATED and a new stamp first, the capacity after: a lock-free release that read the word
             // before this point fails its CAS (see release and "State word").
@@ -1861,6 +1890,7 @@ final class BatchSemaphore {
         }
         settleAll(woken);
         checkDrained();
+        return n;
     }
 
     /**
@@ -2015,13 +2045,16 @@ final class BatchSemaphore {
      * InterruptedException (nothing held) or SemaphoreClosedException. {@code onGrant}
      * (nullable) runs at the grant, as for {@link #acquireAsync}.
      */
-    void acquireBlocking(long n, String call, Runnable onGrant) throws InterruptedException {
+    Permits acquireBlocking(long n, String call, Runnable onGrant, PermitHandles.GiveBack back) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException(describe(call, n) + ": interrupted before waiting");
         }
-        if (!tryAcquire(n, onGrant)) {
-            await(enqueue(new ParkingAcquisition(this, n, n, onGrant), call), false, 0L, call);
+        if (tryAcquire(n, onGrant)) {
+            return new PermitHandles.Held(n, back);
         }
+        ParkingAcquisition a = enqueue(new ParkingAcquisition(this, n, n, onGrant, back), call);
+        await(a, false, 0L, call);
+        return a;
     }
 
     /** The timed blocking face, arguments valid; {@code nanos <= 0} does not wait. */
@@ -2038,7 +2071,7 @@ final class BatchSemaphore {
             }
             return false;
         }
-        return await(enqueue(new ParkingAcquisition(this, n, n, onGrant), call), true, nanos, call);
+        return await(enqueue(new ParkingAcquisition(this, n, n, onGrant, null), call), true, nanos, call);
     }
 
     /** Parks until the node settles; spins a little first. Cancels on interrupt or timeout. */
@@ -2144,15 +2177,34 @@ final class BatchSemaphore {
      * leave a stray unpark on the thread, as in java.util.concurrent's locks; park callers must
      * loop on their condition anyway.
      */
-    static final class ParkingAcquisition extends Acquisition {
+    static final class ParkingAcquisition extends Acquisition implements Permits {
         private final Thread thread = Thread.currentThread();
 
         /** The least it takes: {@code permits} for an exact request, less for an up-to one. */
         private final long min;
 
-        ParkingAcquisition(BatchSemaphore owner, long min, long max, Runnable onGrant) {
+        /**
+         * Once granted, this node is the caller's {@link Permits} handle: the face's release by
+         * count until the handle is released, then null (see PermitHandles). Null for a timed wait,
+         * whose caller gets a boolean.
+         */
+        private volatile PermitHandles.GiveBack back;
+
+        ParkingAcquisition(BatchSemaphore owner, long min, long max, Runnable onGrant, PermitHandles.GiveBack back) {
             super(owner, max, onGrant);
             this.min = min;
+            this.back = back;
+        }
+
+        /** The handle's release: the permits taken ({@link #permits()}), once. */
+        @Override
+        public boolean release() {
+            return PermitHandles.release((PermitHandles.GiveBack) PARKING_BACK.getAndSet(this, null), permits());
+        }
+
+        @Override
+        public boolean isReleased() {
+            return back == null;
         }
 
         @Override
@@ -2479,6 +2531,7 @@ final class BatchSemaphore {
     private static final VarHandle TRANSIT;
     private static final VarHandle PROVISIONAL;
     private static final VarHandle REMOVED_COUNT;
+    private static final VarHandle PARKING_BACK;
     private static final VarHandle REMOVED_LO;
     private static final VarHandle REMOVED_HI;
     private static final VarHandle TAIL;
@@ -2492,6 +2545,7 @@ final class BatchSemaphore {
             TRANSIT = l.findVarHandle(BatchSemaphore.class, "transit", long.class);
             PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
             REMOVED_COUNT = l.findVarHandle(BatchSemaphore.class, "removedCount", int.class);
+            PARKING_BACK = l.findVarHandle(ParkingAcquisition.class, "back", PermitHandles.GiveBack.class);
             REMOVED_LO = l.findVarHandle(BatchSemaphore.class, "removedLo", long.class);
             REMOVED_HI = l.findVarHandle(BatchSemaphore.class, "removedHi", long.class);
             TAIL = l.findVarHandle(BatchSemaphore.class, "tail", Acquisition.class);

@@ -45,24 +45,40 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     /** OPEN, CLAIMED, WITHDRAWN or TIMED_OUT; moves once, by CAS. */
     private volatile int settled;
 
-    /** Whether the future completes with the number of permits taken (up-to) or null. */
-    private final boolean countResult;
-
-    FutureAcquisition(BatchSemaphore owner, long min, long max, String call, Runnable onGrant, boolean countResult) {
-        this.node = new Node(owner, min, max, onGrant, this);
+    FutureAcquisition(BatchSemaphore owner, long min, long max, String call, Runnable onGrant, PermitHandles.GiveBack back) {
+        this.node = new Node(owner, min, max, onGrant, this, back);
         this.call = call;
-        this.countResult = countResult;
     }
 
-    /** The queue node of a future: claims and completes it. Never handed out. */
-    static final class Node extends Acquisition {
+    /**
+     * The queue node of a future: claims and completes it. Once granted it is the future's value,
+     * the {@link Permits} handle (so a wait allocates no separate handle); its waker methods are
+     * protected, so the handle cannot fake a grant.
+     */
+    static final class Node extends Acquisition implements Permits {
         private final FutureAcquisition<?> future;
         private final long min;
 
-        Node(BatchSemaphore owner, long min, long max, Runnable onGrant, FutureAcquisition<?> future) {
+        /** The face's release by count until the handle is released, then null (see PermitHandles). */
+        private volatile PermitHandles.GiveBack back;
+
+        Node(BatchSemaphore owner, long min, long max, Runnable onGrant, FutureAcquisition<?> future,
+                PermitHandles.GiveBack back) {
             super(owner, max, onGrant);
             this.min = min;
             this.future = future;
+            this.back = back;
+        }
+
+        /** The handle's release: the permits taken ({@link #permits()}), once. */
+        @Override
+        public boolean release() {
+            return PermitHandles.release((PermitHandles.GiveBack) BACK.getAndSet(this, null), permits());
+        }
+
+        @Override
+        public boolean isReleased() {
+            return back == null;
         }
 
         @Override
@@ -108,8 +124,8 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     /** Completes the future as the node settled: granted, closed or failed. */
     private void settle(Node n) {
         if (n.isGranted()) {
-            @SuppressWarnings("unchecked") // T is Long when countResult, Void otherwise
-            T value = countResult ? (T) Long.valueOf(n.permits()) : null;
+            @SuppressWarnings("unchecked") // T is Permits: the faces create FutureAcquisition<Permits> only
+            T value = (T) n;
             super.complete(value);
         } else if (n.isClosed()) {
             super.completeExceptionally(BatchSemaphore.closedException(call()));
@@ -187,10 +203,12 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     }
 
     private static final VarHandle SETTLED;
+    private static final VarHandle BACK;
 
     static {
         try {
             SETTLED = MethodHandles.lookup().findVarHandle(FutureAcquisition.class, "settled", int.class);
+            BACK = MethodHandles.lookup().findVarHandle(Node.class, "back", PermitHandles.GiveBack.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -17,13 +17,13 @@ import java.util.function.Supplier;
  * <pre>{@code
  * Mutex mutex = new Mutex();
  *
- * mutex.lockBlocking();
- * try {
+ * try (Permits held = mutex.lockBlocking()) {
  *     account.debit(amount);
- * } finally {
- *     mutex.unlock();
- * }
+ * }                                                    // unlocked here
  * }</pre>
+ *
+ * <p>Method names follow {@link Semaphore}'s: no suffix never waits ({@link #tryLock()}),
+ * {@code Then} calls back, {@code Async} returns a future, {@code Blocking} parks the thread.
  *
  * <p>Fairness: waiters are served strictly in arrival order; {@link #tryLock()} fails while anyone
  * waits (no barging). Memory consistency: actions before {@link #unlock()} happen-before actions
@@ -33,28 +33,118 @@ public final class Mutex {
 
     private final BatchSemaphore core;
 
-    /** Creates an unlocked mutex. */
+    /** The name given to the builder, or null. */
+    private final String name;
+
+    /** How a {@link Permits} handle of this mutex unlocks it. */
+    private final PermitHandles.GiveBack unlocker = permits -> unlock();
+
+    /** Creates an unlocked mutex. For a name, a queue bound or a listener, see {@link #builder()}. */
     public Mutex() {
         this.core = new BatchSemaphore(1, this);
+        this.name = null;
+    }
+
+    private Mutex(Builder b) {
+        this.core = new BatchSemaphore(1, Long.MAX_VALUE, b.maxQueueLength, b.listener, this);
+        this.name = b.name;
     }
 
     /**
-     * Creates an unlocked mutex whose waits are told to {@code listener}: each lock that has to
-     * wait, how and when its wait ends (weight 1), as for a semaphore's
-     * {@link Semaphore.Builder#waitListener(WaitListener)}. A lock taken at once calls nothing.
+     * Starts building a mutex with options: a name, a bound on the wait queue, a listener.
      *
      * <pre>{@code
-     * Mutex journal = new Mutex(new JfrWaitListener("journal"));   // handoff-jfr
+     * Mutex journal = Mutex.builder()
+     *         .name("journal")
+     *         .maxQueueLength(1_000)                   // shed the 1,001st waiter
+     *         .listener(new JfrWaitListener("journal"))  // handoff-jfr
+     *         .build();
      * }</pre>
      *
-     * @param listener the listener, see {@link WaitListener} for the threads it runs on
-     * @throws NullPointerException if {@code listener} is null
+     * @return a builder
      */
-    public Mutex(WaitListener listener) {
-        if (listener == null) {
-            throw new NullPointerException("new Mutex(null): the listener is null");
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Options of a {@link Mutex}: see {@link Mutex#builder()}. Not thread-safe; each
+     * {@link #build()} makes a new mutex.
+     */
+    public static final class Builder {
+        private int maxQueueLength = Integer.MAX_VALUE;
+        private WaitListener listener;
+        private String name;
+
+        private Builder() {
         }
-        this.core = new BatchSemaphore(1, Long.MAX_VALUE, Integer.MAX_VALUE, listener, this);
+
+        /**
+         * Names the mutex: {@link Mutex#name()} returns it, {@link Mutex#toString()} shows it, and
+         * the metrics and JFR modules use it as their default tag. Unnamed by default.
+         *
+         * @param name a short name for logs and metrics
+         * @return this builder
+         * @throws NullPointerException if {@code name} is null
+         * @throws IllegalArgumentException if {@code name} is blank
+         */
+        public Builder name(String name) {
+            this.name = Semaphore.checkName(name);
+            return this;
+        }
+
+        /**
+         * Bounds how many callers may wait: a lock that would have to queue while
+         * {@code queueLength() + 1 > k} is rejected at once with {@link SemaphoreRejectedException}
+         * (a failed future for the asynchronous faces), nothing queued, nothing held; a lock taken at
+         * once is never rejected. {@code 0} means "never queue". Unbounded by default.
+         *
+         * @param k the most waiting callers, {@code >= 0}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code k < 0}
+         */
+        public Builder maxQueueLength(int k) {
+            if (k < 0) {
+                throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
+            }
+            this.maxQueueLength = k;
+            return this;
+        }
+
+        /**
+         * Sets the listener told of every wait: each lock that has to queue (weight 1), how and when
+         * its wait ends, and each one the queue bound rejects; a lock taken at once calls nothing.
+         * See {@link Semaphore.Builder#listener(WaitListener)}.
+         *
+         * @param listener the listener, see {@link WaitListener} for the threads it runs on
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder listener(WaitListener listener) {
+            if (listener == null) {
+                throw new NullPointerException("listener(null): the listener is null");
+            }
+            this.listener = listener;
+            return this;
+        }
+
+        /**
+         * Builds the mutex, unlocked.
+         *
+         * @return a new mutex with these options
+         */
+        public Mutex build() {
+            return new Mutex(this);
+        }
+    }
+
+    /**
+     * Returns the name given by {@link Builder#name(String)}, or {@code null} if none was.
+     *
+     * @return the name, or {@code null}
+     */
+    public String name() {
+        return name;
     }
 
     /**
@@ -67,39 +157,62 @@ public final class Mutex {
     }
 
     /**
-     * Locks, parking for at most {@code timeout}; see {@link Semaphore#tryAcquire(long, Duration)}.
+     * Locks, parking for at most {@code timeout}; see {@link Semaphore#tryAcquireBlocking(long, Duration)}.
+     *
+     * <pre>{@code
+     * if (!mutex.tryLockBlocking(Duration.ofMillis(50))) return Result.BUSY;
+     * try { account.debit(amount); } finally { mutex.unlock(); }
+     * }</pre>
      *
      * @param timeout the longest wait; zero or negative does not wait
-     * @return {@code true} if locked
+     * @return {@code true} if locked, to be followed by {@link #unlock()}
      * @throws InterruptedException if interrupted before the lock was granted (nothing is held)
+     * @throws SemaphoreClosedException if the mutex is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      * @throws NullPointerException if {@code timeout} is null
      */
-    public boolean tryLock(Duration timeout) throws InterruptedException {
+    public boolean tryLockBlocking(Duration timeout) throws InterruptedException {
         if (timeout == null) {
-            throw new NullPointerException("tryLock(null): the timeout is null");
+            throw new NullPointerException("tryLockBlocking(null): the timeout is null");
         }
-        return core.tryAcquire(1, Semaphore.saturatedNanos(timeout), "tryLock(" + timeout + ")", null);
+        return core.tryAcquire(1, Semaphore.saturatedNanos(timeout), "tryLockBlocking(" + timeout + ")", null);
+    }
+
+    /**
+     * Locks without blocking a thread, giving up after {@code timeout}: the future completes with
+     * {@code true} once locked (the caller must unlock), {@code false} if the timeout came first
+     * (nothing held); see {@link Semaphore#tryAcquireAsync(long, Duration)}.
+     *
+     * @param timeout the longest wait; zero or negative does not wait
+     * @return a future of whether the lock was granted
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public CompletableFuture<Boolean> tryLockAsync(Duration timeout) {
+        if (timeout == null) {
+            throw new NullPointerException("tryLockAsync(null): the timeout is null");
+        }
+        return core.tryAcquireAsync(1, Semaphore.saturatedNanos(timeout), "tryLockAsync(" + timeout + ")", null);
     }
 
     /**
      * The callback primitive: locks now or when the queue reaches this call, then runs the waker.
      * Settles through the waker exactly once ({@link Waker#claim()} then {@link Waker#wake()}),
-     * possibly before this method returns; see {@link Semaphore#acquire(long, Waker)}.
+     * possibly before this method returns; see {@link Semaphore#acquireThen(long, Waker)}.
      *
      * @param waker what to run once the lock is held
      * @return the handle of the wait, to {@linkplain Acquisition#cancel() cancel} it
      * @throws NullPointerException if {@code waker} is null
      */
-    public Acquisition lock(Waker waker) {
+    public Acquisition lockThen(Waker waker) {
         if (waker == null) {
-            throw new NullPointerException("lock(null): the waker is null");
+            throw new NullPointerException("lockThen(null): the waker is null");
         }
-        return core.acquire(1, waker, null, "lock(waker)");
+        return core.acquire(1, waker, null, "lockThen(waker)");
     }
 
     /**
      * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for the lock: exactly {@link #lock(Waker)} with the acquisition's {@code claim()} and
+     * wait for the lock: exactly {@link #lockThen(Waker)} with the acquisition's {@code claim()} and
      * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
      *
      * @param acquisition a new, never started acquisition
@@ -141,17 +254,23 @@ public final class Mutex {
         if (body == null) {
             throw new NullPointerException("withLockAsync(null): the body is null");
         }
-        return ScopedAsync.run(core.acquireAsync(1, "withLockAsync()", null), this::unlock, body, "withLockAsync()");
+        return ScopedAsync.run(core.acquireAsync(1, "withLockAsync()", null, unlocker), this::unlock, body, "withLockAsync()");
     }
 
     /**
      * Locks, returning a future completed when the lock is held. A cancelled future never holds
      * the lock, even if the cancel races the grant; see {@link Semaphore#acquireAsync(long)}.
      *
-     * @return a future completed once this caller holds the lock
+     * <pre>{@code
+     * mutex.lockAsync().thenAccept(held -> {
+     *     try { account.debit(amount); } finally { held.release(); }
+     * });
+     * }</pre>
+     *
+     * @return a future completed with the lock's handle once this caller holds the lock
      */
-    public CompletableFuture<Void> lockAsync() {
-        return core.acquireAsync(1, "lockAsync()", null);
+    public CompletableFuture<Permits> lockAsync() {
+        return core.acquireAsync(1, "lockAsync()", null, unlocker);
     }
 
     /**
@@ -159,10 +278,13 @@ public final class Mutex {
      * the wait is withdrawn and {@link InterruptedException} is thrown, unless the grant won the
      * race: then it returns normally with the interrupt flag set.
      *
+     * @return the lock's handle: {@link Permits#close()} (or {@link #unlock()}) unlocks
      * @throws InterruptedException if interrupted before the lock was granted (nothing is held)
+     * @throws SemaphoreClosedException if the mutex is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
-    public void lockBlocking() throws InterruptedException {
-        core.acquireBlocking(1, "lockBlocking()", null);
+    public Permits lockBlocking() throws InterruptedException {
+        return core.acquireBlocking(1, "lockBlocking()", null, unlocker);
     }
 
     /**
@@ -217,12 +339,32 @@ public final class Mutex {
     }
 
     /**
+     * Closes the mutex, as {@link Semaphore#close()} closes a semaphore. Idempotent. Every waiting
+     * lock fails (futures and blocked threads with {@link SemaphoreClosedException}, a callback's
+     * {@link Acquisition#isClosed()}), later locks fail the same way and {@link #tryLock()} returns
+     * {@code false}; {@link #unlock()} keeps working, so the holder can still let go.
+     */
+    public void close() {
+        core.close();
+    }
+
+    /**
+     * Returns whether {@link #close()} was called.
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
+        return core.isClosed();
+    }
+
+    /**
      * Returns a description for logs.
      *
-     * @return for example {@code "Mutex[locked, queued=2]"}
+     * @return for example {@code "Mutex[name=journal, locked, queued=2]"}
      */
     @Override
     public String toString() {
-        return "Mutex[" + (isLocked() ? "locked" : "unlocked") + ", queued=" + core.queueLength() + "]";
+        return "Mutex[" + (name == null ? "" : "name=" + name + ", ") + (isLocked() ? "locked" : "unlocked")
+                + ", queued=" + core.queueLength() + (isClosed() ? ", closed" : "") + "]";
     }
 }

@@ -23,15 +23,20 @@ import java.util.function.Supplier;
  * RwLock lock = new RwLock();
  *
  * String get(String key) throws InterruptedException {
- *     lock.readLockBlocking();
- *     try { return map.get(key); } finally { lock.readUnlock(); }
+ *     try (Permits read = lock.readLockBlocking()) {
+ *         return map.get(key);
+ *     }
  * }
  *
  * void put(String key, String value) throws InterruptedException {
- *     lock.writeLockBlocking();
- *     try { map.put(key, value); } finally { lock.writeUnlock(); }
+ *     try (Permits write = lock.writeLockBlocking()) {
+ *         map.put(key, value);
+ *     }
  * }
  * }</pre>
+ *
+ * <p>Method names follow {@link Semaphore}'s: no suffix never waits ({@link #tryReadLock()}),
+ * {@code Then} calls back, {@code Async} returns a future, {@code Blocking} parks the thread.
  *
  * <p>Not reentrant and not owned by a thread (asynchronous code may unlock from another thread).
  * Misuse such as {@link #readUnlock()} while write-locked, or {@link #writeUnlock()} while not
@@ -52,6 +57,15 @@ public final class RwLock {
 
     private final BatchSemaphore core;
     private final int maxReaders;
+
+    /** The name given to the builder, or null. */
+    private final String name;
+
+    /** How a read lock's {@link Permits} handle unlocks it. */
+    private final PermitHandles.GiveBack readUnlocker = permits -> readUnlock();
+
+    /** How the write lock's {@link Permits} handle unlocks it. */
+    private final PermitHandles.GiveBack writeUnlocker = permits -> writeUnlock();
 
     /**
      * Whether a writer holds the lock. Set at the writer's grant — under the core's lock for a
@@ -95,39 +109,127 @@ public final class RwLock {
      * @throws IllegalArgumentException if {@code maxReaders < 1}
      */
     public RwLock(int maxReaders) {
-        this(maxReaders, null, false);
+        this(maxReaders, (Builder) null);
     }
 
-    /**
-     * Creates a lock that admits up to {@code maxReaders} readers at once and tells
-     * {@code listener} of its waits, as a semaphore's
-     * {@link Semaphore.Builder#waitListener(WaitListener)} does: a reader waits for weight 1, a
-     * writer for weight {@code maxReaders} (the whole lock). A lock taken at once calls nothing.
-     *
-     * <pre>{@code
-     * RwLock cache = new RwLock(64, new JfrWaitListener("cache"));   // handoff-jfr
-     * }</pre>
-     *
-     * @param maxReaders the read permits, at least 1
-     * @param listener the listener, see {@link WaitListener} for the threads it runs on
-     * @throws IllegalArgumentException if {@code maxReaders < 1}
-     * @throws NullPointerException if {@code listener} is null
-     */
-    public RwLock(int maxReaders, WaitListener listener) {
-        this(maxReaders, listener, true);
+    private RwLock(Builder b) {
+        this(b.maxReaders, b);
     }
 
-    /** Checks the arguments (the listener first, if one was asked for), then creates the lock. */
-    private RwLock(int maxReaders, WaitListener listener, boolean listened) {
-        if (listened && listener == null) {
-            throw new NullPointerException("new RwLock(" + maxReaders + ", null): the listener is null");
-        }
+    /** Checks the arguments, then creates the lock with {@code b}'s options (or none). */
+    private RwLock(int maxReaders, Builder b) {
         if (maxReaders < 1) {
-            throw new IllegalArgumentException("new RwLock(" + maxReaders + (listened ? ", listener" : "")
+            throw new IllegalArgumentException((b == null ? "new RwLock(" : "builder(") + maxReaders
                     + "): maxReaders must be at least 1");
         }
         this.maxReaders = maxReaders;
-        this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, Integer.MAX_VALUE, listener, this);
+        this.name = b == null ? null : b.name;
+        this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, b == null ? Integer.MAX_VALUE : b.maxQueueLength,
+                b == null ? null : b.listener, this);
+    }
+
+    /**
+     * Starts building a lock that admits up to {@code maxReaders} readers at once, with options: a
+     * name, a bound on the wait queue, a listener.
+     *
+     * <pre>{@code
+     * RwLock cache = RwLock.builder(64)
+     *         .name("cache")
+     *         .listener(new JfrWaitListener("cache"))   // handoff-jfr
+     *         .build();
+     * }</pre>
+     *
+     * @param maxReaders the read permits, at least 1
+     * @return a builder
+     * @throws IllegalArgumentException if {@code maxReaders < 1}
+     */
+    public static Builder builder(int maxReaders) {
+        if (maxReaders < 1) {
+            throw new IllegalArgumentException("builder(" + maxReaders + "): maxReaders must be at least 1");
+        }
+        return new Builder(maxReaders);
+    }
+
+    /**
+     * Options of a {@link RwLock}: see {@link RwLock#builder(int)}. Not thread-safe; each
+     * {@link #build()} makes a new lock.
+     */
+    public static final class Builder {
+        private final int maxReaders;
+        private int maxQueueLength = Integer.MAX_VALUE;
+        private WaitListener listener;
+        private String name;
+
+        private Builder(int maxReaders) {
+            this.maxReaders = maxReaders;
+        }
+
+        /**
+         * Names the lock: {@link RwLock#name()} returns it, {@link RwLock#toString()} shows it, and
+         * the metrics and JFR modules use it as their default tag. Unnamed by default.
+         *
+         * @param name a short name for logs and metrics
+         * @return this builder
+         * @throws NullPointerException if {@code name} is null
+         * @throws IllegalArgumentException if {@code name} is blank
+         */
+        public Builder name(String name) {
+            this.name = Semaphore.checkName(name);
+            return this;
+        }
+
+        /**
+         * Bounds how many readers and writers may wait: one that would have to queue while
+         * {@code queueLength() + 1 > k} is rejected at once with {@link SemaphoreRejectedException}
+         * (a failed future for the asynchronous faces), nothing queued, nothing held; a lock taken at
+         * once is never rejected. {@code 0} means "never queue". Unbounded by default.
+         *
+         * @param k the most waiting callers, {@code >= 0}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code k < 0}
+         */
+        public Builder maxQueueLength(int k) {
+            if (k < 0) {
+                throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
+            }
+            this.maxQueueLength = k;
+            return this;
+        }
+
+        /**
+         * Sets the listener told of every wait, as {@link Semaphore.Builder#listener(WaitListener)}
+         * does: a reader waits for weight 1, a writer for weight {@code maxReaders} (the whole
+         * lock). A lock taken at once calls nothing.
+         *
+         * @param listener the listener, see {@link WaitListener} for the threads it runs on
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder listener(WaitListener listener) {
+            if (listener == null) {
+                throw new NullPointerException("listener(null): the listener is null");
+            }
+            this.listener = listener;
+            return this;
+        }
+
+        /**
+         * Builds the lock, unlocked.
+         *
+         * @return a new lock with these options
+         */
+        public RwLock build() {
+            return new RwLock(this);
+        }
+    }
+
+    /**
+     * Returns the name given by {@link Builder#name(String)}, or {@code null} if none was.
+     *
+     * @return the name, or {@code null}
+     */
+    public String name() {
+        return name;
     }
 
     /**
@@ -155,31 +257,47 @@ public final class RwLock {
      * Takes a read lock, parking for at most {@code timeout}.
      *
      * @param timeout the longest wait; zero or negative does not wait
-     * @return {@code true} if read-locked
+     * @return {@code true} if read-locked, to be followed by {@link #readUnlock()}
      * @throws InterruptedException if interrupted before the grant (nothing is held)
+     * @throws SemaphoreClosedException if the lock is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      * @throws NullPointerException if {@code timeout} is null
      */
-    public boolean tryReadLock(Duration timeout) throws InterruptedException {
-        return core.tryAcquire(1, nanos("tryReadLock", timeout), "tryReadLock(" + timeout + ")", null);
+    public boolean tryReadLockBlocking(Duration timeout) throws InterruptedException {
+        return core.tryAcquire(1, nanos("tryReadLockBlocking", timeout), "tryReadLockBlocking(" + timeout + ")", null);
     }
 
     /**
-     * The callback primitive for readers: see {@link Semaphore#acquire(long, Waker)}.
+     * Takes a read lock without blocking a thread, giving up after {@code timeout}: the future
+     * completes with {@code true} once read-locked (the caller must {@link #readUnlock()}), with
+     * {@code false} if the timeout came first (nothing held); see
+     * {@link Semaphore#tryAcquireAsync(long, Duration)}.
+     *
+     * @param timeout the longest wait; zero or negative does not wait
+     * @return a future of whether the read lock was granted
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public CompletableFuture<Boolean> tryReadLockAsync(Duration timeout) {
+        return core.tryAcquireAsync(1, nanos("tryReadLockAsync", timeout), "tryReadLockAsync(" + timeout + ")", null);
+    }
+
+    /**
+     * The callback primitive for readers: see {@link Semaphore#acquireThen(long, Waker)}.
      *
      * @param waker what to run once the read lock is held
      * @return the handle of the wait
      * @throws NullPointerException if {@code waker} is null
      */
-    public Acquisition readLock(Waker waker) {
+    public Acquisition readLockThen(Waker waker) {
         if (waker == null) {
-            throw new NullPointerException("readLock(null): the waker is null");
+            throw new NullPointerException("readLockThen(null): the waker is null");
         }
-        return core.acquire(1, waker, null, "readLock(waker)");
+        return core.acquire(1, waker, null, "readLockThen(waker)");
     }
 
     /**
      * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for a read lock: exactly {@link #readLock(Waker)} with the acquisition's {@code claim()} and
+     * wait for a read lock: exactly {@link #readLockThen(Waker)} with the acquisition's {@code claim()} and
      * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
      *
      * @param acquisition a new, never started acquisition
@@ -216,7 +334,7 @@ public final class RwLock {
         if (body == null) {
             throw new NullPointerException("withReadLockAsync(null): the body is null");
         }
-        return ScopedAsync.run(core.acquireAsync(1, "withReadLockAsync()", null), this::readUnlock, body,
+        return ScopedAsync.run(core.acquireAsync(1, "withReadLockAsync()", null, readUnlocker), this::readUnlock, body,
                 "withReadLockAsync()");
     }
 
@@ -224,20 +342,23 @@ public final class RwLock {
      * Takes a read lock, returning a future completed once it is held. A cancelled future never
      * holds the lock; see {@link Semaphore#acquireAsync(long)}.
      *
-     * @return a future completed once this caller holds a read lock
+     * @return a future completed with the read lock's handle once this caller holds it
      */
-    public CompletableFuture<Void> readLockAsync() {
-        return core.acquireAsync(1, "readLockAsync()", null);
+    public CompletableFuture<Permits> readLockAsync() {
+        return core.acquireAsync(1, "readLockAsync()", null, readUnlocker);
     }
 
     /**
      * Takes a read lock, parking the calling thread (safe on virtual threads).
      *
+     * @return the read lock's handle: {@link Permits#close()} (or {@link #readUnlock()}) unlocks
      * @throws InterruptedException if interrupted before the grant (nothing is held); if the grant
      *     won the race, returns normally with the interrupt flag set
+     * @throws SemaphoreClosedException if the lock is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
-    public void readLockBlocking() throws InterruptedException {
-        core.acquireBlocking(1, "readLockBlocking()", null);
+    public Permits readLockBlocking() throws InterruptedException {
+        return core.acquireBlocking(1, "readLockBlocking()", null, readUnlocker);
     }
 
     /**
@@ -290,33 +411,50 @@ public final class RwLock {
      * Takes the write lock, parking for at most {@code timeout}.
      *
      * @param timeout the longest wait; zero or negative does not wait
-     * @return {@code true} if write-locked
+     * @return {@code true} if write-locked, to be followed by {@link #writeUnlock()}
      * @throws InterruptedException if interrupted before the grant (nothing is held)
+     * @throws SemaphoreClosedException if the lock is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      * @throws NullPointerException if {@code timeout} is null
      */
-    public boolean tryWriteLock(Duration timeout) throws InterruptedException {
-        return core.tryAcquire(maxReaders, nanos("tryWriteLock", timeout), "tryWriteLock(" + timeout + ")",
+    public boolean tryWriteLockBlocking(Duration timeout) throws InterruptedException {
+        return core.tryAcquire(maxReaders, nanos("tryWriteLockBlocking", timeout), "tryWriteLockBlocking(" + timeout + ")",
                 markWriteLocked);
     }
 
     /**
-     * The callback primitive for writers: see {@link Semaphore#acquire(long, Waker)}. The lock
+     * Takes the write lock without blocking a thread, giving up after {@code timeout}: the future
+     * completes with {@code true} once write-locked (the caller must {@link #writeUnlock()}), with
+     * {@code false} if the timeout came first (nothing held); see
+     * {@link Semaphore#tryAcquireAsync(long, Duration)}.
+     *
+     * @param timeout the longest wait; zero or negative does not wait
+     * @return a future of whether the write lock was granted
+     * @throws NullPointerException if {@code timeout} is null
+     */
+    public CompletableFuture<Boolean> tryWriteLockAsync(Duration timeout) {
+        return core.tryAcquireAsync(maxReaders, nanos("tryWriteLockAsync", timeout), "tryWriteLockAsync(" + timeout + ")",
+                markWriteLocked);
+    }
+
+    /**
+     * The callback primitive for writers: see {@link Semaphore#acquireThen(long, Waker)}. The lock
      * counts as write-locked from the grant on, before the waker runs.
      *
      * @param waker what to run once the write lock is held
      * @return the handle of the wait
      * @throws NullPointerException if {@code waker} is null
      */
-    public Acquisition writeLock(Waker waker) {
+    public Acquisition writeLockThen(Waker waker) {
         if (waker == null) {
-            throw new NullPointerException("writeLock(null): the waker is null");
+            throw new NullPointerException("writeLockThen(null): the waker is null");
         }
-        return core.acquire(maxReaders, waker, markWriteLocked, "writeLock(waker)");
+        return core.acquire(maxReaders, waker, markWriteLocked, "writeLockThen(waker)");
     }
 
     /**
      * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for the write lock: exactly {@link #writeLock(Waker)} with the acquisition's {@code claim()} and
+     * wait for the write lock: exactly {@link #writeLockThen(Waker)} with the acquisition's {@code claim()} and
      * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
      *
      * @param acquisition a new, never started acquisition
@@ -353,7 +491,7 @@ public final class RwLock {
         if (body == null) {
             throw new NullPointerException("withWriteLockAsync(null): the body is null");
         }
-        return ScopedAsync.run(core.acquireAsync(maxReaders, "withWriteLockAsync()", markWriteLocked),
+        return ScopedAsync.run(core.acquireAsync(maxReaders, "withWriteLockAsync()", markWriteLocked, writeUnlocker),
                 this::writeUnlock, body, "withWriteLockAsync()");
     }
 
@@ -361,20 +499,24 @@ public final class RwLock {
      * Takes the write lock, returning a future completed once it is held. A cancelled future
      * never holds the lock; see {@link Semaphore#acquireAsync(long)}.
      *
-     * @return a future completed once this caller holds the write lock
+     * @return a future completed with the write lock's handle once this caller holds it
      */
-    public CompletableFuture<Void> writeLockAsync() {
-        return core.acquireAsync(maxReaders, "writeLockAsync()", markWriteLocked);
+    public CompletableFuture<Permits> writeLockAsync() {
+        return core.acquireAsync(maxReaders, "writeLockAsync()", markWriteLocked, writeUnlocker);
     }
 
     /**
      * Takes the write lock, parking the calling thread (safe on virtual threads).
      *
+     * @return the write lock's handle: {@link Permits#close()} (or {@link #writeUnlock()}) unlocks;
+     *     after {@link #downgrade()} it no longer can (release the read lock with {@link #readUnlock()})
      * @throws InterruptedException if interrupted before the grant (nothing is held); if the grant
      *     won the race, returns normally with the interrupt flag set
+     * @throws SemaphoreClosedException if the lock is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
-    public void writeLockBlocking() throws InterruptedException {
-        core.acquireBlocking(maxReaders, "writeLockBlocking()", markWriteLocked);
+    public Permits writeLockBlocking() throws InterruptedException {
+        return core.acquireBlocking(maxReaders, "writeLockBlocking()", markWriteLocked, writeUnlocker);
     }
 
     /**
@@ -495,8 +637,29 @@ public final class RwLock {
      */
     @Override
     public String toString() {
-        return "RwLock[maxReaders=" + maxReaders + ", " + (writeLocked ? "write-locked" : "readers=" + readLockCount())
-                + ", queued=" + core.queueLength() + "]";
+        return "RwLock[" + (name == null ? "" : "name=" + name + ", ") + "maxReaders=" + maxReaders + ", "
+                + (writeLocked ? "write-locked" : "readers=" + readLockCount())
+                + ", queued=" + core.queueLength() + (isClosed() ? ", closed" : "") + "]";
+    }
+
+    /**
+     * Closes the lock, as {@link Semaphore#close()} closes a semaphore. Idempotent. Every waiting
+     * reader and writer fails (futures and blocked threads with {@link SemaphoreClosedException}, a
+     * callback's {@link Acquisition#isClosed()}), later locks fail the same way and the
+     * {@code try} locks return {@code false}; {@link #readUnlock()} and {@link #writeUnlock()} keep
+     * working, so holders can still let go.
+     */
+    public void close() {
+        core.close();
+    }
+
+    /**
+     * Returns whether {@link #close()} was called.
+     *
+     * @return {@code true} once closed
+     */
+    public boolean isClosed() {
+        return core.isClosed();
     }
 
     private static long nanos(String call, Duration timeout) {

@@ -13,7 +13,7 @@ import java.util.function.Supplier;
  */
 final class ScopedAsync<T> extends CompletableFuture<T> {
 
-    private final CompletableFuture<Void> acquired;
+    private final CompletableFuture<?> acquired;
 
     /**
      * Set before this future withdraws its own wait (cancel, timeout, an outside failure): the
@@ -22,7 +22,7 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
      */
     private volatile boolean withdrawing;
 
-    private ScopedAsync(CompletableFuture<Void> acquired) {
+    private ScopedAsync(CompletableFuture<?> acquired) {
         this.acquired = acquired;
     }
 
@@ -35,7 +35,7 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
      * released without running {@code body}. After {@code body} started, cancelling the result
      * does not stop it: its permits are released when its stage completes.
      */
-    static <T> CompletableFuture<T> run(CompletableFuture<Void> acquired, Runnable release,
+    static <T> CompletableFuture<T> run(CompletableFuture<?> acquired, Runnable release,
             Supplier<? extends CompletionStage<T>> body, String call) {
         ScopedAsync<T> result = new ScopedAsync<>(acquired);
         acquired.whenComplete((granted, error) -> {

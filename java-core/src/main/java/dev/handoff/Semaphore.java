@@ -12,22 +12,21 @@ import java.util.function.Supplier;
  * flight, rows per batch, tokens per request), not by count.
  *
  * <p>A semaphore has a capacity of {@code N} permits (changeable with {@link #setCapacity(long)}). Callers take {@code n} permits at a
- * time and give them back with {@link #release(long)}. Every way of waiting is offered on the
- * same queue: a callback ({@link #acquire(long, Waker)}), a {@link CompletableFuture}
- * ({@link #acquireAsync(long)}), a blocking call that is safe on virtual threads
- * ({@link #acquireBlocking(long)}, {@link #tryAcquire(long, Duration)}), and, in the Kotlin module
- * {@code dev.handoff.coroutines}, a {@code suspend} acquire.
+ * time and give them back with {@link #release(long)}, or through the {@link Permits} handle that
+ * the blocking and asynchronous faces return. Every way of waiting is offered on the same queue,
+ * and the suffix of a method names how it waits: none never waits ({@link #tryAcquire(long)}),
+ * {@code Then} calls back ({@link #acquireThen(long, Waker)}), {@code Async} returns a
+ * {@link CompletableFuture} ({@link #acquireAsync(long)}), {@code Blocking} parks the thread, safely
+ * on virtual threads ({@link #acquireBlocking(long)}, {@link #tryAcquireBlocking(long, Duration)});
+ * in the Kotlin module {@code dev.handoff.coroutines}, no suffix means {@code suspend}.
  *
  * <pre>{@code
  * Semaphore inFlight = new Semaphore(64L << 20);          // at most 64 MiB in flight
  *
  * void upload(byte[] body) throws InterruptedException {
- *     inFlight.acquireBlocking(body.length);
- *     try {
+ *     try (Permits p = inFlight.acquireBlocking(body.length)) {
  *         client.send(body);
- *     } finally {
- *         inFlight.release(body.length);
- *     }
+ *     }                                                   // released here, however send ends
  * }
  * }</pre>
  *
@@ -66,6 +65,12 @@ public final class Semaphore {
 
     private final BatchSemaphore core;
 
+    /** The name given to the builder, or null. */
+    private final String name;
+
+    /** How a {@link Permits} handle of this semaphore gives its permits back. */
+    private final PermitHandles.GiveBack byCount = this::release;
+
     /**
      * Creates a semaphore with {@code permits} permits, all free.
      *
@@ -75,10 +80,12 @@ public final class Semaphore {
     public Semaphore(long permits) {
         checkCapacity("new Semaphore", permits);
         this.core = new BatchSemaphore(permits, this);
+        this.name = null;
     }
 
     private Semaphore(Builder b) {
         this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener, this);
+        this.name = b.name;
     }
 
     private static void checkCapacity(String call, long permits) {
@@ -121,6 +128,7 @@ public final class Semaphore {
         private long maxQueuedPermits = Long.MAX_VALUE;
         private int maxQueueLength = Integer.MAX_VALUE;
         private WaitListener listener;
+        private String name;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -171,7 +179,8 @@ public final class Semaphore {
          * <pre>{@code
          * SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
          * Semaphore budget = Semaphore.builder(64 << 20)
-         *         .waitListener(metrics)
+         *         .name("uploads")
+         *         .listener(metrics)
          *         .build();
          * metrics.monitor(budget).bindTo(registry);
          * }</pre>
@@ -180,11 +189,25 @@ public final class Semaphore {
          * @return this builder
          * @throws NullPointerException if {@code listener} is null
          */
-        public Builder waitListener(WaitListener listener) {
+        public Builder listener(WaitListener listener) {
             if (listener == null) {
-                throw new NullPointerException("waitListener(null): the listener is null");
+                throw new NullPointerException("listener(null): the listener is null");
             }
             this.listener = listener;
+            return this;
+        }
+
+        /**
+         * Names the semaphore: {@link Semaphore#name()} returns it, {@link Semaphore#toString()}
+         * shows it, and the metrics and JFR modules use it as their default tag. Unnamed by default.
+         *
+         * @param name a short name for logs and metrics, for example {@code "uploads"}
+         * @return this builder
+         * @throws NullPointerException if {@code name} is null
+         * @throws IllegalArgumentException if {@code name} is empty or blank
+         */
+        public Builder name(String name) {
+            this.name = checkName(name);
             return this;
         }
 
@@ -198,9 +221,29 @@ public final class Semaphore {
         }
     }
 
+    /** Checks a primitive's name: not null, not blank. */
+    static String checkName(String name) {
+        if (name == null) {
+            throw new NullPointerException("name(null): the name is null");
+        }
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("name(\"" + name + "\"): the name must not be blank");
+        }
+        return name;
+    }
+
     /** The core, for the other faces in this package. */
     BatchSemaphore core() {
         return core;
+    }
+
+    /**
+     * Returns the name given by {@link Builder#name(String)}, or {@code null} if none was.
+     *
+     * @return the name, or {@code null}
+     */
+    public String name() {
+        return name;
     }
 
     /**
@@ -257,6 +300,27 @@ public final class Semaphore {
     }
 
     /**
+     * Changes the capacity by {@code delta}, atomically: two threads that each add one end one
+     * higher each, unlike {@code setCapacity(capacity() + 1)}, which can lose an update. A positive
+     * {@code delta} hands the new permits to the queue as {@code release(delta)} would; a negative
+     * one shrinks with debt. Same rules, errors and failures of waiters that can no longer fit as
+     * {@link #setCapacity(long)}.
+     *
+     * <pre>{@code
+     * pool.addCapacity(+1);                       // one more connection was opened
+     * pool.addCapacity(-1);                       // one was closed: taken from the free permits, or owed
+     * }</pre>
+     *
+     * @param delta how much to add; negative shrinks
+     * @return the new capacity
+     * @throws IllegalArgumentException if the new capacity would be below {@code 0} or above
+     *     {@link #MAX_PERMITS} (nothing changes)
+     */
+    public long addCapacity(long delta) {
+        return core.addCapacity(delta, "addCapacity(" + delta + ")");
+    }
+
+    /**
      * Takes as many permits as are free, up to {@code max}, without ever waiting: if nobody waits
      * and the semaphore is not closed, takes {@code min(max, availablePermits())} (maybe 0) and
      * returns it; otherwise returns 0. Never barges: while anyone waits it takes nothing.
@@ -306,40 +370,47 @@ public final class Semaphore {
      * One FIFO request for between {@code min} and {@code max} permits: it waits in the queue like
      * any other, is granted as soon as at least {@code min} permits can be given to it, and then
      * takes as many as are being handed out (or are free), up to {@code max}. The future completes
-     * with the number taken, which the caller must release. Same cancellation, close and shedding
-     * rules as {@link #acquireAsync(long)} (the shedding weight is {@code min}).
+     * with the {@link Permits} handle, whose {@link Permits#permits()} is the number taken, which
+     * the caller must release. Same cancellation, close and shedding rules as
+     * {@link #acquireAsync(long)} (the shedding weight is {@code min}).
      *
      * <pre>{@code
      * budget.acquireUpToAsync(64 << 10, 4 << 20)            // 64 KiB to 4 MiB of buffer
-     *       .thenAccept(bytes -> readChunk(bytes).whenComplete((r, e) -> budget.release(bytes)));
+     *       .thenAccept(p -> readChunk(p.permits()).whenComplete((r, e) -> p.release()));
      * }</pre>
      *
      * @param min the least permits to be granted with, {@code 1 <= min <= max}, {@code min <= capacity()}
      * @param max the most permits to take
-     * @return a future completed with the number of permits taken
+     * @return a future completed with the handle of the permits taken
      * @throws IllegalArgumentException if {@code min < 1}, {@code min > max} or {@code min > capacity()}
      */
-    public CompletableFuture<Long> acquireUpToAsync(long min, long max) {
+    public CompletableFuture<Permits> acquireUpToAsync(long min, long max) {
         checkRange("acquireUpToAsync", min, max);
-        return core.acquireUpToAsync(min, max, "acquireUpToAsync(" + min + ", " + max + ")");
+        return core.acquireUpToAsync(min, max, "acquireUpToAsync(" + min + ", " + max + ")", byCount);
     }
 
     /**
      * The blocking form of {@link #acquireUpToAsync(long, long)}: parks until at least {@code min}
-     * permits are granted, and returns how many were taken (at most {@code max}). Interrupt, close
-     * and shedding as for {@link #acquireBlocking(long)}.
+     * permits are granted, and returns their handle ({@link Permits#permits()}: how many were
+     * taken, at most {@code max}). Interrupt, close and shedding as for {@link #acquireBlocking(long)}.
+     *
+     * <pre>{@code
+     * try (Permits p = budget.acquireUpToBlocking(64 << 10, 4 << 20)) {
+     *     readChunk(p.permits());
+     * }
+     * }</pre>
      *
      * @param min the least permits to be granted with, {@code 1 <= min <= max}, {@code min <= capacity()}
      * @param max the most permits to take
-     * @return the permits taken, to be released later
+     * @return the handle of the permits taken, to be released later
      * @throws InterruptedException if interrupted before the grant (nothing is held)
      * @throws IllegalArgumentException if {@code min < 1}, {@code min > max} or {@code min > capacity()}
      * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
      * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
-    public long acquireUpToBlocking(long min, long max) throws InterruptedException {
+    public Permits acquireUpToBlocking(long min, long max) throws InterruptedException {
         checkRange("acquireUpToBlocking", min, max);
-        return core.acquireUpToBlocking(min, max, "acquireUpToBlocking(" + min + ", " + max + ")");
+        return core.acquireUpToBlocking(min, max, "acquireUpToBlocking(" + min + ", " + max + ")", byCount);
     }
 
     private void checkRange(String call, long min, long max) {
@@ -394,7 +465,7 @@ public final class Semaphore {
             throw new NullPointerException("tryAcquireAsync(" + n + ", null): the timeout is null");
         }
         checkFits("tryAcquireAsync", n);
-        return core.tryAcquireAsync(n, saturatedNanos(timeout), "tryAcquireAsync(" + n + ", " + timeout + ")");
+        return core.tryAcquireAsync(n, saturatedNanos(timeout), "tryAcquireAsync(" + n + ", " + timeout + ")", null);
     }
 
     /**
@@ -498,7 +569,7 @@ public final class Semaphore {
      * <pre>{@code
      * final class Send implements Waker {                  // created and started on the loop
      *     private Acquisition acquisition;
-     *     void start() { acquisition = budget.acquire(request.bytes(), this); }
+     *     void start() { acquisition = budget.acquireThen(request.bytes(), this); }
      *     public void wake() { loop.execute(this::run); }
      *     private void run() {
      *         if (!acquisition.isGranted()) {              // closed: nothing held, nothing to release
@@ -525,20 +596,20 @@ public final class Semaphore {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      * @throws NullPointerException if {@code waker} is null
      */
-    public Acquisition acquire(long n, Waker waker) {
+    public Acquisition acquireThen(long n, Waker waker) {
         if (n < 0) {
-            throw negative("acquire", n);
+            throw negative("acquireThen", n);
         }
         if (waker == null) {
-            throw new NullPointerException("acquire(" + n + ", null): the waker is null");
+            throw new NullPointerException("acquireThen(" + n + ", null): the waker is null");
         }
-        checkFits("acquire", n);
-        return core.acquire(n, waker, null, "acquire(" + n + ", waker)");
+        checkFits("acquireThen", n);
+        return core.acquire(n, waker, null, "acquireThen(" + n + ", waker)");
     }
 
     /**
      * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for {@code n} permits: exactly {@link #acquire(long, Waker)} with the acquisition's
+     * wait for {@code n} permits: exactly {@link #acquireThen(long, Waker)} with the acquisition's
      * {@code claim()} and {@code wake()} in place of a waker's, and without the allocation of a
      * separate handle. Meant for adapters (a coroutine bridge, a reactive operator) that create
      * one object per wait anyway.
@@ -621,7 +692,7 @@ public final class Semaphore {
     /**
      * Takes {@code n} permits, returning a future that completes when they are granted, or fails
      * with {@link SemaphoreClosedException} if the semaphore is or gets closed first. Same FIFO
-     * queue and checks as {@link #acquire(long, Waker)}; argument errors are thrown by this call,
+     * queue and checks as {@link #acquireThen(long, Waker)}; argument errors are thrown by this call,
      * not put in the future. The future completes on the thread that grants (often the one calling
      * {@code release}); use the {@code *Async} methods of the future to move work elsewhere.
      *
@@ -648,27 +719,27 @@ public final class Semaphore {
      * <pre>{@code
      * budget.acquireAsync(item.size())
      *       .orTimeout(30, TimeUnit.SECONDS)                   // fails the wait: nothing held
-     *       .thenCompose(granted -> {                          // runs only after a grant
+     *       .thenCompose(permits -> {                          // runs only after a grant
      *           try {
      *               return download(item)
-     *                       .whenComplete((body, error) -> budget.release(item.size()));
+     *                       .whenComplete((body, error) -> permits.release());
      *           } catch (Throwable t) {                        // download threw: no stage to wait for
-     *               budget.release(item.size());
+     *               permits.release();
      *               throw t;
      *           }
      *       });
      * }</pre>
      *
      * @param n the number of permits
-     * @return a future completed when the permits are granted
+     * @return a future completed with the handle of the permits when they are granted
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      */
-    public CompletableFuture<Void> acquireAsync(long n) {
+    public CompletableFuture<Permits> acquireAsync(long n) {
         if (n < 0) {
             throw negative("acquireAsync", n);
         }
         checkFits("acquireAsync", n);
-        return core.acquireAsync(n, "acquireAsync", null);
+        return core.acquireAsync(n, "acquireAsync", null, byCount);
     }
 
     /**
@@ -706,7 +777,7 @@ public final class Semaphore {
         }
         checkFits("withPermitsAsync", n);
         String call = "withPermitsAsync(" + n + ")";
-        return ScopedAsync.run(core.acquireAsync(n, call, null), () -> release(n), body, call);
+        return ScopedAsync.run(core.acquireAsync(n, call, null, byCount), () -> release(n), body, call);
     }
 
     /**
@@ -718,17 +789,24 @@ public final class Semaphore {
      * {@link InterruptedException} is thrown; if the grant won the race, this method returns
      * normally with the thread's interrupt flag set.
      *
+     * <pre>{@code
+     * try (Permits p = inFlight.acquireBlocking(body.length)) {
+     *     client.send(body);
+     * }
+     * }</pre>
+     *
      * @param n the number of permits
+     * @return the handle of the permits: {@link Permits#close()} (or {@code release(n)}) gives them back
      * @throws InterruptedException if interrupted before the grant
      * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      */
-    public void acquireBlocking(long n) throws InterruptedException {
+    public Permits acquireBlocking(long n) throws InterruptedException {
         if (n < 0) {
             throw negative("acquireBlocking", n);
         }
         checkFits("acquireBlocking", n);
-        core.acquireBlocking(n, "acquireBlocking", null);
+        return core.acquireBlocking(n, "acquireBlocking", null, byCount);
     }
 
     /**
@@ -739,7 +817,7 @@ public final class Semaphore {
      * {@link #tryAcquire(long)}, throws if closed).
      *
      * <pre>{@code
-     * if (!pool.tryAcquire(1, Duration.ofMillis(250))) throw new TimeoutException("no connection");
+     * if (!pool.tryAcquireBlocking(1, Duration.ofMillis(250))) throw new TimeoutException("no connection");
      * }</pre>
      *
      * @param n the number of permits
@@ -750,15 +828,15 @@ public final class Semaphore {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      * @throws NullPointerException if {@code timeout} is null
      */
-    public boolean tryAcquire(long n, Duration timeout) throws InterruptedException {
+    public boolean tryAcquireBlocking(long n, Duration timeout) throws InterruptedException {
         if (n < 0) {
-            throw negative("tryAcquire", n);
+            throw negative("tryAcquireBlocking", n);
         }
         if (timeout == null) {
-            throw new NullPointerException("tryAcquire(" + n + ", null): the timeout is null");
+            throw new NullPointerException("tryAcquireBlocking(" + n + ", null): the timeout is null");
         }
-        checkFits("tryAcquire", n);
-        return core.tryAcquire(n, saturatedNanos(timeout), "tryAcquire(" + n + ", " + timeout + ")", null);
+        checkFits("tryAcquireBlocking", n);
+        return core.tryAcquire(n, saturatedNanos(timeout), "tryAcquireBlocking(" + n + ", " + timeout + ")", null);
     }
 
     /**
@@ -855,7 +933,7 @@ public final class Semaphore {
      */
     @Override
     public String toString() {
-        return "Semaphore[capacity=" + core.capacity + ", available=" + core.availablePermits()
+        return "Semaphore[" + (name == null ? "" : "name=" + name + ", ") + "capacity=" + core.capacity + ", available=" + core.availablePermits()
                 + ", queued=" + core.queueLength() + ", closed=" + core.isClosed() + "]";
     }
 

@@ -21,13 +21,13 @@ import java.util.function.Supplier;
  */
 final class TimedAcquisition extends CompletableFuture<Boolean> {
 
-    private final CompletableFuture<Void> acquisition;
+    private final CompletableFuture<?> acquisition;
 
-    private TimedAcquisition(CompletableFuture<Void> acquisition) {
+    private TimedAcquisition(CompletableFuture<?> acquisition) {
         this.acquisition = acquisition;
     }
 
-    static CompletableFuture<Boolean> of(CompletableFuture<Void> acquisition, long nanos) {
+    static CompletableFuture<Boolean> of(CompletableFuture<?> acquisition, long nanos) {
         TimedAcquisition result = new TimedAcquisition(acquisition);
         acquisition.orTimeout(nanos, TimeUnit.NANOSECONDS).whenComplete((granted, error) -> {
             if (error == null) {

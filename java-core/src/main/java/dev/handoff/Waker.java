@@ -8,7 +8,7 @@ package dev.handoff;
  * granted (on close), so the code it leads to checks {@link Acquisition#isGranted()} before it
  * uses and releases the permits. Here everything runs on one event-loop thread, so the task that
  * {@code wake()} posts runs after the handle is stored (see
- * {@link Semaphore#acquire(long, Waker)}):
+ * {@link Semaphore#acquireThen(long, Waker)}):
  * <pre>{@code
  * pending = semaphore.acquire(4, () -> loop.execute(this::sendBatch));    // called on the loop
  *

@@ -41,8 +41,8 @@ class CapacityControlTest {
         assertTrue(s.tryAcquire(4));
         RecordingWaker heavy = new RecordingWaker();
         RecordingWaker light = new RecordingWaker();
-        Acquisition a = s.acquire(3, heavy);
-        Acquisition b = s.acquire(1, light);
+        Acquisition a = s.acquireThen(3, heavy);
+        Acquisition b = s.acquireThen(1, light);
         s.setCapacity(6); // 2 new permits: partial to the head (needs 3)
         assertFalse(a.isGranted());
         assertEquals(0, s.availablePermits());
@@ -66,7 +66,7 @@ class CapacityControlTest {
         assertEquals(0, s.availablePermits());
         assertFalse(s.tryAcquire(1));
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = s.acquire(1, w);
+        Acquisition a = s.acquireThen(1, w);
         s.release(3); // pays 3 of the debt; nothing reaches the waiter
         assertFalse(a.isGranted());
         assertEquals(0, s.availablePermits());
@@ -100,10 +100,10 @@ class CapacityControlTest {
         Semaphore s = new Semaphore(8);
         assertTrue(s.tryAcquire(6)); // 2 free
         AtomicInteger wakes = new AtomicInteger();
-        Acquisition heavy = s.acquire(5, wakes::incrementAndGet); // takes the 2 free as partial
-        CompletableFuture<Void> future = s.acquireAsync(6);
+        Acquisition heavy = s.acquireThen(5, wakes::incrementAndGet); // takes the 2 free as partial
+        CompletableFuture<Permits> future = s.acquireAsync(6);
         RecordingWaker light = new RecordingWaker();
-        Acquisition small = s.acquire(2, light);
+        Acquisition small = s.acquireThen(2, light);
         s.setCapacity(4); // heavy (5) and future (6) can never fit now
         assertTrue(heavy.failure() instanceof IllegalStateException);
         assertTrue(heavy.failure().getMessage().contains("5") && heavy.failure().getMessage().contains("4"),
@@ -149,21 +149,21 @@ class CapacityControlTest {
     void sheddingByWeightRejectsOnlyWhatWouldHaveToQueue() throws Exception {
         Semaphore s = Semaphore.builder(4).maxQueuedPermits(5).build();
         assertTrue(s.tryAcquire(3)); // 1 free
-        Acquisition granted = s.acquire(1, () -> { }); // can be granted at once: never shed
+        Acquisition granted = s.acquireThen(1, () -> { }); // can be granted at once: never shed
         assertTrue(granted.isGranted());
-        Acquisition a = s.acquire(3, () -> { });
+        Acquisition a = s.acquireThen(3, () -> { });
         assertEquals(3, s.queuedPermits());
-        SemaphoreRejectedException r = assertThrows(SemaphoreRejectedException.class, () -> s.acquire(3, () -> { }));
+        SemaphoreRejectedException r = assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(3, () -> { }));
         assertTrue(r.getMessage().contains("acquire(3, waker)") && r.getMessage().contains("maxQueuedPermits 5"),
                 r.getMessage());
         assertEquals(1, s.queueLength(), "nothing queued by the rejected call");
         assertEquals(3, s.queuedPermits());
-        Acquisition b = s.acquire(2, () -> { }); // 3 + 2 <= 5
+        Acquisition b = s.acquireThen(2, () -> { }); // 3 + 2 <= 5
         assertEquals(5, s.queuedPermits());
-        CompletableFuture<Void> shedFuture = s.acquireAsync(1);
+        CompletableFuture<Permits> shedFuture = s.acquireAsync(1);
         assertTrue(shedFuture.isCompletedExceptionally());
         assertThrows(SemaphoreRejectedException.class, () -> s.acquireBlocking(1));
-        assertThrows(SemaphoreRejectedException.class, () -> s.tryAcquire(1, Duration.ofSeconds(1)));
+        assertThrows(SemaphoreRejectedException.class, () -> s.tryAcquireBlocking(1, Duration.ofSeconds(1)));
         assertTrue(s.tryAcquireAsync(1, Duration.ofSeconds(1)).isCompletedExceptionally());
         s.release(4); // a gets 3, b gets 1 of 2
         assertTrue(a.isGranted());
@@ -178,8 +178,8 @@ class CapacityControlTest {
     @Test
     void maxQueueLengthZeroMeansNeverQueue() {
         Semaphore s = Semaphore.builder(2).maxQueueLength(0).build();
-        assertTrue(s.acquire(2, () -> { }).isGranted());
-        assertThrows(SemaphoreRejectedException.class, () -> s.acquire(1, () -> { }));
+        assertTrue(s.acquireThen(2, () -> { }).isGranted());
+        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(1, () -> { }));
         assertEquals(0, s.queueLength());
         s.release(2);
         assertEquals(2, s.availablePermits());
@@ -273,7 +273,7 @@ class CapacityControlTest {
                     for (int i = 0; i < 4; i++) {
                         long w = 1 + ThreadLocalRandom.current().nextInt(3);
                         try {
-                            accepted.add(s.acquire(w, () -> { }));
+                            accepted.add(s.acquireThen(w, () -> { }));
                             queuedWeight.addAndGet(w);
                         } catch (SemaphoreRejectedException shed) {
                             // over the bound: fine
@@ -307,7 +307,7 @@ class CapacityControlTest {
         assertEquals(0, s.tryAcquireUpTo(10));
         assertEquals(0, s.tryAcquireUpTo(0));
         s.release(2);
-        CompletableFuture<Void> waiting = s.acquireAsync(4); // takes the 2 free as partial
+        CompletableFuture<Permits> waiting = s.acquireAsync(4); // takes the 2 free as partial
         assertEquals(0, s.tryAcquireUpTo(1), "never takes anything while someone waits");
         assertThrows(IllegalArgumentException.class, () -> s.tryAcquireUpTo(-1));
         s.release(3);
@@ -321,8 +321,8 @@ class CapacityControlTest {
     void aQueuedUpToRequestKeepsFifoAndTakesWhatIsHandedUpToMax() throws Exception {
         Semaphore s = new Semaphore(10);
         assertTrue(s.tryAcquire(10));
-        CompletableFuture<Void> heavy = s.acquireAsync(6);
-        CompletableFuture<Long> upTo = s.acquireUpToAsync(2, 5);
+        CompletableFuture<Permits> heavy = s.acquireAsync(6);
+        CompletableFuture<Permits> upTo = s.acquireUpToAsync(2, 5);
         s.release(7); // the heavy head takes 6 first; 1 left is not enough for the up-to (min 2)
         assertTrue(heavy.isDone());
         assertFalse(upTo.isDone());
@@ -350,12 +350,12 @@ class CapacityControlTest {
         AtomicLong granted = new AtomicLong();
         for (int r = 0; r < rounds; r++) {
             assertTrue(s.tryAcquire(8));
-            CompletableFuture<Long> f = s.acquireUpToAsync(3, 6);
+            CompletableFuture<Permits> f = s.acquireUpToAsync(3, 6);
             Thread a = new Thread(() -> s.release(4));
             a.start();
             s.release(4);
             a.join(WAIT_MS);
-            long got = f.get(WAIT_MS, TimeUnit.MILLISECONDS);
+            long got = f.get(WAIT_MS, TimeUnit.MILLISECONDS).permits();
             assertTrue(got >= 3 && got <= 6, "took " + got);
             granted.addAndGet(got);
             assertEquals(8 - got, s.availablePermits());
@@ -374,7 +374,7 @@ class CapacityControlTest {
         assertFalse(s.tryAcquireAsync(2, Duration.ZERO).get(), "zero timeout never waits");
         CompletableFuture<Boolean> timesOut = s.tryAcquireAsync(3, Duration.ofMillis(50)); // takes 1 as partial
         RecordingWaker next = new RecordingWaker();
-        Acquisition behind = s.acquire(1, next);
+        Acquisition behind = s.acquireThen(1, next);
         assertFalse(timesOut.get(WAIT_MS, TimeUnit.MILLISECONDS));
         assertTrue(behind.isGranted(), "the timed-out head's partial permit went on");
         CompletableFuture<Boolean> granted = s.tryAcquireAsync(2, Duration.ofSeconds(30));
@@ -484,15 +484,15 @@ class CapacityControlTest {
                             }
                         } else if (op < 7) {
                             long w = 1 + rnd.nextInt(4);
-                            if (s.tryAcquire(w, Duration.ofNanos(rnd.nextInt(200_000)))) {
+                            if (s.tryAcquireBlocking(w, Duration.ofNanos(rnd.nextInt(200_000)))) {
                                 s.release(w);
                             }
                         } else {
-                            CompletableFuture<Long> f = s.acquireUpToAsync(1, 1 + rnd.nextInt(6));
+                            CompletableFuture<Permits> f = s.acquireUpToAsync(1, 1 + rnd.nextInt(6));
                             if (rnd.nextBoolean() && f.cancel(false)) {
                                 continue;
                             }
-                            long got = f.get(WAIT_MS, TimeUnit.MILLISECONDS);
+                            long got = f.get(WAIT_MS, TimeUnit.MILLISECONDS).permits();
                             s.release(got);
                         }
                     } catch (SemaphoreRejectedException shed) {

@@ -90,12 +90,12 @@ class InternalLockTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1)); // held, so that the next acquisition queues
         SlowClaim slow = new SlowClaim();
-        Acquisition first = s.acquire(1, slow);
+        Acquisition first = s.acquireThen(1, slow);
         Thread releaser = releaseIntoSlowClaim(s, slow);
 
         int n = 4;
         List<Thread> contenders = new ArrayList<>();
-        List<CompletableFuture<Void>> futures = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<CompletableFuture<Permits>> futures = java.util.Collections.synchronizedList(new ArrayList<>());
         AtomicReference<Throwable> failure = new AtomicReference<>();
         for (int i = 0; i < n; i++) {
             Thread t = daemon(() -> {
@@ -129,7 +129,7 @@ class InternalLockTest {
         assertEquals(n, futures.size());
         s.release(1);
         int granted = 0;
-        for (CompletableFuture<Void> f : futures) {
+        for (CompletableFuture<Permits> f : futures) {
             if (f.isDone()) {
                 granted++;
             }
@@ -138,7 +138,7 @@ class InternalLockTest {
         for (int i = 1; i < n; i++) {
             s.release(1);
         }
-        for (CompletableFuture<Void> f : futures) {
+        for (CompletableFuture<Permits> f : futures) {
             assertTrue(f.isDone() && !f.isCompletedExceptionally());
         }
         s.release(1);
@@ -156,13 +156,13 @@ class InternalLockTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         SlowClaim slow = new SlowClaim();
-        s.acquire(1, slow);
+        s.acquireThen(1, slow);
         Thread releaser = releaseIntoSlowClaim(s, slow);
         int n = 5;
-        List<CompletableFuture<CompletableFuture<Void>>> futures = new ArrayList<>();
+        List<CompletableFuture<CompletableFuture<Permits>>> futures = new ArrayList<>();
         List<Thread> contenders = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            CompletableFuture<CompletableFuture<Void>> mine = new CompletableFuture<>();
+            CompletableFuture<CompletableFuture<Permits>> mine = new CompletableFuture<>();
             futures.add(mine);
             Thread t = daemon(() -> {
                 try {
@@ -196,10 +196,10 @@ class InternalLockTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1)); // held, so that the next acquisition queues
         SlowClaim slow = new SlowClaim();
-        s.acquire(1, slow);
+        s.acquireThen(1, slow);
         Thread releaser = releaseIntoSlowClaim(s, slow);
 
-        AtomicReference<CompletableFuture<Void>> future = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Permits>> future = new AtomicReference<>();
         AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
         Thread interrupted = daemon(() -> {
             Thread.currentThread().interrupt(); // park() returns at once while this is set
@@ -250,7 +250,7 @@ class InternalLockTest {
             assertTrue(s.tryAcquire(2));
             SlowClaim slow = new SlowClaim();
             slow.declines = true; // its permit goes on, and the queue empties: QUEUED is cleared
-            s.acquire(1, slow);
+            s.acquireThen(1, slow);
             Thread first = releaseIntoSlowClaim(s, slow); // QUEUED stays set while the claim runs
 
             AtomicReference<Thread> ranOn = new AtomicReference<>();

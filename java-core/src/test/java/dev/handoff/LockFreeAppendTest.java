@@ -27,7 +27,7 @@ class LockFreeAppendTest {
     private static final long RACE_NANOS = 1_000_000_000L;
 
     private static Semaphore counted(long capacity) {
-        return Semaphore.builder(capacity).waitListener(new WaitListener() { }).build();
+        return Semaphore.builder(capacity).listener(new WaitListener() { }).build();
     }
 
     @Test
@@ -40,7 +40,7 @@ class LockFreeAppendTest {
             for (long w : weights) {
                 RecordingWaker waker = new RecordingWaker();
                 wakers.add(waker);
-                nodes.add(s.acquire(w, waker));
+                nodes.add(s.acquireThen(w, waker));
             }
             assertEquals(5, s.queueLength(), s.toString());
             assertEquals(11, s.queuedPermits(), s.toString());
@@ -55,7 +55,7 @@ class LockFreeAppendTest {
             assertEquals(4, s.queuedPermits(), s.toString());
             assertEquals(0, s.availablePermits());
             RecordingWaker late = new RecordingWaker();
-            Acquisition behind = s.acquire(1, late); // appended behind the partially served head
+            Acquisition behind = s.acquireThen(1, late); // appended behind the partially served head
             assertEquals(2, s.queueLength(), s.toString());
             assertTrue(nodes.get(3).cancel()); // its permit goes on: granted to the node behind it
             assertTrue(behind.isGranted(), s.toString());
@@ -163,7 +163,7 @@ class LockFreeAppendTest {
     private static CancelRace startAndCancelAtOnce() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        s.acquire(1, () -> { }); // the queue is not empty: the started nodes append lock-free
+        s.acquireThen(1, () -> { }); // the queue is not empty: the started nodes append lock-free
         java.util.concurrent.atomic.AtomicReference<RacedNode> current = new java.util.concurrent.atomic.AtomicReference<>();
         AtomicBoolean over = new AtomicBoolean();
         java.util.concurrent.atomic.AtomicInteger raced = new java.util.concurrent.atomic.AtomicInteger();
@@ -248,7 +248,7 @@ class LockFreeAppendTest {
                 threads.add(new Thread(() -> {
                     while (!stop.get()) {
                         long n = 1 + (System.nanoTime() & 1);
-                        Acquisition a = s.acquire(n, () -> { });
+                        Acquisition a = s.acquireThen(n, () -> { });
                         if (cancels && a.cancel()) {
                             continue;
                         }
@@ -281,14 +281,14 @@ class LockFreeAppendTest {
         for (int round = 0; round < 200; round++) {
             Semaphore s = new Semaphore(1);
             assertTrue(s.tryAcquire(1));
-            s.acquire(1, () -> { }); // the queue is not empty: the next ones append lock-free
+            s.acquireThen(1, () -> { }); // the queue is not empty: the next ones append lock-free
             ConcurrentLinkedQueue<Acquisition> nodes = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<RecordingWaker> wakers = new ConcurrentLinkedQueue<>();
             Thread appender = new Thread(() -> {
                 for (int i = 0; i < 50; i++) {
                     RecordingWaker w = new RecordingWaker();
                     wakers.add(w);
-                    nodes.add(s.acquire(1, w));
+                    nodes.add(s.acquireThen(1, w));
                 }
             });
             appender.start();
@@ -333,7 +333,7 @@ class LockFreeAppendTest {
                 for (int r = 0; r < rounds; r++) {
                     start.await();
                     try {
-                        appended.set(current.get().acquire(weight, () -> { }));
+                        appended.set(current.get().acquireThen(weight, () -> { }));
                     } catch (IllegalArgumentException refused) {
                         appended.set(null);
                     }
@@ -348,7 +348,7 @@ class LockFreeAppendTest {
         for (int r = 0; r < rounds; r++) {
             Semaphore s = new Semaphore(capacity);
             assertTrue(s.tryAcquire(capacity));
-            Acquisition head = s.acquire(1, () -> { });
+            Acquisition head = s.acquireThen(1, () -> { });
             current.set(s);
             start.await();
             s.setCapacity(resizeTo);
@@ -412,14 +412,14 @@ class LockFreeAppendTest {
     void appendsRacingShrinksAreRefusedFailedOrGrantedAndLoseNoPermit() throws Exception {
         Semaphore s = new Semaphore(3);
         assertTrue(s.tryAcquire(3));
-        s.acquire(1, () -> { }); // a light head, so the heavy ones append behind it
+        s.acquireThen(1, () -> { }); // a light head, so the heavy ones append behind it
         AtomicBoolean stop = new AtomicBoolean();
         ConcurrentLinkedQueue<Acquisition> nodes = new ConcurrentLinkedQueue<>();
         AtomicLong refused = new AtomicLong();
         Thread appender = new Thread(() -> {
             while (!stop.get()) {
                 try {
-                    nodes.add(s.acquire(3, () -> { }));
+                    nodes.add(s.acquireThen(3, () -> { }));
                 } catch (IllegalArgumentException tooHeavyNow) {
                     refused.incrementAndGet();
                 }

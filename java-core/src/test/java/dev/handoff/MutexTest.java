@@ -144,9 +144,9 @@ class MutexTest {
     @Test
     void unlockWithWaitersHandsOverButAFailedUnlockDoesNotWakeAnyone() throws Exception {
         Mutex m = new Mutex();
-        CompletableFuture<Void> first = m.lockAsync();
+        CompletableFuture<Permits> first = m.lockAsync();
         assertTrue(first.isDone());
-        CompletableFuture<Void> second = m.lockAsync();
+        CompletableFuture<Permits> second = m.lockAsync();
         assertFalse(second.isDone());
         m.unlock(); // hands to `second`
         second.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
@@ -162,7 +162,7 @@ class MutexTest {
     void lockWithWakerOnAFreeMutexIsGrantedAtOnceOnTheCallingThread() {
         Mutex m = new Mutex();
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = m.lock(w);
+        Acquisition a = m.lockThen(w);
         assertTrue(a.isGranted());
         assertEquals(1, a.permits());
         assertEquals(1, w.claims.get());
@@ -182,7 +182,7 @@ class MutexTest {
         AtomicBoolean lockedWhenWoken = new AtomicBoolean();
         AtomicReference<Acquisition> handle = new AtomicReference<>();
         AtomicBoolean grantedWhenWoken = new AtomicBoolean();
-        Acquisition a = m.lock(() -> {
+        Acquisition a = m.lockThen(() -> {
             lockedWhenWoken.set(m.isLocked());
             grantedWhenWoken.set(handle.get().isGranted());
         });
@@ -203,7 +203,7 @@ class MutexTest {
     @Test
     void lockWithNullWakerThrowsNamingTheCall() {
         Mutex m = new Mutex();
-        NullPointerException e = assertThrows(NullPointerException.class, () -> m.lock(null));
+        NullPointerException e = assertThrows(NullPointerException.class, () -> m.lockThen(null));
         assertTrue(e.getMessage().contains("lock(null)"), e.getMessage());
         assertUnlockedAndIdle(m);
     }
@@ -213,7 +213,7 @@ class MutexTest {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = m.lock(w);
+        Acquisition a = m.lockThen(w);
         assertEquals(1, m.queueLength());
         assertTrue(a.cancel());
         assertFalse(a.cancel(), "idempotent");
@@ -232,8 +232,8 @@ class MutexTest {
         RecordingWaker gone = new RecordingWaker();
         gone.declineClaim = true;
         RecordingWaker next = new RecordingWaker();
-        Acquisition a = m.lock(gone);
-        Acquisition b = m.lock(next);
+        Acquisition a = m.lockThen(gone);
+        Acquisition b = m.lockThen(next);
         m.unlock();
         assertEquals(1, gone.claims.get());
         assertEquals(0, gone.wakes.get(), "a declined grant is never woken");
@@ -246,7 +246,7 @@ class MutexTest {
         assertTrue(m.tryLock());
         RecordingWaker alone = new RecordingWaker();
         alone.declineClaim = true;
-        m.lock(alone);
+        m.lockThen(alone);
         m.unlock();
         assertUnlockedAndIdle(m);
     }
@@ -256,11 +256,11 @@ class MutexTest {
     @Test
     void lockAsyncCompletesAtOnceWhenFreeAndOnHandoffOtherwise() throws Exception {
         Mutex m = new Mutex();
-        CompletableFuture<Void> a = m.lockAsync();
+        CompletableFuture<Permits> a = m.lockAsync();
         assertTrue(a.isDone());
         assertNull(a.getNow(null));
-        CompletableFuture<Void> b = m.lockAsync();
-        CompletableFuture<Void> c = m.lockAsync();
+        CompletableFuture<Permits> b = m.lockAsync();
+        CompletableFuture<Permits> c = m.lockAsync();
         assertFalse(b.isDone());
         assertFalse(c.isDone());
         assertEquals(2, m.queueLength());
@@ -277,8 +277,8 @@ class MutexTest {
     void cancelledLockAsyncLeavesTheQueueAndTheNextWaiterGetsTheLock() throws Exception {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
-        CompletableFuture<Void> cancelled = m.lockAsync();
-        CompletableFuture<Void> next = m.lockAsync();
+        CompletableFuture<Permits> cancelled = m.lockAsync();
+        CompletableFuture<Permits> next = m.lockAsync();
         assertTrue(cancelled.cancel(true));
         assertTrue(cancelled.isCancelled());
         assertThrows(CancellationException.class, cancelled::join);
@@ -294,7 +294,7 @@ class MutexTest {
     void cancellingAGrantedLockAsyncFailsAndTheLockIsStillHeld() throws Exception {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
-        CompletableFuture<Void> f = m.lockAsync();
+        CompletableFuture<Permits> f = m.lockAsync();
         m.unlock();
         f.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
         assertFalse(f.cancel(true), "the grant won; cancel must not pretend otherwise");
@@ -318,7 +318,7 @@ class MutexTest {
             for (int round = 0; round < 3_000; round++) {
                 Mutex m = new Mutex();
                 assertTrue(m.tryLock());
-                CompletableFuture<Void> f = m.lockAsync();
+                CompletableFuture<Permits> f = m.lockAsync();
                 assertFalse(f.isDone());
                 CyclicBarrier go = new CyclicBarrier(2);
                 Future<?> u = unlocker.submit(() -> {
@@ -360,9 +360,9 @@ class MutexTest {
     void cancelFromInsideTheWakerWhoseUnlockGrantedTheFutureLoses() throws Exception {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
-        AtomicReference<CompletableFuture<Void>> next = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Permits>> next = new AtomicReference<>();
         AtomicReference<Boolean> cancelResult = new AtomicReference<>();
-        Acquisition first = m.lock(() -> {
+        Acquisition first = m.lockThen(() -> {
             m.unlock(); // grants `next`
             cancelResult.set(next.get().cancel(true));
         });
@@ -381,8 +381,8 @@ class MutexTest {
     void failingALockAsyncFutureByHandWithdrawsItsWaitAndCompletingByHandIsRefused() throws Exception {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
-        CompletableFuture<Void> failedByHand = m.lockAsync();
-        CompletableFuture<Void> next = m.lockAsync();
+        CompletableFuture<Permits> failedByHand = m.lockAsync();
+        CompletableFuture<Permits> next = m.lockAsync();
         assertTrue(failedByHand.completeExceptionally(new RuntimeException("gave up")));
         assertEquals(1, m.queueLength(), "withdrawn from the queue");
         // A normal completion must mean "granted": completing a waiting future by hand is refused.
@@ -405,7 +405,7 @@ class MutexTest {
         List<String> log = new ArrayList<>();
         AtomicReference<Throwable> failure = new AtomicReference<>();
 
-        m.lock(new RecordingWaker("callback-0", log));
+        m.lockThen(new RecordingWaker("callback-0", log));
         waitUntil(() -> m.queueLength() == 1, "callback-0 queued");
         m.lockAsync().thenRun(() -> {
             synchronized (log) {
@@ -421,13 +421,13 @@ class MutexTest {
         });
         waitUntil(() -> m.queueLength() == 3, "blocking-2 queued");
         Thread timed = start("timed-3", failure, () -> {
-            assertTrue(m.tryLock(Duration.ofSeconds(HANG_GUARD_SECONDS * 3)));
+            assertTrue(m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3)));
             synchronized (log) {
                 log.add("timed-3");
             }
         });
         waitUntil(() -> m.queueLength() == 4, "timed-3 queued");
-        m.lock(new RecordingWaker("callback-4", log));
+        m.lockThen(new RecordingWaker("callback-4", log));
         assertEquals(5, m.queueLength());
 
         List<String> expected = List.of("callback-0", "async-1", "blocking-2", "timed-3", "callback-4");
@@ -527,7 +527,7 @@ class MutexTest {
         }, "interrupted-waiter");
         t.start();
         waitUntil(() -> m.queueLength() == 1, "waiter queued");
-        CompletableFuture<Void> behind = m.lockAsync();
+        CompletableFuture<Permits> behind = m.lockAsync();
         t.interrupt();
         joinOrFail(t);
         assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
@@ -617,8 +617,8 @@ class MutexTest {
     @Test
     void tryLockWithTimeoutTakesAFreeMutexAndGivesUpOnAHeldOne() throws Exception {
         Mutex m = new Mutex();
-        assertTrue(m.tryLock(Duration.ofSeconds(1)));
-        assertFalse(m.tryLock(Duration.ofMillis(20)), "held by this caller; not reentrant");
+        assertTrue(m.tryLockBlocking(Duration.ofSeconds(1)));
+        assertFalse(m.tryLockBlocking(Duration.ofMillis(20)), "held by this caller; not reentrant");
         assertEquals(0, m.queueLength(), "a timed-out wait leaves the queue");
         assertTrue(m.isLocked());
         m.unlock();
@@ -628,10 +628,10 @@ class MutexTest {
     @Test
     void tryLockWithZeroOrNegativeTimeoutDoesNotWait() throws Exception {
         Mutex m = new Mutex();
-        assertTrue(m.tryLock(Duration.ZERO));
-        assertFalse(m.tryLock(Duration.ZERO));
-        assertFalse(m.tryLock(Duration.ofSeconds(-5)));
-        assertFalse(m.tryLock(Duration.ofSeconds(Long.MIN_VALUE)), "saturates instead of overflowing");
+        assertTrue(m.tryLockBlocking(Duration.ZERO));
+        assertFalse(m.tryLockBlocking(Duration.ZERO));
+        assertFalse(m.tryLockBlocking(Duration.ofSeconds(-5)));
+        assertFalse(m.tryLockBlocking(Duration.ofSeconds(Long.MIN_VALUE)), "saturates instead of overflowing");
         assertEquals(0, m.queueLength());
         m.unlock();
         assertUnlockedAndIdle(m);
@@ -640,7 +640,7 @@ class MutexTest {
     @Test
     void tryLockWithNullTimeoutThrowsNamingTheCall() {
         Mutex m = new Mutex();
-        NullPointerException e = assertThrows(NullPointerException.class, () -> m.tryLock(null));
+        NullPointerException e = assertThrows(NullPointerException.class, () -> m.tryLockBlocking(null));
         assertTrue(e.getMessage().contains("tryLock(null)"), e.getMessage());
         assertUnlockedAndIdle(m);
     }
@@ -651,7 +651,7 @@ class MutexTest {
         assertTrue(m.tryLock());
         AtomicBoolean got = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = start("timed", failure, () -> got.set(m.tryLock(Duration.ofSeconds(HANG_GUARD_SECONDS * 3))));
+        Thread t = start("timed", failure, () -> got.set(m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3))));
         waitUntil(() -> m.queueLength() == 1, "timed waiter queued");
         m.unlock();
         joinOrFail(t);
@@ -668,12 +668,12 @@ class MutexTest {
         assertTrue(m.tryLock());
         AtomicReference<Boolean> got = new AtomicReference<>();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = start("times-out", failure, () -> got.set(m.tryLock(Duration.ofMillis(50))));
+        Thread t = start("times-out", failure, () -> got.set(m.tryLockBlocking(Duration.ofMillis(50))));
         joinOrFail(t);
         assertNull(failure.get());
         assertEquals(Boolean.FALSE, got.get());
         assertEquals(0, m.queueLength());
-        CompletableFuture<Void> next = m.lockAsync();
+        CompletableFuture<Permits> next = m.lockAsync();
         m.unlock();
         next.get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
         m.unlock();
@@ -687,7 +687,7 @@ class MutexTest {
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         Thread t = new Thread(() -> {
             try {
-                m.tryLock(Duration.ofSeconds(HANG_GUARD_SECONDS * 3));
+                m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3));
             } catch (Throwable e) {
                 thrown.set(e);
             }
@@ -751,11 +751,11 @@ class MutexTest {
                     m.lockAsync().get(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
                     break;
                 case 2:
-                    assertTrue(m.tryLock(Duration.ofSeconds(HANG_GUARD_SECONDS * 3)));
+                    assertTrue(m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3)));
                     break;
                 default:
                     CountDownLatch woken = new CountDownLatch(1);
-                    Acquisition a = m.lock(woken::countDown);
+                    Acquisition a = m.lockThen(woken::countDown);
                     assertTrue(woken.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS));
                     assertTrue(a.isGranted());
                     break;

@@ -165,8 +165,8 @@ class NoCliffTest {
     private static SlowClaim holdLockWithQueue(Semaphore s) throws InterruptedException {
         assertTrue(s.tryAcquire(s.capacity()));
         SlowClaim slow = new SlowClaim();
-        s.acquire(1, slow);
-        s.acquire(1, () -> { });
+        s.acquireThen(1, slow);
+        s.acquireThen(1, () -> { });
         daemon(() -> s.release(1));
         assertTrue(slow.inside.await(HANG_SECONDS, TimeUnit.SECONDS));
         return slow;
@@ -174,7 +174,7 @@ class NoCliffTest {
 
     private static void appendsWithoutTheLock(Semaphore s, String what) throws Exception {
         SlowClaim slow = holdLockWithQueue(s);
-        List<CompletableFuture<Void>> appended = new ArrayList<>();
+        List<CompletableFuture<Permits>> appended = new ArrayList<>();
         try {
             for (int i = 0; i < 3; i++) {
                 appended.add(whileLockHeld(what, () -> s.acquireAsync(1)));
@@ -182,14 +182,14 @@ class NoCliffTest {
         } finally {
             slow.open.countDown();
         }
-        for (CompletableFuture<Void> f : appended) {
+        for (CompletableFuture<Permits> f : appended) {
             assertFalse(f.isDone());
         }
         long capacity = s.capacity();
         for (int i = 0; i < 4; i++) {
             s.release(1); // the callback behind slow, then the three appended futures, in order
         }
-        for (CompletableFuture<Void> f : appended) {
+        for (CompletableFuture<Permits> f : appended) {
             assertTrue(f.isDone());
         }
         s.release(capacity); // what slow, the callback behind it and the three futures hold
@@ -206,7 +206,7 @@ class NoCliffTest {
                 queued.add(permits);
             }
         };
-        appendsWithoutTheLock(Semaphore.builder(5).waitListener(listener).build(), "an append with a listener");
+        appendsWithoutTheLock(Semaphore.builder(5).listener(listener).build(), "an append with a listener");
         assertEquals(5, queued.size(), "every queued node was reported: " + queued);
         appendsWithoutTheLock(Semaphore.builder(5).maxQueueLength(10).maxQueuedPermits(100).build(), "an append with queue bounds");
     }
@@ -224,15 +224,15 @@ class NoCliffTest {
         Semaphore s = new Semaphore(5);
         assertTrue(s.tryAcquire(5));
         List<Acquisition> light = new ArrayList<>();
-        light.add(s.acquire(1, () -> { }));
-        Acquisition heavy = s.acquire(4, () -> { });
-        light.add(s.acquire(2, () -> { }));
+        light.add(s.acquireThen(1, () -> { }));
+        Acquisition heavy = s.acquireThen(4, () -> { });
+        light.add(s.acquireThen(2, () -> { }));
         s.setCapacity(3);
         assertTrue(heavy.failure() instanceof IllegalStateException, heavy.toString());
         assertEquals(2, s.queueLength());
-        assertThrows(IllegalArgumentException.class, () -> s.acquire(4, () -> { }), "too heavy for the new capacity");
-        light.add(s.acquire(1, () -> { })); // under the lock: unseals the tail
-        light.add(s.acquire(1, () -> { })); // lock-free again
+        assertThrows(IllegalArgumentException.class, () -> s.acquireThen(4, () -> { }), "too heavy for the new capacity");
+        light.add(s.acquireThen(1, () -> { })); // under the lock: unseals the tail
+        light.add(s.acquireThen(1, () -> { })); // lock-free again
         assertEquals(4, s.queueLength());
         assertEquals(5, s.queuedPermits());
         s.release(5); // pays the debt of 2, then grants 1 and 2
@@ -253,7 +253,7 @@ class NoCliffTest {
         List<Acquisition> waiting = new ArrayList<>();
         int n = (int) (Long.MAX_VALUE / max) + 72; // the sum passes Long.MAX_VALUE after 128 nodes (max = 2^56)
         for (int i = 0; i < n; i++) {
-            waiting.add(s.acquire(max, () -> { }));
+            waiting.add(s.acquireThen(max, () -> { }));
         }
         assertEquals(n, s.queueLength());
         assertEquals(Long.MAX_VALUE, s.queuedPermits(), "saturated, never negative");
@@ -280,16 +280,16 @@ class NoCliffTest {
         assertTrue(s.tryAcquire(1));
         int fits = (int) ((Long.MAX_VALUE - 1) / max); // 127 waiters of 2^56
         for (int i = 0; i < fits; i++) {
-            s.acquire(max, () -> { });
+            s.acquireThen(max, () -> { });
         }
         assertEquals(fits * max, s.queuedPermits());
-        SemaphoreRejectedException shed = assertThrows(SemaphoreRejectedException.class, () -> s.acquire(max, () -> { }));
+        SemaphoreRejectedException shed = assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(max, () -> { }));
         assertTrue(shed.getMessage().contains("maxQueuedPermits " + (Long.MAX_VALUE - 1)), shed.getMessage());
         assertEquals(fits, s.queueLength(), "nothing queued");
         long room = Long.MAX_VALUE - 1 - fits * max;
-        s.acquire(room, () -> { }); // exactly up to the bound: queued
+        s.acquireThen(room, () -> { }); // exactly up to the bound: queued
         assertEquals(Long.MAX_VALUE - 1, s.queuedPermits());
-        assertThrows(SemaphoreRejectedException.class, () -> s.acquire(1, () -> { }));
+        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(1, () -> { }));
     }
 
     /**
@@ -302,7 +302,7 @@ class NoCliffTest {
         Semaphore s = new Semaphore(n);
         assertTrue(s.tryAcquire(n));
         for (int i = 0; i < n; i++) {
-            s.acquire(1, () -> { });
+            s.acquireThen(1, () -> { });
         }
         CountDownLatch done = new CountDownLatch(1);
         Thread releaser = daemon(() -> {

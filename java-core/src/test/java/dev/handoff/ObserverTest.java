@@ -34,7 +34,7 @@ class ObserverTest {
         assertTrue(s.tryAcquire(4));
         List<Acquisition> waiting = new ArrayList<>();
         for (int i = 0; i < 1_000; i++) {
-            waiting.add(s.acquire(1 + i % 4, () -> { }));
+            waiting.add(s.acquireThen(1 + i % 4, () -> { }));
         }
         int before = stamp(s);
         for (int round = 0; round < 100; round++) {
@@ -67,7 +67,7 @@ class ObserverTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         for (int i = 0; i < waiters; i++) {
-            s.acquire(1, () -> { });
+            s.acquireThen(1, () -> { });
         }
         assertEquals(waiters, s.queueLength());
         SynchronousQueue<Integer> readings = new SynchronousQueue<>();

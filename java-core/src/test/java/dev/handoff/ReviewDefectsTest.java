@@ -44,7 +44,7 @@ class ReviewDefectsTest {
         Thread waiter = new Thread(() -> {
             try {
                 queued.countDown();
-                core.acquireBlocking(2, "writeLockBlocking()", FAILING_GRANT);
+                core.acquireBlocking(2, "writeLockBlocking()", FAILING_GRANT, core::release);
                 thrown.set(new AssertionError("returned normally: a false grant"));
             } catch (Throwable t) {
                 thrown.set(t);
@@ -88,7 +88,7 @@ class ReviewDefectsTest {
     void futureWhoseGrantFailsCompletesExceptionallyAndHoldsNothing() throws Exception {
         BatchSemaphore core = new BatchSemaphore(2);
         assertTrue(core.tryAcquire(2));
-        CompletableFuture<Void> f = core.acquireAsync(2, "writeLockAsync()", FAILING_GRANT);
+        CompletableFuture<Permits> f = core.acquireAsync(2, "writeLockAsync()", FAILING_GRANT, core::release);
         RecordingWaker next = new RecordingWaker();
         Acquisition behind = core.acquire(1, next, null, "acquire(test)");
         core.release(2);
@@ -104,11 +104,11 @@ class ReviewDefectsTest {
         BatchSemaphore core = new BatchSemaphore(3);
         assertThrows(StackOverflowError.class, () -> core.tryAcquire(3, FAILING_GRANT));
         assertEquals(3, core.availablePermits());
-        assertThrows(StackOverflowError.class, () -> core.acquireBlocking(3, "writeLockBlocking()", FAILING_GRANT));
+        assertThrows(StackOverflowError.class, () -> core.acquireBlocking(3, "writeLockBlocking()", FAILING_GRANT, core::release));
         assertEquals(3, core.availablePermits());
-        assertThrows(StackOverflowError.class, () -> core.tryAcquire(3, 1_000_000L, "tryWriteLock(1ms)", FAILING_GRANT));
+        assertThrows(StackOverflowError.class, () -> core.tryAcquire(3, 1_000_000L, "tryWriteLockBlocking(1ms)", FAILING_GRANT));
         assertEquals(3, core.availablePermits());
-        CompletableFuture<Void> f = core.acquireAsync(3, "writeLockAsync()", FAILING_GRANT);
+        CompletableFuture<Permits> f = core.acquireAsync(3, "writeLockAsync()", FAILING_GRANT, core::release);
         assertTrue(f.isCompletedExceptionally());
         assertEquals(3, core.availablePermits());
         // The callback face's immediate grant: claimed inside acquire, under the claim window.
@@ -135,14 +135,14 @@ class ReviewDefectsTest {
                 wakes.incrementAndGet();
             }
         };
-        Acquisition now = s.acquire(2, throwing);
+        Acquisition now = s.acquireThen(2, throwing);
         assertSame(boom, now.failure());
         assertFalse(now.isGranted());
         assertEquals(2, s.availablePermits());
-        Acquisition zero = s.acquire(0, throwing);
+        Acquisition zero = s.acquireThen(0, throwing);
         assertSame(boom, zero.failure());
         assertEquals(2, wakes.get());
-        assertNull(s.acquire(1, () -> { }).failure(), "a granted acquisition has no failure");
+        assertNull(s.acquireThen(1, () -> { }).failure(), "a granted acquisition has no failure");
     }
 
     @Test
@@ -176,7 +176,7 @@ class ReviewDefectsTest {
     void theReturnedFuturesExposeNoWakerMethods() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        CompletableFuture<Void> waiting = s.acquireAsync(1);
+        CompletableFuture<Permits> waiting = s.acquireAsync(1);
         assertFalse(waiting instanceof Waker, "a caller could fake a grant through claim()/wake()");
         for (Method m : waiting.getClass().getMethods()) {
             assertFalse(m.getName().equals("claim") || m.getName().equals("wake"), "public " + m);
@@ -195,17 +195,17 @@ class ReviewDefectsTest {
     void zeroPermitsAreGrantedByEveryTryAcquireWhileOthersWait() throws Exception {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        CompletableFuture<Void> waiting = s.acquireAsync(1);
+        CompletableFuture<Permits> waiting = s.acquireAsync(1);
         assertEquals(1, s.queueLength());
         assertTrue(s.tryAcquire(0));
-        assertTrue(s.tryAcquire(0, Duration.ZERO));
-        assertTrue(s.tryAcquire(0, Duration.ofNanos(1)));
-        assertTrue(s.tryAcquire(0, Duration.ofSeconds(-1)));
+        assertTrue(s.tryAcquireBlocking(0, Duration.ZERO));
+        assertTrue(s.tryAcquireBlocking(0, Duration.ofNanos(1)));
+        assertTrue(s.tryAcquireBlocking(0, Duration.ofSeconds(-1)));
         assertEquals(1, s.queueLength());
         s.close();
         assertFalse(s.tryAcquire(0));
-        assertThrows(SemaphoreClosedException.class, () -> s.tryAcquire(0, Duration.ZERO));
-        assertThrows(SemaphoreClosedException.class, () -> s.tryAcquire(0, Duration.ofNanos(1)));
+        assertThrows(SemaphoreClosedException.class, () -> s.tryAcquireBlocking(0, Duration.ZERO));
+        assertThrows(SemaphoreClosedException.class, () -> s.tryAcquireBlocking(0, Duration.ofNanos(1)));
         assertTrue(waiting.isCompletedExceptionally());
     }
 
@@ -240,7 +240,7 @@ class ReviewDefectsTest {
         Thread decliner = new Thread(() -> {
             await(start);
             for (int i = 0; i < rounds; i++) {
-                s.acquire(1, declining);
+                s.acquireThen(1, declining);
             }
             done.set(true);
         });

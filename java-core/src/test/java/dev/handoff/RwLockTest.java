@@ -39,7 +39,7 @@ class RwLockTest {
 
     private static final long SECONDS = MutexTest.HANG_GUARD_SECONDS;
 
-    private static void await(CompletableFuture<Void> f) throws Exception {
+    private static void await(CompletableFuture<?> f) throws Exception {
         f.get(SECONDS, TimeUnit.SECONDS);
     }
 
@@ -115,13 +115,13 @@ class RwLockTest {
     void readersShareThroughEveryFace() throws Exception {
         RwLock lock = new RwLock(8);
         assertTrue(lock.tryReadLock());
-        assertTrue(lock.tryReadLock(Duration.ZERO));
-        assertTrue(lock.tryReadLock(Duration.ofSeconds(1)));
+        assertTrue(lock.tryReadLockBlocking(Duration.ZERO));
+        assertTrue(lock.tryReadLockBlocking(Duration.ofSeconds(1)));
         lock.readLockBlocking();
-        CompletableFuture<Void> async = lock.readLockAsync();
+        CompletableFuture<Permits> async = lock.readLockAsync();
         assertTrue(async.isDone(), "a free read permit is granted at once");
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = lock.readLock(w);
+        Acquisition a = lock.readLockThen(w);
         assertTrue(a.isGranted());
         assertEquals(1, a.permits());
         assertEquals(1, w.wakes.get());
@@ -131,7 +131,7 @@ class RwLockTest {
         assertFalse(lock.isWriteLocked());
         assertEquals(0, lock.queueLength());
         assertFalse(lock.tryWriteLock(), "readers exclude a writer");
-        assertFalse(lock.tryWriteLock(Duration.ZERO));
+        assertFalse(lock.tryWriteLockBlocking(Duration.ZERO));
         for (int i = 0; i < 6; i++) {
             lock.readUnlock();
         }
@@ -174,15 +174,15 @@ class RwLockTest {
         assertEquals(0, lock.readLockCount());
         assertFalse(lock.tryReadLock());
         assertFalse(lock.tryWriteLock());
-        assertFalse(lock.tryReadLock(Duration.ZERO));
-        assertFalse(lock.tryReadLock(Duration.ofMillis(20)));
-        assertFalse(lock.tryWriteLock(Duration.ofMillis(20)));
+        assertFalse(lock.tryReadLockBlocking(Duration.ZERO));
+        assertFalse(lock.tryReadLockBlocking(Duration.ofMillis(20)));
+        assertFalse(lock.tryWriteLockBlocking(Duration.ofMillis(20)));
         assertEquals(0, lock.queueLength(), "timed-out waits leave the queue");
 
-        CompletableFuture<Void> r1 = lock.readLockAsync();
-        CompletableFuture<Void> r2 = lock.readLockAsync();
-        CompletableFuture<Void> w2 = lock.writeLockAsync();
-        CompletableFuture<Void> r3 = lock.readLockAsync();
+        CompletableFuture<Permits> r1 = lock.readLockAsync();
+        CompletableFuture<Permits> r2 = lock.readLockAsync();
+        CompletableFuture<Permits> w2 = lock.writeLockAsync();
+        CompletableFuture<Permits> r3 = lock.readLockAsync();
         assertFalse(r1.isDone());
         assertFalse(w2.isDone());
         assertEquals(4, lock.queueLength());
@@ -213,8 +213,8 @@ class RwLockTest {
     void writersExcludeEachOtherInFifoOrder() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryWriteLock());
-        CompletableFuture<Void> w2 = lock.writeLockAsync();
-        CompletableFuture<Void> w3 = lock.writeLockAsync();
+        CompletableFuture<Permits> w2 = lock.writeLockAsync();
+        CompletableFuture<Permits> w3 = lock.writeLockAsync();
         lock.writeUnlock();
         await(w2);
         assertFalse(w3.isDone());
@@ -231,16 +231,16 @@ class RwLockTest {
     void queuedWriterMakesANewReaderWaitThoughReadPermitsAreFree() throws Exception {
         for (RwLock lock : new RwLock[] {new RwLock(4), new RwLock()}) {
             assertTrue(lock.tryReadLock());
-            CompletableFuture<Void> writer = lock.writeLockAsync();
+            CompletableFuture<Permits> writer = lock.writeLockAsync();
             assertFalse(writer.isDone());
             assertEquals(1, lock.readLockCount(), "only one of " + lock.maxReaders() + " read permits is in use");
 
             assertFalse(lock.tryReadLock(), "no reader may barge past the waiting writer: " + lock);
-            assertFalse(lock.tryReadLock(Duration.ZERO));
-            assertFalse(lock.tryReadLock(Duration.ofMillis(20)));
-            CompletableFuture<Void> asyncReader = lock.readLockAsync();
+            assertFalse(lock.tryReadLockBlocking(Duration.ZERO));
+            assertFalse(lock.tryReadLockBlocking(Duration.ofMillis(20)));
+            CompletableFuture<Permits> asyncReader = lock.readLockAsync();
             RecordingWaker callbackReader = new RecordingWaker();
-            Acquisition callbackAcquisition = lock.readLock(callbackReader);
+            Acquisition callbackAcquisition = lock.readLockThen(callbackReader);
             assertFalse(asyncReader.isDone(), "a new reader waits behind the writer: " + lock);
             assertFalse(callbackAcquisition.isGranted());
             assertEquals(0, callbackReader.wakes.get());
@@ -267,15 +267,15 @@ class RwLockTest {
     void aStreamOfReadersCannotStarveAWriter() throws Exception {
         RwLock lock = new RwLock(2);
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Void> writer = lock.writeLockAsync();
+        CompletableFuture<Permits> writer = lock.writeLockAsync();
         // Readers keep arriving and leaving; each arrives behind the writer and so waits for it.
-        List<CompletableFuture<Void>> later = new ArrayList<>();
+        List<CompletableFuture<Permits>> later = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             later.add(lock.readLockAsync());
         }
         lock.readUnlock();
         await(writer);
-        for (CompletableFuture<Void> r : later) {
+        for (CompletableFuture<Permits> r : later) {
             assertFalse(r.isDone());
         }
         lock.writeUnlock();
@@ -317,9 +317,9 @@ class RwLockTest {
         writer.queue(lock);
         assertEquals(1, lock.queueLength());
         assertEquals(2, lock.readLockCount());
-        CompletableFuture<Void> r3 = lock.readLockAsync();
+        CompletableFuture<Permits> r3 = lock.readLockAsync();
         RecordingWaker r4 = new RecordingWaker();
-        Acquisition r4Acquisition = lock.readLock(r4);
+        Acquisition r4Acquisition = lock.readLockThen(r4);
         lock.readUnlock(); // R1 leaves: its permit goes to the writer, not to R3
         assertEquals(1, lock.readLockCount(), "R2 alone holds; the writer has been handed 2: " + lock);
         assertFalse(r3.isDone(), "R3 is behind the partly served writer");
@@ -344,7 +344,7 @@ class RwLockTest {
 
     @Test
     void cancellingAPartlyServedAsyncWriterWakesTheReadersBehindIt() throws Exception {
-        AtomicReference<CompletableFuture<Void>> f = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Permits>> f = new AtomicReference<>();
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
@@ -362,7 +362,7 @@ class RwLockTest {
 
     @Test
     void failingAPartlyServedAsyncWriterByHandWakesTheReadersBehindIt() throws Exception {
-        AtomicReference<CompletableFuture<Void>> f = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Permits>> f = new AtomicReference<>();
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
@@ -383,7 +383,7 @@ class RwLockTest {
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
-                a.set(lock.writeLock(w));
+                a.set(lock.writeLockThen(w));
                 assertFalse(a.get().isGranted());
             }
 
@@ -434,7 +434,7 @@ class RwLockTest {
             public void queue(RwLock lock) {
                 Thread t = new Thread(() -> {
                     try {
-                        lock.tryWriteLock(Duration.ofSeconds(SECONDS * 3));
+                        lock.tryWriteLockBlocking(Duration.ofSeconds(SECONDS * 3));
                     } catch (Throwable e) {
                         thrown.set(e);
                     }
@@ -463,10 +463,10 @@ class RwLockTest {
         assertTrue(lock.tryReadLock());
         AtomicReference<Boolean> got = new AtomicReference<>();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread writer = start("timed-writer", failure, () -> got.set(lock.tryWriteLock(Duration.ofMillis(200))));
+        Thread writer = start("timed-writer", failure, () -> got.set(lock.tryWriteLockBlocking(Duration.ofMillis(200))));
         waitUntil(() -> lock.queueLength() == 1 || !writer.isAlive(), "writer queued or done");
-        CompletableFuture<Void> r3 = lock.readLockAsync();
-        CompletableFuture<Void> r4 = lock.readLockAsync();
+        CompletableFuture<Permits> r3 = lock.readLockAsync();
+        CompletableFuture<Permits> r4 = lock.readLockAsync();
         lock.readUnlock();
         joinOrFail(writer);
         assertNull(failure.get());
@@ -488,8 +488,8 @@ class RwLockTest {
         assertTrue(lock.tryReadLock());
         RecordingWaker gone = new RecordingWaker();
         gone.declineClaim = true;
-        Acquisition w = lock.writeLock(gone);
-        CompletableFuture<Void> r3 = lock.readLockAsync();
+        Acquisition w = lock.writeLockThen(gone);
+        CompletableFuture<Permits> r3 = lock.readLockAsync();
         lock.readUnlock();
         lock.readUnlock(); // the writer would be granted here, but its waker declines
         assertEquals(1, gone.claims.get());
@@ -508,11 +508,11 @@ class RwLockTest {
     void downgradeWakesTheWaitingReadersAtTheHeadButNotTheWriterBehindThem() throws Exception {
         RwLock lock = new RwLock(4);
         assertTrue(lock.tryWriteLock());
-        CompletableFuture<Void> r1 = lock.readLockAsync();
+        CompletableFuture<Permits> r1 = lock.readLockAsync();
         RecordingWaker r2 = new RecordingWaker();
-        Acquisition r2Acquisition = lock.readLock(r2);
-        CompletableFuture<Void> w2 = lock.writeLockAsync();
-        CompletableFuture<Void> r3 = lock.readLockAsync();
+        Acquisition r2Acquisition = lock.readLockThen(r2);
+        CompletableFuture<Permits> w2 = lock.writeLockAsync();
+        CompletableFuture<Permits> r3 = lock.readLockAsync();
 
         lock.downgrade();
 
@@ -551,7 +551,7 @@ class RwLockTest {
             lock.writeUnlock();
         });
         waitUntil(() -> lock.queueLength() == 1, "writer-2 queued");
-        CompletableFuture<Void> r1 = lock.readLockAsync();
+        CompletableFuture<Permits> r1 = lock.readLockAsync();
 
         lock.downgrade();
 
@@ -574,8 +574,8 @@ class RwLockTest {
     void downgradeOfASingleReaderLockKeepsTheOnlyPermit() throws Exception {
         RwLock lock = new RwLock(1);
         lock.writeLockBlocking();
-        CompletableFuture<Void> w2 = lock.writeLockAsync();
-        CompletableFuture<Void> r1 = lock.readLockAsync();
+        CompletableFuture<Permits> w2 = lock.writeLockAsync();
+        CompletableFuture<Permits> r1 = lock.readLockAsync();
         lock.downgrade();
         assertFalse(lock.isWriteLocked());
         assertEquals(1, lock.readLockCount());
@@ -643,7 +643,7 @@ class RwLockTest {
         await(lock.readLockAsync());
         assertEquals(3, lock.readLockCount());
         assertFalse(lock.tryReadLock(), "the limit of 3 readers is reached");
-        assertFalse(lock.tryReadLock(Duration.ofMillis(20)));
+        assertFalse(lock.tryReadLockBlocking(Duration.ofMillis(20)));
 
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch fourthIn = new CountDownLatch(1);
@@ -652,7 +652,7 @@ class RwLockTest {
             fourthIn.countDown();
         });
         waitUntil(() -> lock.queueLength() == 1, "fourth reader queued");
-        CompletableFuture<Void> fifth = lock.readLockAsync();
+        CompletableFuture<Permits> fifth = lock.readLockAsync();
         assertEquals(1, fourthIn.getCount());
         assertFalse(fifth.isDone());
 
@@ -678,7 +678,7 @@ class RwLockTest {
     void readUnlockWhileWriteLockedThrowsAndChangesNothing() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryWriteLock());
-        CompletableFuture<Void> reader = lock.readLockAsync();
+        CompletableFuture<Permits> reader = lock.readLockAsync();
         IllegalStateException e = assertThrows(IllegalStateException.class, lock::readUnlock);
         assertTrue(e.getMessage().contains("readUnlock()"), e.getMessage());
         assertTrue(lock.isWriteLocked());
@@ -709,7 +709,7 @@ class RwLockTest {
     void readUnlockAfterTheReadersLeftWhileAWriterWaitsThrowsAndChangesNothing() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Void> writer = lock.writeLockAsync(); // handed 2 of 3, needs the reader's
+        CompletableFuture<Permits> writer = lock.writeLockAsync(); // handed 2 of 3, needs the reader's
         lock.readUnlock();
         await(writer);
         assertThrows(IllegalStateException.class, lock::readUnlock);
@@ -728,8 +728,8 @@ class RwLockTest {
         // Readers hold, a writer is queued and partly served: a stray writeUnlock changes nothing.
         assertTrue(lock.tryReadLock());
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Void> writer = lock.writeLockAsync();
-        CompletableFuture<Void> reader = lock.readLockAsync();
+        CompletableFuture<Permits> writer = lock.writeLockAsync();
+        CompletableFuture<Permits> reader = lock.readLockAsync();
         assertThrows(IllegalStateException.class, lock::writeUnlock);
         assertFalse(lock.isWriteLocked());
         assertEquals(2, lock.readLockCount());
@@ -754,7 +754,7 @@ class RwLockTest {
         assertIdle(lock);
 
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Void> writer = lock.writeLockAsync();
+        CompletableFuture<Permits> writer = lock.writeLockAsync();
         assertThrows(IllegalStateException.class, lock::downgrade);
         assertEquals(1, lock.readLockCount());
         assertFalse(writer.isDone());
@@ -795,12 +795,12 @@ class RwLockTest {
         try {
             for (int round = 0; round < 1_000; round++) {
                 RwLock lock = new RwLock(3);
-                CompletableFuture<Void> reader = lock.readLockAsync();
+                CompletableFuture<Permits> reader = lock.readLockAsync();
                 await(reader);
-                CompletableFuture<Void> writer = lock.writeLockAsync();
+                CompletableFuture<Permits> writer = lock.writeLockAsync();
                 lock.readUnlock();
                 await(writer);
-                CompletableFuture<Void> behind = lock.readLockAsync();
+                CompletableFuture<Permits> behind = lock.readLockAsync();
                 CyclicBarrier go = new CyclicBarrier(2);
                 Future<Boolean> theirs = other.submit(() -> {
                     go.await();
@@ -832,13 +832,13 @@ class RwLockTest {
     @Test
     void nullArgumentsThrowNamingTheCall() {
         RwLock lock = new RwLock(3);
-        NullPointerException e1 = assertThrows(NullPointerException.class, () -> lock.readLock(null));
-        assertTrue(e1.getMessage().contains("readLock(null)"), e1.getMessage());
-        NullPointerException e2 = assertThrows(NullPointerException.class, () -> lock.writeLock(null));
-        assertTrue(e2.getMessage().contains("writeLock(null)"), e2.getMessage());
-        NullPointerException e3 = assertThrows(NullPointerException.class, () -> lock.tryReadLock(null));
+        NullPointerException e1 = assertThrows(NullPointerException.class, () -> lock.readLockThen(null));
+        assertTrue(e1.getMessage().contains("readLockThen(null)"), e1.getMessage());
+        NullPointerException e2 = assertThrows(NullPointerException.class, () -> lock.writeLockThen(null));
+        assertTrue(e2.getMessage().contains("writeLockThen(null)"), e2.getMessage());
+        NullPointerException e3 = assertThrows(NullPointerException.class, () -> lock.tryReadLockBlocking(null));
         assertTrue(e3.getMessage().contains("tryReadLock(null)"), e3.getMessage());
-        NullPointerException e4 = assertThrows(NullPointerException.class, () -> lock.tryWriteLock(null));
+        NullPointerException e4 = assertThrows(NullPointerException.class, () -> lock.tryWriteLockBlocking(null));
         assertTrue(e4.getMessage().contains("tryWriteLock(null)"), e4.getMessage());
         assertIdle(lock);
     }
@@ -852,7 +852,7 @@ class RwLockTest {
         assertTrue(lock.tryReadLock());
         AtomicBoolean writeLockedInWaker = new AtomicBoolean();
         AtomicReference<Thread> wokenOn = new AtomicReference<>();
-        Acquisition w = lock.writeLock(() -> {
+        Acquisition w = lock.writeLockThen(() -> {
             writeLockedInWaker.set(lock.isWriteLocked());
             wokenOn.set(Thread.currentThread());
         });
@@ -877,7 +877,7 @@ class RwLockTest {
     void callbackWriterOnAFreeLockIsGrantedAtOnce() {
         RwLock lock = new RwLock(5);
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = lock.writeLock(w);
+        Acquisition a = lock.writeLockThen(w);
         assertTrue(a.isGranted());
         assertEquals(1, w.wakes.get());
         assertSame(Thread.currentThread(), w.wokenOn);
@@ -892,8 +892,8 @@ class RwLockTest {
         assertTrue(lock.tryWriteLock());
         RecordingWaker kept = new RecordingWaker();
         RecordingWaker withdrawn = new RecordingWaker();
-        Acquisition a = lock.readLock(kept);
-        Acquisition b = lock.readLock(withdrawn);
+        Acquisition a = lock.readLockThen(kept);
+        Acquisition b = lock.readLockThen(withdrawn);
         assertTrue(b.cancel());
         lock.writeUnlock();
         assertTrue(a.isGranted());
@@ -908,13 +908,13 @@ class RwLockTest {
     @Test
     void asyncWriterIsWriteLockedWhenItsFutureCompletes() throws Exception {
         RwLock lock = new RwLock(3);
-        CompletableFuture<Void> free = lock.writeLockAsync();
+        CompletableFuture<Permits> free = lock.writeLockAsync();
         assertTrue(free.isDone());
         assertTrue(lock.isWriteLocked());
         lock.writeUnlock();
 
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Void> queued = lock.writeLockAsync();
+        CompletableFuture<Permits> queued = lock.writeLockAsync();
         AtomicBoolean writeLockedAtCompletion = new AtomicBoolean();
         CompletableFuture<Void> observed = queued.thenRun(() -> writeLockedAtCompletion.set(lock.isWriteLocked()));
         lock.readUnlock();
@@ -961,19 +961,19 @@ class RwLockTest {
     @Test
     void timedFacesGetTheLockWhenReleasedInTimeAndGiveUpOtherwise() throws Exception {
         RwLock lock = new RwLock(2);
-        assertTrue(lock.tryWriteLock(Duration.ofSeconds(1)));
+        assertTrue(lock.tryWriteLockBlocking(Duration.ofSeconds(1)));
         assertTrue(lock.isWriteLocked());
-        assertFalse(lock.tryWriteLock(Duration.ofMillis(20)));
-        assertFalse(lock.tryReadLock(Duration.ofMillis(20)));
-        assertFalse(lock.tryWriteLock(Duration.ofSeconds(-1)));
-        assertFalse(lock.tryReadLock(Duration.ofSeconds(Long.MIN_VALUE)));
+        assertFalse(lock.tryWriteLockBlocking(Duration.ofMillis(20)));
+        assertFalse(lock.tryReadLockBlocking(Duration.ofMillis(20)));
+        assertFalse(lock.tryWriteLockBlocking(Duration.ofSeconds(-1)));
+        assertFalse(lock.tryReadLockBlocking(Duration.ofSeconds(Long.MIN_VALUE)));
         assertEquals(0, lock.queueLength());
         assertTrue(lock.isWriteLocked());
 
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicBoolean readerGot = new AtomicBoolean();
         Thread reader = start("timed-reader", failure,
-                () -> readerGot.set(lock.tryReadLock(Duration.ofSeconds(SECONDS * 3))));
+                () -> readerGot.set(lock.tryReadLockBlocking(Duration.ofSeconds(SECONDS * 3))));
         waitUntil(() -> lock.queueLength() == 1, "timed reader queued");
         lock.writeUnlock();
         joinOrFail(reader);
@@ -982,7 +982,7 @@ class RwLockTest {
 
         AtomicBoolean writerGot = new AtomicBoolean();
         Thread writer = start("timed-writer", failure,
-                () -> writerGot.set(lock.tryWriteLock(Duration.ofSeconds(SECONDS * 3))));
+                () -> writerGot.set(lock.tryWriteLockBlocking(Duration.ofSeconds(SECONDS * 3))));
         waitUntil(() -> lock.queueLength() == 1, "timed writer queued");
         lock.readUnlock();
         joinOrFail(writer);
@@ -1034,8 +1034,8 @@ class RwLockTest {
             for (int round = 0; round < 2_000; round++) {
                 RwLock lock = new RwLock(3);
                 assertTrue(lock.tryReadLock());
-                CompletableFuture<Void> writer = lock.writeLockAsync();
-                CompletableFuture<Void> readerBehind = lock.readLockAsync();
+                CompletableFuture<Permits> writer = lock.writeLockAsync();
+                CompletableFuture<Permits> readerBehind = lock.readLockAsync();
                 CyclicBarrier go = new CyclicBarrier(2);
                 Future<?> u = unlocker.submit(() -> {
                     go.await();
@@ -1073,9 +1073,9 @@ class RwLockTest {
     void cancellingAReadFutureBetweenItsGrantAndItsCompletionReturnsFalse() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryWriteLock());
-        AtomicReference<CompletableFuture<Void>> second = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Permits>> second = new AtomicReference<>();
         AtomicReference<Boolean> cancelResult = new AtomicReference<>();
-        Acquisition first = lock.readLock(() -> cancelResult.set(second.get().cancel(true)));
+        Acquisition first = lock.readLockThen(() -> cancelResult.set(second.get().cancel(true)));
         second.set(lock.readLockAsync());
         lock.writeUnlock();
         assertTrue(first.isGranted());
@@ -1097,9 +1097,9 @@ class RwLockTest {
     void cancellingAWriteFutureFromTheWakerWhoseUnlockGrantedItReturnsFalse() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryWriteLock());
-        AtomicReference<CompletableFuture<Void>> second = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Permits>> second = new AtomicReference<>();
         AtomicReference<Boolean> cancelResult = new AtomicReference<>();
-        Acquisition first = lock.writeLock(() -> {
+        Acquisition first = lock.writeLockThen(() -> {
             lock.writeUnlock(); // grants `second`
             cancelResult.set(second.get().cancel(true));
         });
@@ -1121,7 +1121,7 @@ class RwLockTest {
             for (int round = 0; round < 2_000; round++) {
                 RwLock lock = new RwLock(2);
                 assertTrue(lock.tryWriteLock());
-                CompletableFuture<Void> reader = lock.readLockAsync();
+                CompletableFuture<Permits> reader = lock.readLockAsync();
                 CyclicBarrier go = new CyclicBarrier(2);
                 Future<?> u = unlocker.submit(() -> {
                     go.await();
@@ -1198,11 +1198,11 @@ class RwLockTest {
                     await(lock.writeLockAsync());
                     break;
                 case 2:
-                    assertTrue(lock.tryWriteLock(Duration.ofSeconds(SECONDS * 3)));
+                    assertTrue(lock.tryWriteLockBlocking(Duration.ofSeconds(SECONDS * 3)));
                     break;
                 case 3: {
                     CountDownLatch woken = new CountDownLatch(1);
-                    Acquisition a = lock.writeLock(woken::countDown);
+                    Acquisition a = lock.writeLockThen(woken::countDown);
                     assertTrue(woken.await(SECONDS, TimeUnit.SECONDS));
                     assertTrue(a.isGranted());
                     break;

@@ -60,7 +60,7 @@ class SemaphoreContractTest {
         Semaphore s = new Semaphore(0);
         assertTrue(s.tryAcquire(0));
         assertFalse(s.tryAcquire(1));
-        rejects(s, IllegalArgumentException.class, () -> s.acquire(1, () -> { }), "acquire(1)", "capacity 0");
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(1, () -> { }), "acquire(1)", "capacity 0");
     }
 
     @Test
@@ -82,9 +82,9 @@ class SemaphoreContractTest {
     void tryAcquireZeroSucceedsWhileOthersWait() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        Acquisition waiting = s.acquire(1, () -> { });
+        Acquisition waiting = s.acquireThen(1, () -> { });
         assertTrue(s.tryAcquire(0));
-        Acquisition zero = s.acquire(0, () -> { });
+        Acquisition zero = s.acquireThen(0, () -> { });
         assertTrue(zero.isGranted(), "n == 0 is granted at once even with a queue");
         assertEquals(1, s.queueLength());
         assertTrue(waiting.cancel());
@@ -95,15 +95,15 @@ class SemaphoreContractTest {
     @Test
     void acquireChecksInContractOrder() {
         Semaphore s = new Semaphore(16);
-        rejects(s, IllegalArgumentException.class, () -> s.acquire(-1, null), "acquire(-1)", "negative");
-        rejects(s, NullPointerException.class, () -> s.acquire(17, null), "acquire(17, null)", "waker");
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(-1, null), "acquire(-1)", "negative");
+        rejects(s, NullPointerException.class, () -> s.acquireThen(17, null), "acquire(17, null)", "waker");
         RecordingWaker w = new RecordingWaker();
-        rejects(s, IllegalArgumentException.class, () -> s.acquire(17, w),
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(17, w),
                 "acquire(17): exceeds the capacity 16, so it could never be granted");
         assertEquals(0, w.claims.get() + w.wakes.get(), "waker not called for an impossible weight");
         s.close();
-        rejects(s, IllegalArgumentException.class, () -> s.acquire(17, w), "acquire(17)");
-        Acquisition closed = s.acquire(0, w);
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(17, w), "acquire(17)");
+        Acquisition closed = s.acquireThen(0, w);
         assertTrue(closed.isClosed(), "closed is checked before n == 0");
         assertEquals(1, w.wakes.get());
         assertEquals(0, w.claims.get(), "close wakes without claim");
@@ -113,7 +113,7 @@ class SemaphoreContractTest {
     void acquireGrantedAtOnceSettlesThroughTheWakerBeforeReturning() {
         Semaphore s = new Semaphore(8);
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = s.acquire(3, w);
+        Acquisition a = s.acquireThen(3, w);
         assertTrue(a.isGranted());
         assertFalse(a.isClosed());
         assertEquals(3, a.permits());
@@ -132,7 +132,7 @@ class SemaphoreContractTest {
         Semaphore s = new Semaphore(8);
         RecordingWaker w = new RecordingWaker();
         w.declineClaim = true;
-        Acquisition a = s.acquire(3, w);
+        Acquisition a = s.acquireThen(3, w);
         assertFalse(a.isGranted());
         assertFalse(a.isClosed());
         assertEquals(0, w.wakes.get());
@@ -146,7 +146,7 @@ class SemaphoreContractTest {
         Semaphore s = new Semaphore(2);
         s.close();
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = s.acquire(1, w);
+        Acquisition a = s.acquireThen(1, w);
         assertTrue(a.isClosed());
         assertFalse(a.isGranted());
         assertEquals(1, w.wakes.get());
@@ -171,7 +171,7 @@ class SemaphoreContractTest {
     void overReleaseCountsPermitsHandedToTheWaitingHeadAsNotHeld() {
         Semaphore s = new Semaphore(10);
         assertTrue(s.tryAcquire(7));            // held 7, free 3
-        Acquisition head = s.acquire(5, () -> { }); // takes the 3 free as a partial assignment
+        Acquisition head = s.acquireThen(5, () -> { }); // takes the 3 free as a partial assignment
         assertEquals(0, s.availablePermits());
         rejects(s, IllegalStateException.class, () -> s.release(8), "release(8)", "7 permits held");
         s.release(2);                           // completes the head
@@ -191,9 +191,9 @@ class SemaphoreContractTest {
     @Test
     void acquireAsyncCompletesAtOnceOrOnRelease() throws Exception {
         Semaphore s = new Semaphore(4);
-        CompletableFuture<Void> now = s.acquireAsync(3);
+        CompletableFuture<Permits> now = s.acquireAsync(3);
         assertTrue(now.isDone());
-        CompletableFuture<Void> later = s.acquireAsync(2);
+        CompletableFuture<Permits> later = s.acquireAsync(2);
         assertFalse(later.isDone());
         assertEquals(1, s.queueLength());
         s.release(3);
@@ -205,7 +205,7 @@ class SemaphoreContractTest {
     void acquireAsyncOnClosedFailsWithSemaphoreClosedException() {
         Semaphore s = new Semaphore(1);
         s.close();
-        CompletableFuture<Void> f = s.acquireAsync(1);
+        CompletableFuture<Permits> f = s.acquireAsync(1);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
         assertTrue(e.getCause() instanceof SemaphoreClosedException);
         assertTrue(e.getCause().getMessage().contains("acquireAsync(1)"));
@@ -215,8 +215,8 @@ class SemaphoreContractTest {
     void asyncFutureCancelWithdrawsAndReturnsPartialPermits() {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(3));
-        CompletableFuture<Void> f = s.acquireAsync(3); // partially served: 1 of 3
-        CompletableFuture<Void> behind = s.acquireAsync(1);
+        CompletableFuture<Permits> f = s.acquireAsync(3); // partially served: 1 of 3
+        CompletableFuture<Permits> behind = s.acquireAsync(1);
         assertEquals(0, s.availablePermits());
         assertTrue(f.cancel(false));
         assertTrue(f.isCancelled());
@@ -231,7 +231,7 @@ class SemaphoreContractTest {
     void asyncFutureCancelAfterGrantReturnsFalseAndKeepsThePermits() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        CompletableFuture<Void> f = s.acquireAsync(1);
+        CompletableFuture<Permits> f = s.acquireAsync(1);
         s.release(1);
         assertFalse(f.cancel(true));
         assertTrue(f.isDone());
@@ -244,17 +244,17 @@ class SemaphoreContractTest {
     void asyncFutureCompletedByTheUserWithdrawsTheWait() throws Exception {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(2));
-        CompletableFuture<Void> timedOut = s.acquireAsync(1).orTimeout(1, TimeUnit.MILLISECONDS);
+        CompletableFuture<Permits> timedOut = s.acquireAsync(1).orTimeout(1, TimeUnit.MILLISECONDS);
         assertThrows(ExecutionException.class, () -> timedOut.get(10, TimeUnit.SECONDS));
-        CompletableFuture<Void> failed = s.acquireAsync(2);
+        CompletableFuture<Permits> failed = s.acquireAsync(2);
         assertTrue(failed.completeExceptionally(new RuntimeException("gave up")));
-        CompletableFuture<Void> byHand = s.acquireAsync(1);
+        CompletableFuture<Permits> byHand = s.acquireAsync(1);
         assertThrows(UnsupportedOperationException.class, () -> byHand.complete(null));
         assertThrows(UnsupportedOperationException.class, () -> byHand.completeOnTimeout(null, 1, TimeUnit.SECONDS));
         assertFalse(byHand.isDone(), "a refused complete changes nothing");
         assertTrue(byHand.cancel(false));
         waitUntil(() -> s.queueLength() == 0);
-        CompletableFuture<Void> waiting = s.acquireAsync(1);
+        CompletableFuture<Permits> waiting = s.acquireAsync(1);
         assertThrows(UnsupportedOperationException.class, () -> waiting.obtrudeValue(null));
         assertThrows(UnsupportedOperationException.class, () -> waiting.obtrudeException(new RuntimeException()));
         assertThrows(UnsupportedOperationException.class, () -> waiting.completeAsync(() -> null));
@@ -269,24 +269,24 @@ class SemaphoreContractTest {
         Semaphore s = new Semaphore(3);
         rejects(s, IllegalArgumentException.class, () -> s.acquireBlocking(-1), "acquireBlocking(-1)");
         rejects(s, IllegalArgumentException.class, () -> s.acquireBlocking(4), "acquireBlocking(4): exceeds the capacity 3");
-        rejects(s, IllegalArgumentException.class, () -> s.tryAcquire(-1, Duration.ZERO), "tryAcquire(-1)");
-        rejects(s, NullPointerException.class, () -> s.tryAcquire(1, null), "tryAcquire(1, null)");
-        rejects(s, IllegalArgumentException.class, () -> s.tryAcquire(4, Duration.ofSeconds(1)), "tryAcquire(4)", "capacity 3");
+        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(-1, Duration.ZERO), "tryAcquire(-1)");
+        rejects(s, NullPointerException.class, () -> s.tryAcquireBlocking(1, null), "tryAcquire(1, null)");
+        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(4, Duration.ofSeconds(1)), "tryAcquire(4)", "capacity 3");
     }
 
     @Test
     void timedTryAcquireWithoutWaiting() throws InterruptedException {
         Semaphore s = new Semaphore(2);
-        assertTrue(s.tryAcquire(2, Duration.ZERO));
-        assertFalse(s.tryAcquire(1, Duration.ZERO));
-        assertFalse(s.tryAcquire(1, Duration.ofNanos(-5)));
-        assertFalse(s.tryAcquire(1, Duration.ofMillis(20)), "times out, nothing held");
+        assertTrue(s.tryAcquireBlocking(2, Duration.ZERO));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ZERO));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ofNanos(-5)));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(20)), "times out, nothing held");
         assertEquals(0, s.queueLength());
         s.release(2);
-        assertTrue(s.tryAcquire(2, Duration.ofSeconds(Long.MAX_VALUE)), "huge timeouts saturate");
+        assertTrue(s.tryAcquireBlocking(2, Duration.ofSeconds(Long.MAX_VALUE)), "huge timeouts saturate");
         s.release(2);
         s.close();
-        assertThrows(SemaphoreClosedException.class, () -> s.tryAcquire(1, Duration.ZERO));
+        assertThrows(SemaphoreClosedException.class, () -> s.tryAcquireBlocking(1, Duration.ZERO));
         assertThrows(SemaphoreClosedException.class, () -> s.acquireBlocking(1));
     }
 
@@ -297,7 +297,7 @@ class SemaphoreContractTest {
         assertThrows(InterruptedException.class, () -> s.acquireBlocking(1));
         assertFalse(Thread.currentThread().isInterrupted());
         Thread.currentThread().interrupt();
-        assertThrows(InterruptedException.class, () -> s.tryAcquire(1, Duration.ofSeconds(1)));
+        assertThrows(InterruptedException.class, () -> s.tryAcquireBlocking(1, Duration.ofSeconds(1)));
         assertEquals(2, s.availablePermits());
     }
 
@@ -307,9 +307,9 @@ class SemaphoreContractTest {
         assertTrue(s.tryAcquire(3));
         RecordingWaker w1 = new RecordingWaker();
         RecordingWaker w2 = new RecordingWaker();
-        Acquisition a1 = s.acquire(4, w1); // takes the 2 free
-        Acquisition a2 = s.acquire(1, w2);
-        CompletableFuture<Void> f = s.acquireAsync(1);
+        Acquisition a1 = s.acquireThen(4, w1); // takes the 2 free
+        Acquisition a2 = s.acquireThen(1, w2);
+        CompletableFuture<Permits> f = s.acquireAsync(1);
         assertEquals(0, s.availablePermits());
         assertEquals(3, s.queueLength());
         s.close();

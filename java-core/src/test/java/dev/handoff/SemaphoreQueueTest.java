@@ -28,7 +28,7 @@ class SemaphoreQueueTest {
         assertTrue(s.tryAcquire(1));
         List<String> log = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            s.acquire(1, new RecordingWaker("w" + i, log));
+            s.acquireThen(1, new RecordingWaker("w" + i, log));
         }
         for (int i = 0; i < 5; i++) {
             s.release(1);
@@ -44,8 +44,8 @@ class SemaphoreQueueTest {
         assertTrue(s.tryAcquire(8));
         RecordingWaker heavy = new RecordingWaker();
         RecordingWaker light = new RecordingWaker();
-        Acquisition h = s.acquire(10, heavy);
-        Acquisition l = s.acquire(1, light);
+        Acquisition h = s.acquireThen(10, heavy);
+        Acquisition l = s.acquireThen(1, light);
         s.release(5); // 2 + 5 = 7 of 10 handed to the head; the light one would fit but must wait
         assertFalse(h.isGranted());
         assertFalse(l.isGranted());
@@ -63,7 +63,7 @@ class SemaphoreQueueTest {
     void noBargingWhileAnyoneWaits() {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(3));
-        Acquisition head = s.acquire(2, () -> { }); // takes the 1 free, waits for 1 more
+        Acquisition head = s.acquireThen(2, () -> { }); // takes the 1 free, waits for 1 more
         assertEquals(0, s.availablePermits());
         assertFalse(s.tryAcquire(1), "tryAcquire must not take the permit meant for the head");
         s.release(3);
@@ -77,10 +77,10 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(10);
         assertTrue(s.tryAcquire(10));
         List<String> log = new ArrayList<>();
-        Acquisition a = s.acquire(2, new RecordingWaker("a", log));
-        Acquisition b = s.acquire(3, new RecordingWaker("b", log));
-        Acquisition c = s.acquire(4, new RecordingWaker("c", log));
-        Acquisition d = s.acquire(1, new RecordingWaker("d", log));
+        Acquisition a = s.acquireThen(2, new RecordingWaker("a", log));
+        Acquisition b = s.acquireThen(3, new RecordingWaker("b", log));
+        Acquisition c = s.acquireThen(4, new RecordingWaker("c", log));
+        Acquisition d = s.acquireThen(1, new RecordingWaker("d", log));
         s.release(7); // a (2) and b (3) fit; c gets 2 of 4 and blocks d
         assertEquals(List.of("a", "b"), log);
         assertTrue(a.isGranted() && b.isGranted());
@@ -103,10 +103,10 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(6);
         assertTrue(s.tryAcquire(6));
         RecordingWaker headWaker = new RecordingWaker();
-        Acquisition head = s.acquire(5, headWaker);
+        Acquisition head = s.acquireThen(5, headWaker);
         RecordingWaker next = new RecordingWaker();
-        Acquisition second = s.acquire(2, next);
-        Acquisition third = s.acquire(2, () -> { });
+        Acquisition second = s.acquireThen(2, next);
+        Acquisition third = s.acquireThen(2, () -> { });
         s.release(3); // head has 3 of 5
         assertEquals(0, s.availablePermits());
         assertTrue(head.cancel());
@@ -127,7 +127,7 @@ class SemaphoreQueueTest {
     void cancellingTheOnlyWaiterMakesItsPartialPermitsFree() {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(1));
-        Acquisition a = s.acquire(4, () -> { }); // takes 3, needs 1 more
+        Acquisition a = s.acquireThen(4, () -> { }); // takes 3, needs 1 more
         assertEquals(0, s.availablePermits());
         assertTrue(a.cancel());
         assertEquals(3, s.availablePermits());
@@ -141,9 +141,9 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         List<String> log = new ArrayList<>();
-        s.acquire(1, new RecordingWaker("a", log));
-        Acquisition b = s.acquire(1, new RecordingWaker("b", log));
-        s.acquire(1, new RecordingWaker("c", log));
+        s.acquireThen(1, new RecordingWaker("a", log));
+        Acquisition b = s.acquireThen(1, new RecordingWaker("b", log));
+        s.acquireThen(1, new RecordingWaker("c", log));
         assertTrue(b.cancel());
         assertEquals(2, s.queueLength());
         s.release(1);
@@ -157,9 +157,9 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(4));
         RecordingWaker gone = new RecordingWaker();
-        Acquisition first = s.acquire(3, gone);
+        Acquisition first = s.acquireThen(3, gone);
         RecordingWaker next = new RecordingWaker();
-        Acquisition second = s.acquire(3, next);
+        Acquisition second = s.acquireThen(3, next);
         s.release(2); // first has 2 of 3
         gone.declineClaim = true;
         s.release(2); // first would be granted, declines; its 2 + the 1 left go to second
@@ -178,11 +178,11 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         AtomicBoolean otherThreadGotThrough = new AtomicBoolean();
-        s.acquire(1, () -> {
+        s.acquireThen(1, () -> {
             // Another thread needs the internal lock (acquire slow path). If wake() ran under it,
             // this join would time out.
             Thread t = new Thread(() -> {
-                Acquisition a = s.acquire(1, () -> { });
+                Acquisition a = s.acquireThen(1, () -> { });
                 otherThreadGotThrough.set(!a.isGranted() && a.cancel());
             });
             t.start();
@@ -203,12 +203,12 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(2));
         List<String> log = new ArrayList<>();
-        s.acquire(2, () -> {
+        s.acquireThen(2, () -> {
             log.add("first woken");
             s.release(2); // hands both to the next waiter from inside a waker
             log.add("first released");
         });
-        s.acquire(2, () -> log.add("second woken"));
+        s.acquireThen(2, () -> log.add("second woken"));
         s.release(2);
         // a shallow nested wake runs inside the nested release, like an ordinary call
         assertEquals(List.of("first woken", "second woken", "first released"), log);
@@ -223,7 +223,7 @@ class SemaphoreQueueTest {
         assertTrue(s.tryAcquire(1));
         AtomicInteger woken = new AtomicInteger();
         for (int i = 0; i < n; i++) {
-            s.acquire(1, () -> {
+            s.acquireThen(1, () -> {
                 woken.incrementAndGet();
                 s.release(1);
             });
@@ -246,7 +246,7 @@ class SemaphoreQueueTest {
         AtomicBoolean waitedOk = new AtomicBoolean();
         for (int i = 0; i < chain; i++) {
             boolean last = i == chain - 1;
-            s.acquire(1, () -> {
+            s.acquireThen(1, () -> {
                 depth.incrementAndGet();
                 s.release(1); // grants the next; for the last, the parked thread below
                 if (last) {
@@ -281,7 +281,7 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(2));
         AtomicInteger badWakes = new AtomicInteger();
-        Acquisition bad = s.acquire(1, new Waker() {
+        Acquisition bad = s.acquireThen(1, new Waker() {
             @Override
             public boolean claim() {
                 s.release(1); // forbidden: the contract says claim() never calls back
@@ -294,7 +294,7 @@ class SemaphoreQueueTest {
             }
         });
         RecordingWaker next = new RecordingWaker();
-        Acquisition good = s.acquire(1, next);
+        Acquisition good = s.acquireThen(1, next);
         Thread releaser = new Thread(() -> s.release(1));
         releaser.start();
         releaser.join(TimeUnit.SECONDS.toMillis(20));
@@ -304,8 +304,8 @@ class SemaphoreQueueTest {
         assertFalse(bad.isClosed());
         assertTrue(good.isGranted());
         // The refused call left the internal lock free: another thread can queue (which takes it).
-        CompletableFuture<CompletableFuture<Void>> queued = CompletableFuture.supplyAsync(() -> s.acquireAsync(1));
-        CompletableFuture<Void> third = queued.get(20, TimeUnit.SECONDS);
+        CompletableFuture<CompletableFuture<Permits>> queued = CompletableFuture.supplyAsync(() -> s.acquireAsync(1));
+        CompletableFuture<Permits> third = queued.get(20, TimeUnit.SECONDS);
         assertFalse(third.isDone());
         s.release(1);
         assertTrue(third.isDone());
@@ -320,10 +320,10 @@ class SemaphoreQueueTest {
         assertTrue(s.tryAcquire(2));
         RuntimeException boom = new RuntimeException("boom");
         RecordingWaker after = new RecordingWaker();
-        s.acquire(1, () -> {
+        s.acquireThen(1, () -> {
             throw boom;
         });
-        s.acquire(1, after);
+        s.acquireThen(1, after);
         AtomicReference<Throwable> reported = new AtomicReference<>();
         AtomicReference<Thread> reportedOn = new AtomicReference<>();
         Thread releaser = new Thread(() -> s.release(2));
@@ -347,7 +347,7 @@ class SemaphoreQueueTest {
         assertTrue(s.tryAcquire(1));
         IllegalStateException boom = new IllegalStateException("claim failed");
         AtomicInteger badWakes = new AtomicInteger();
-        Acquisition bad = s.acquire(1, new Waker() {
+        Acquisition bad = s.acquireThen(1, new Waker() {
             @Override
             public boolean claim() {
                 throw boom;
@@ -359,7 +359,7 @@ class SemaphoreQueueTest {
             }
         });
         RecordingWaker next = new RecordingWaker();
-        Acquisition good = s.acquire(1, next);
+        Acquisition good = s.acquireThen(1, next);
         Thread releaser = new Thread(() -> s.release(1));
         releaser.start();
         releaser.join(TimeUnit.SECONDS.toMillis(20));
@@ -377,7 +377,7 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         RecordingWaker w = new RecordingWaker();
-        s.acquire(1, w);
+        s.acquireThen(1, w);
         Thread releaser = new Thread(() -> s.release(1), "releaser");
         releaser.start();
         releaser.join();
@@ -390,9 +390,9 @@ class SemaphoreQueueTest {
         Semaphore s = new Semaphore(3);
         assertTrue(s.tryAcquire(3));
         List<String> log = new ArrayList<>();
-        CompletableFuture<Void> f1 = s.acquireAsync(3);
+        CompletableFuture<Permits> f1 = s.acquireAsync(3);
         f1.thenRun(() -> log.add("future"));
-        s.acquire(1, new RecordingWaker("callback", log));
+        s.acquireThen(1, new RecordingWaker("callback", log));
         s.release(3);
         assertEquals(List.of("future"), log);
         s.release(3);
@@ -411,8 +411,8 @@ class SemaphoreQueueTest {
     void aTimedOutFutureWakesTheWaitersBehindItOffTheJdkTimerThread() throws Exception {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(4));
-        CompletableFuture<Void> head = s.acquireAsync(3);
-        CompletableFuture<Void> behind = s.acquireAsync(1);
+        CompletableFuture<Permits> head = s.acquireAsync(3);
+        CompletableFuture<Permits> behind = s.acquireAsync(1);
         s.release(2); // the head holds 2 of its 3 as a partial assignment; behind waits
         AtomicReference<Thread> ranOn = new AtomicReference<>();
         CompletableFuture<Void> dependent = behind.thenRun(() -> ranOn.set(Thread.currentThread()));

@@ -81,8 +81,8 @@ class SemaphoreRaceTest {
             Semaphore s = new Semaphore(3);
             assertTrue(s.tryAcquire(3));
             RecordingWaker w = new RecordingWaker();
-            Acquisition a = s.acquire(2, w);
-            Acquisition behind = s.acquire(1, () -> { });
+            Acquisition a = s.acquireThen(2, w);
+            Acquisition behind = s.acquireThen(1, () -> { });
             AtomicInteger cancelled = new AtomicInteger();
             race(() -> s.release(3), () -> cancelled.set(a.cancel() ? 1 : 0));
             if (cancelled.get() == 1) {
@@ -105,9 +105,9 @@ class SemaphoreRaceTest {
         for (int round = 0; round < ROUNDS; round++) {
             Semaphore s = new Semaphore(4);
             assertTrue(s.tryAcquire(4));
-            Acquisition head = s.acquire(4, () -> { });
+            Acquisition head = s.acquireThen(4, () -> { });
             s.release(2); // head holds 2 of 4
-            Acquisition next = s.acquire(3, () -> { });
+            Acquisition next = s.acquireThen(3, () -> { });
             AtomicInteger cancelled = new AtomicInteger();
             race(() -> s.release(2), () -> cancelled.set(head.cancel() ? 1 : 0));
             if (cancelled.get() == 1) {
@@ -128,8 +128,8 @@ class SemaphoreRaceTest {
         for (int round = 0; round < ROUNDS; round++) {
             Semaphore s = new Semaphore(5);
             assertTrue(s.tryAcquire(5));
-            Acquisition a = s.acquire(3, () -> { });
-            Acquisition b = s.acquire(4, () -> { });
+            Acquisition a = s.acquireThen(3, () -> { });
+            Acquisition b = s.acquireThen(4, () -> { });
             race(() -> s.release(4), s::close);
             assertTrue(s.isClosed());
             assertEquals(0, s.queueLength());
@@ -149,7 +149,7 @@ class SemaphoreRaceTest {
         for (int round = 0; round < ROUNDS; round++) {
             Semaphore s = new Semaphore(2);
             assertTrue(s.tryAcquire(2));
-            CompletableFuture<Void> f = s.acquireAsync(2);
+            CompletableFuture<Permits> f = s.acquireAsync(2);
             AtomicInteger cancelled = new AtomicInteger();
             race(() -> s.release(2), () -> cancelled.set(f.cancel(false) ? 1 : 0));
             if (cancelled.get() == 1) {
@@ -168,7 +168,7 @@ class SemaphoreRaceTest {
         for (int round = 0; round < 300; round++) {
             Semaphore s = new Semaphore(1);
             assertTrue(s.tryAcquire(1));
-            CompletableFuture<Void> f = s.acquireAsync(1).orTimeout(100, TimeUnit.MICROSECONDS);
+            CompletableFuture<Permits> f = s.acquireAsync(1).orTimeout(100, TimeUnit.MICROSECONDS);
             Thread.sleep(0, 50_000);
             s.release(1);
             try {
@@ -234,7 +234,7 @@ class SemaphoreRaceTest {
             long timeoutNanos = 20_000 + (round % 50) * 1_000L;
             Thread waiter = new Thread(() -> {
                 try {
-                    got.set(s.tryAcquire(2, Duration.ofNanos(timeoutNanos)) ? 1 : 0);
+                    got.set(s.tryAcquireBlocking(2, Duration.ofNanos(timeoutNanos)) ? 1 : 0);
                 } catch (InterruptedException e) {
                     throw new AssertionError(e);
                 }
@@ -284,7 +284,7 @@ class SemaphoreRaceTest {
             RecordingWaker declining = new RecordingWaker();
             declining.declineClaim = true;
             AtomicInteger accepted = new AtomicInteger();
-            race(() -> s.acquire(1, declining), () -> {
+            race(() -> s.acquireThen(1, declining), () -> {
                 try {
                     s.release(1);
                     accepted.incrementAndGet();
@@ -303,7 +303,7 @@ class SemaphoreRaceTest {
         CountDownLatch inClaim = new CountDownLatch(1);
         CountDownLatch leaveClaim = new CountDownLatch(1);
         AtomicReference<Acquisition> granted = new AtomicReference<>();
-        Thread acquirer = new Thread(() -> granted.set(s.acquire(1, new Waker() {
+        Thread acquirer = new Thread(() -> granted.set(s.acquireThen(1, new Waker() {
             @Override
             public boolean claim() {
                 inClaim.countDown();
@@ -336,7 +336,7 @@ class SemaphoreRaceTest {
     void cancelledFutureReportsCancellation() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        CompletableFuture<Void> f = s.acquireAsync(1);
+        CompletableFuture<Permits> f = s.acquireAsync(1);
         assertTrue(f.cancel(true));
         assertTrue(f.isCancelled());
         try {

@@ -95,14 +95,14 @@ class SemaphoreStressTest {
                     break;
                 case 3:
                     try {
-                        holding = s.tryAcquire(n, Duration.ofNanos(r.nextInt(50_000)));
+                        holding = s.tryAcquireBlocking(n, Duration.ofNanos(r.nextInt(50_000)));
                     } catch (InterruptedException e) {
                         interruptsSeen.increment();
                         holding = false;
                     }
                     break;
                 case 4: {
-                    CompletableFuture<Void> f = s.acquireAsync(n);
+                    CompletableFuture<Permits> f = s.acquireAsync(n);
                     if (r.nextBoolean() && f.cancel(false)) {
                         cancelsWon.increment();
                         holding = false;
@@ -114,7 +114,7 @@ class SemaphoreStressTest {
                 }
                 default: {
                     CompletableFuture<Void> woken = new CompletableFuture<>();
-                    Acquisition a = s.acquire(n, () -> woken.complete(null));
+                    Acquisition a = s.acquireThen(n, () -> woken.complete(null));
                     if (r.nextBoolean() && a.cancel()) {
                         cancelsWon.increment();
                         holding = false;

@@ -97,7 +97,7 @@ class StartAcquisitionUpToTest {
         assertTrue(s.tryAcquire(4));
         Node upTo = s.startAcquisitionUpTo(3, 4, new Node());
         RecordingWaker behind = new RecordingWaker();
-        s.acquire(1, behind);
+        s.acquireThen(1, behind);
         s.release(2); // handed to the up-to head, which needs 3
         assertEquals(0, s.availablePermits());
         assertTrue(upTo.cancel());
@@ -176,7 +176,7 @@ class StartAcquisitionUpToTest {
     void aShrinkFailsAWaitingUpToRequestWhoseMinimumNoLongerFits() {
         for (boolean listened : List.of(false, true)) {
             WaitListenerTest.Log log = new WaitListenerTest.Log();
-            Semaphore s = listened ? Semaphore.builder(6).waitListener(log).build() : new Semaphore(6);
+            Semaphore s = listened ? Semaphore.builder(6).listener(log).build() : new Semaphore(6);
             assertTrue(s.tryAcquire(6));
             Node heavy = s.startAcquisitionUpTo(4, 6, new Node());
             Node light = s.startAcquisitionUpTo(2, 6, new Node());
@@ -213,7 +213,7 @@ class StartAcquisitionUpToTest {
         s.release(5);
         assertEquals(4, s.tryAcquireUpTo(1, 4), "5 free, at most 4");
         RecordingWaker waiting = new RecordingWaker();
-        s.acquire(3, waiting); // 1 free: it waits, holding that 1
+        s.acquireThen(3, waiting); // 1 free: it waits, holding that 1
         s.release(1); // 2 of its 3
         assertEquals(1, s.queueLength());
         assertEquals(0, s.tryAcquireUpTo(1, 1), "never barges past a waiter");
@@ -242,7 +242,7 @@ class StartAcquisitionUpToTest {
         assertTrue(s.tryAcquire(3));
         Throwing failing = s.startAcquisitionUpTo(2, 3, new Throwing());
         RecordingWaker behind = new RecordingWaker();
-        s.acquire(1, behind);
+        s.acquireThen(1, behind);
         s.release(2);
         assertEquals("claim broke", failing.failure().getMessage());
         assertFalse(failing.isGranted());

@@ -55,7 +55,7 @@ class WaitListenerTest {
     }
 
     private static Semaphore observed(long capacity, Log log) {
-        return Semaphore.builder(capacity).waitListener(log).build();
+        return Semaphore.builder(capacity).listener(log).build();
     }
 
     @Test
@@ -65,10 +65,10 @@ class WaitListenerTest {
         assertTrue(s.tryAcquire(2));
         s.acquireBlocking(1);
         s.acquireAsync(1).get();
-        assertTrue(s.tryAcquire(0, Duration.ofSeconds(1)));
+        assertTrue(s.tryAcquireBlocking(0, Duration.ofSeconds(1)));
         RecordingWaker w = new RecordingWaker();
         s.release(4);
-        s.acquire(4, w);
+        s.acquireThen(4, w);
         assertEquals(1, w.wakes.get());
         s.release(4);
         assertEquals(List.of(), log.snapshot());
@@ -79,8 +79,8 @@ class WaitListenerTest {
         Log log = new Log();
         Semaphore s = observed(4, log);
         assertTrue(s.tryAcquire(4));
-        Acquisition first = s.acquire(3, new RecordingWaker());
-        Acquisition second = s.acquire(2, new RecordingWaker());
+        Acquisition first = s.acquireThen(3, new RecordingWaker());
+        Acquisition second = s.acquireThen(2, new RecordingWaker());
         assertEquals(List.of("queued 3 ahead 0", "queued 2 ahead 1"), log.snapshot());
         TimeUnit.MILLISECONDS.sleep(20);
         s.release(3);
@@ -99,25 +99,25 @@ class WaitListenerTest {
         Semaphore s = observed(4, log);
         assertTrue(s.tryAcquire(4));
 
-        Acquisition cancelled = s.acquire(1, new RecordingWaker());
+        Acquisition cancelled = s.acquireThen(1, new RecordingWaker());
         assertTrue(cancelled.cancel());
 
-        assertFalse(s.tryAcquire(2, Duration.ofMillis(5))); // blocking, timed out
+        assertFalse(s.tryAcquireBlocking(2, Duration.ofMillis(5))); // blocking, timed out
 
-        CompletableFuture<Void> timedFuture = s.acquireAsync(3).orTimeout(5, TimeUnit.MILLISECONDS);
+        CompletableFuture<Permits> timedFuture = s.acquireAsync(3).orTimeout(5, TimeUnit.MILLISECONDS);
         ExecutionException timedOut = assertThrows(ExecutionException.class, timedFuture::get);
         assertInstanceOf(TimeoutException.class, timedOut.getCause());
 
         assertFalse(s.tryAcquireAsync(2, Duration.ofMillis(5)).get());
 
-        CompletableFuture<Void> cancelledFuture = s.acquireAsync(1);
+        CompletableFuture<Permits> cancelledFuture = s.acquireAsync(1);
         assertTrue(cancelledFuture.cancel(false));
 
         RecordingWaker decliner = new RecordingWaker();
         decliner.declineClaim = true;
-        s.acquire(1, decliner);
+        s.acquireThen(1, decliner);
 
-        Acquisition throwing = s.acquire(1, new Waker() {
+        Acquisition throwing = s.acquireThen(1, new Waker() {
             @Override
             public boolean claim() {
                 throw new IllegalStateException("claim failed");
@@ -132,11 +132,11 @@ class WaitListenerTest {
         assertEquals(2, s.availablePermits());
         assertTrue(s.tryAcquire(2));
 
-        Acquisition tooHeavy = s.acquire(4, new RecordingWaker());
+        Acquisition tooHeavy = s.acquireThen(4, new RecordingWaker());
         s.setCapacity(3); // it can never fit now: FAILED
         assertInstanceOf(IllegalStateException.class, tooHeavy.failure());
 
-        Acquisition closed = s.acquire(1, new RecordingWaker());
+        Acquisition closed = s.acquireThen(1, new RecordingWaker());
         s.close();
         assertTrue(closed.isClosed());
 
@@ -163,7 +163,7 @@ class WaitListenerTest {
         assertTrue(s.tryAcquire(2));
         java.util.concurrent.CountDownLatch inClaim = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
-        Acquisition head = s.acquire(1, new Waker() {
+        Acquisition head = s.acquireThen(1, new Waker() {
             @Override
             public boolean claim() {
                 inClaim.countDown();
@@ -179,7 +179,7 @@ class WaitListenerTest {
             public void wake() {
             }
         });
-        CompletableFuture<Void> timed = s.acquireAsync(1);
+        CompletableFuture<Permits> timed = s.acquireAsync(1);
         Thread releaser = new Thread(() -> s.release(2), "releaser");
         releaser.start();
         assertTrue(inClaim.await(20, TimeUnit.SECONDS), "the release never reached the head");
@@ -271,7 +271,7 @@ class WaitListenerTest {
         Log log = new Log();
         Semaphore s = observed(8, log);
         assertTrue(s.tryAcquire(8));
-        CompletableFuture<Long> upTo = s.acquireUpToAsync(2, 6);
+        CompletableFuture<Permits> upTo = s.acquireUpToAsync(2, 6);
         s.release(5);
         assertEquals(5L, upTo.get());
         assertEquals(List.of("queued 2 ahead 0", "GRANTED 5 ahead 0"), log.snapshot());
@@ -280,9 +280,9 @@ class WaitListenerTest {
     @Test
     void aRejectionIsToldAndNothingQueues() {
         Log log = new Log();
-        Semaphore s = Semaphore.builder(2).maxQueueLength(1).waitListener(log).build();
+        Semaphore s = Semaphore.builder(2).maxQueueLength(1).listener(log).build();
         assertTrue(s.tryAcquire(2));
-        s.acquire(1, new RecordingWaker());
+        s.acquireThen(1, new RecordingWaker());
         assertThrows(SemaphoreRejectedException.class, () -> s.acquireBlocking(2));
         ExecutionException failed = assertThrows(ExecutionException.class, () -> s.acquireAsync(1).get());
         assertInstanceOf(SemaphoreRejectedException.class, failed.getCause());
@@ -305,14 +305,14 @@ class WaitListenerTest {
             }
         };
         Log log = new Log();
-        Semaphore s = Semaphore.builder(2).waitListener(WaitListener.all(throwing, log)).build();
+        Semaphore s = Semaphore.builder(2).listener(WaitListener.all(throwing, log)).build();
         Thread me = Thread.currentThread();
         Thread.UncaughtExceptionHandler old = me.getUncaughtExceptionHandler();
         me.setUncaughtExceptionHandler((t, e) -> reported.incrementAndGet());
         try {
             assertTrue(s.tryAcquire(2));
             RecordingWaker w = new RecordingWaker();
-            Acquisition a = s.acquire(2, w);
+            Acquisition a = s.acquireThen(2, w);
             s.release(2);
             assertTrue(a.isGranted());
             assertEquals(1, w.wakes.get());
@@ -322,10 +322,10 @@ class WaitListenerTest {
             assertEquals(List.of("queued 2 ahead 0", "GRANTED 2 ahead 0"), log.snapshot()); // the next one still told
 
             // The same listener alone: the waiter is still granted and woken.
-            Semaphore alone = Semaphore.builder(1).waitListener(throwing).build();
+            Semaphore alone = Semaphore.builder(1).listener(throwing).build();
             assertTrue(alone.tryAcquire(1));
             RecordingWaker w2 = new RecordingWaker();
-            Acquisition b = alone.acquire(1, w2);
+            Acquisition b = alone.acquireThen(1, w2);
             alone.release(1);
             assertTrue(b.isGranted());
             assertEquals(1, w2.wakes.get());
@@ -339,20 +339,20 @@ class WaitListenerTest {
     @Test
     void aMutexAndAnRwLockTellTheirWaits() throws Exception {
         Log mutexLog = new Log();
-        Mutex mutex = new Mutex(mutexLog);
+        Mutex mutex = Mutex.builder().listener(mutexLog).build();
         assertTrue(mutex.tryLock()); // at once: not observed
-        CompletableFuture<Void> waiting = mutex.lockAsync();
+        CompletableFuture<Permits> waiting = mutex.lockAsync();
         mutex.unlock();
         waiting.get();
         mutex.unlock();
         assertEquals(List.of("queued 1 ahead 0", "GRANTED 1 ahead 0"), mutexLog.snapshot());
 
         Log rwLog = new Log();
-        RwLock rw = new RwLock(4, rwLog);
+        RwLock rw = RwLock.builder(4).listener(rwLog).build();
         assertTrue(rw.tryReadLock());
-        CompletableFuture<Void> writer = rw.writeLockAsync();   // waits for the whole lock: weight 4
-        CompletableFuture<Void> reader = rw.readLockAsync();    // behind the writer: weight 1
-        assertFalse(rw.tryWriteLock(Duration.ofMillis(5)));     // times out behind both
+        CompletableFuture<Permits> writer = rw.writeLockAsync();   // waits for the whole lock: weight 4
+        CompletableFuture<Permits> reader = rw.readLockAsync();    // behind the writer: weight 1
+        assertFalse(rw.tryWriteLockBlocking(Duration.ofMillis(5)));     // times out behind both
         rw.readUnlock();
         writer.get();
         rw.writeUnlock();
@@ -364,16 +364,16 @@ class WaitListenerTest {
 
     @Test
     void badListenerArgumentsAreRefusedWithTheirCall() {
-        NullPointerException npe = assertThrows(NullPointerException.class, () -> Semaphore.builder(1).waitListener(null));
-        assertTrue(npe.getMessage().startsWith("waitListener(null)"), npe.getMessage());
+        NullPointerException npe = assertThrows(NullPointerException.class, () -> Semaphore.builder(1).listener(null));
+        assertTrue(npe.getMessage().startsWith("listener(null)"), npe.getMessage());
         IllegalArgumentException empty = assertThrows(IllegalArgumentException.class, WaitListener::all);
         assertTrue(empty.getMessage().contains("got 0"), empty.getMessage());
-        NullPointerException mutex = assertThrows(NullPointerException.class, () -> new Mutex(null));
-        assertTrue(mutex.getMessage().startsWith("new Mutex(null)"), mutex.getMessage());
-        NullPointerException rw = assertThrows(NullPointerException.class, () -> new RwLock(4, null));
-        assertTrue(rw.getMessage().startsWith("new RwLock(4, null)"), rw.getMessage());
-        IllegalArgumentException readers = assertThrows(IllegalArgumentException.class, () -> new RwLock(0, new Log()));
-        assertTrue(readers.getMessage().startsWith("new RwLock(0, listener): maxReaders"), readers.getMessage());
+        NullPointerException mutex = assertThrows(NullPointerException.class, () -> Mutex.builder().listener(null));
+        assertTrue(mutex.getMessage().startsWith("listener(null)"), mutex.getMessage());
+        NullPointerException rw = assertThrows(NullPointerException.class, () -> RwLock.builder(4).listener(null));
+        assertTrue(rw.getMessage().startsWith("listener(null)"), rw.getMessage());
+        IllegalArgumentException readers = assertThrows(IllegalArgumentException.class, () -> RwLock.builder(0));
+        assertTrue(readers.getMessage().startsWith("builder(0): maxReaders"), readers.getMessage());
         NullPointerException oneNull = assertThrows(NullPointerException.class,
                 () -> WaitListener.all(new Log(), null));
         assertTrue(oneNull.getMessage().contains("listener 1 of 2 is null"), oneNull.getMessage());
@@ -408,7 +408,7 @@ class WaitListenerTest {
                 }
             }
         };
-        Semaphore s = Semaphore.builder(5).waitListener(counting).build();
+        Semaphore s = Semaphore.builder(5).listener(counting).build();
         AtomicLong grantsSeenByCallers = new AtomicLong();
         Thread[] threads = new Thread[4];
         java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
@@ -421,14 +421,14 @@ class WaitListenerTest {
                         long n = 1 + r.nextInt(4);
                         switch (r.nextInt(3)) {
                             case 0:
-                                if (s.tryAcquire(n, Duration.ofNanos(r.nextInt(50_000)))) {
+                                if (s.tryAcquireBlocking(n, Duration.ofNanos(r.nextInt(50_000)))) {
                                     grantsSeenByCallers.incrementAndGet();
                                     hold(r);
                                     s.release(n);
                                 }
                                 break;
                             case 1: {
-                                CompletableFuture<Void> f = s.acquireAsync(n);
+                                CompletableFuture<Permits> f = s.acquireAsync(n);
                                 if (r.nextBoolean() && f.cancel(false)) {
                                     break;
                                 }

@@ -54,9 +54,9 @@ class WakeExecutorTest {
         RecordingWaker first = new RecordingWaker("first", log);
         RecordingWaker second = new RecordingWaker("second", log);
         RecordingWaker third = new RecordingWaker("third", log);
-        Acquisition a1 = s.acquire(2, first);
-        Acquisition a2 = s.acquire(1, second);
-        Acquisition a3 = s.acquire(3, third);
+        Acquisition a1 = s.acquireThen(2, first);
+        Acquisition a2 = s.acquireThen(1, second);
+        Acquisition a3 = s.acquireThen(3, third);
 
         Queued wakes = new Queued();
         s.release(4, wakes);
@@ -97,7 +97,7 @@ class WakeExecutorTest {
         s.release(1, wakes); // nobody waits: the lock-free path
         assertEquals(2, s.availablePermits());
         RecordingWaker heavy = new RecordingWaker();
-        Acquisition a = s.acquire(4, heavy);
+        Acquisition a = s.acquireThen(4, heavy);
         s.release(1, wakes); // a partial share for the head only
         assertFalse(a.isGranted());
         assertTrue(wakes.tasks.isEmpty());
@@ -113,7 +113,7 @@ class WakeExecutorTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = s.acquire(1, w);
+        Acquisition a = s.acquireThen(1, w);
         s.release(1, REFUSING);
         assertTrue(a.isGranted());
         assertEquals(1, w.wakes.get());
@@ -125,7 +125,7 @@ class WakeExecutorTest {
         Semaphore s = new Semaphore(3);
         assertTrue(s.tryAcquire(2));
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = s.acquire(3, w);
+        Acquisition a = s.acquireThen(3, w);
         Queued wakes = new Queued();
 
         NullPointerException npe = assertThrows(NullPointerException.class, () -> s.release(1, null));
@@ -155,7 +155,7 @@ class WakeExecutorTest {
         Thread blocked = blockedAcquirer(s, done, "blocked");
         awaitQueueLength(s, 1);
         RecordingWaker callback = new RecordingWaker();
-        Acquisition behind = s.acquire(1, callback);
+        Acquisition behind = s.acquireThen(1, callback);
 
         Queued never = new Queued(); // as a pool whose only threads are the parked ones: never runs
         s.release(2, never);
@@ -169,7 +169,7 @@ class WakeExecutorTest {
 
         // The same for a withdrawal whose partial permits complete a parked thread.
         RecordingWaker heavy = new RecordingWaker();
-        Acquisition head = s.acquire(2, heavy);
+        Acquisition head = s.acquireThen(2, heavy);
         CountDownLatch second = new CountDownLatch(1);
         Thread blockedAgain = blockedAcquirer(s, second, "blocked-again");
         awaitQueueLength(s, 2);
@@ -188,8 +188,8 @@ class WakeExecutorTest {
         assertTrue(s.tryAcquire(2));
         RecordingWaker a = new RecordingWaker();
         RecordingWaker b = new RecordingWaker();
-        Acquisition first = s.acquire(1, a);
-        Acquisition second = s.acquire(1, b);
+        Acquisition first = s.acquireThen(1, a);
+        Acquisition second = s.acquireThen(1, b);
         Executor runsThenThrows = task -> {
             task.run();
             throw new RejectedExecutionException("ran it, then refused");
@@ -206,7 +206,7 @@ class WakeExecutorTest {
         assertTrue(s.tryAcquire(1));
         RecordingWaker gone = new RecordingWaker();
         gone.declineClaim = true;
-        Acquisition a = s.acquire(1, gone);
+        Acquisition a = s.acquireThen(1, gone);
         Queued wakes = new Queued();
         s.release(1, wakes);
         assertFalse(a.isGranted());
@@ -219,7 +219,7 @@ class WakeExecutorTest {
     void theListenerIsToldBeforeTheReleaseReturns() {
         List<WaitOutcome> outcomes = new ArrayList<>();
         Semaphore s = Semaphore.builder(1)
-                .waitListener(new WaitListener() {
+                .listener(new WaitListener() {
                     @Override
                     public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
                         outcomes.add(outcome);
@@ -227,7 +227,7 @@ class WakeExecutorTest {
                 })
                 .build();
         assertTrue(s.tryAcquire(1));
-        Acquisition a = s.acquire(1, new RecordingWaker());
+        Acquisition a = s.acquireThen(1, new RecordingWaker());
         Queued wakes = new Queued();
         s.release(1, wakes);
         assertTrue(a.isGranted());
@@ -240,7 +240,7 @@ class WakeExecutorTest {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
         RecordingWaker w = new RecordingWaker();
-        Acquisition a = m.lock(w);
+        Acquisition a = m.lockThen(w);
         Queued wakes = new Queued();
         m.unlock(wakes);
         assertTrue(a.isGranted());
@@ -266,9 +266,9 @@ class WakeExecutorTest {
         RecordingWaker r1 = new RecordingWaker();
         RecordingWaker r2 = new RecordingWaker();
         RecordingWaker writer = new RecordingWaker();
-        Acquisition read1 = l.readLock(r1);
-        Acquisition read2 = l.readLock(r2);
-        Acquisition write = l.writeLock(writer);
+        Acquisition read1 = l.readLockThen(r1);
+        Acquisition read2 = l.readLockThen(r2);
+        Acquisition write = l.writeLockThen(writer);
         Queued wakes = new Queued();
 
         l.writeUnlock(wakes);
@@ -311,8 +311,8 @@ class WakeExecutorTest {
         assertTrue(s.tryAcquire(3));
         RecordingWaker heavy = new RecordingWaker();
         RecordingWaker light = new RecordingWaker();
-        Acquisition head = s.acquire(3, heavy);
-        Acquisition next = s.acquire(1, light);
+        Acquisition head = s.acquireThen(3, heavy);
+        Acquisition next = s.acquireThen(1, light);
         s.release(1); // a partial share for the head
         Queued wakes = new Queued();
 
@@ -329,8 +329,8 @@ class WakeExecutorTest {
         // withdrawn with an executor that refuses: the next waker runs here, none is lost.
         RecordingWaker heavy2 = new RecordingWaker();
         RecordingWaker light2 = new RecordingWaker();
-        Acquisition head2 = s.acquire(3, heavy2);
-        Acquisition next2 = s.acquire(1, light2);
+        Acquisition head2 = s.acquireThen(3, heavy2);
+        Acquisition next2 = s.acquireThen(1, light2);
         s.release(1);
         assertTrue(head2.cancel(REFUSING));
         assertTrue(next2.isGranted());

@@ -40,7 +40,7 @@ class WakeOrderTest {
             assertTrue(s.tryAcquire(2));
             CountDownLatch blockedReturned = new CountDownLatch(1);
             AtomicBoolean callbackSawIt = new AtomicBoolean();
-            Acquisition callback = s.acquire(1, () -> {
+            Acquisition callback = s.acquireThen(1, () -> {
                 try {
                     callbackSawIt.set(blockedReturned.await(30, TimeUnit.SECONDS));
                 } catch (InterruptedException e) {

@@ -154,7 +154,7 @@ class CapacityControlTest {
         Acquisition a = s.acquireThen(3, () -> { });
         assertEquals(3, s.queuedPermits());
         SemaphoreRejectedException r = assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(3, () -> { }));
-        assertTrue(r.getMessage().contains("acquire(3, waker)") && r.getMessage().contains("maxQueuedPermits 5"),
+        assertTrue(r.getMessage().contains("acquireThen(3, waker)") && r.getMessage().contains("maxQueuedPermits 5"),
                 r.getMessage());
         assertEquals(1, s.queueLength(), "nothing queued by the rejected call");
         assertEquals(3, s.queuedPermits());
@@ -327,13 +327,13 @@ class CapacityControlTest {
         assertTrue(heavy.isDone());
         assertFalse(upTo.isDone());
         s.release(3); // 1 + 3 = 4 handed: at least 2, so it takes all 4 (max 5)
-        assertEquals(4L, upTo.get(WAIT_MS, TimeUnit.MILLISECONDS));
+        assertEquals(4L, upTo.get(WAIT_MS, TimeUnit.MILLISECONDS).permits());
         assertEquals(0, s.availablePermits());
         s.release(6);
         s.release(4);
         assertEquals(10, s.availablePermits());
-        assertEquals(5L, s.acquireUpToAsync(1, 5).get(), "granted at once: as many as free, up to max");
-        assertEquals(5L, s.acquireUpToBlocking(3, 9));
+        assertEquals(5L, s.acquireUpToAsync(1, 5).get().permits(), "granted at once: as many as free, up to max");
+        assertEquals(5L, s.acquireUpToBlocking(3, 9).permits());
         assertEquals(0, s.availablePermits());
         s.release(10);
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> s.acquireUpToAsync(3, 2));

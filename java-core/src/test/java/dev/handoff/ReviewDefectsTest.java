@@ -71,7 +71,7 @@ class ReviewDefectsTest {
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
             try {
-                outcome.set(core.tryAcquire(2, TimeUnit.MINUTES.toNanos(1), "tryWriteLock(PT1M)", FAILING_GRANT));
+                outcome.set(core.tryAcquire(2, TimeUnit.MINUTES.toNanos(1), "tryWriteLockBlocking(PT1M)", FAILING_GRANT));
             } catch (Throwable t) {
                 outcome.set(t);
             }
@@ -113,7 +113,7 @@ class ReviewDefectsTest {
         assertEquals(3, core.availablePermits());
         // The callback face's immediate grant: claimed inside acquire, under the claim window.
         AtomicInteger wakes = new AtomicInteger();
-        Acquisition a = core.acquire(3, wakes::incrementAndGet, FAILING_GRANT, "writeLock(waker)");
+        Acquisition a = core.acquire(3, wakes::incrementAndGet, FAILING_GRANT, "writeLockThen(waker)");
         assertTrue(a.failure() instanceof StackOverflowError);
         assertEquals(1, wakes.get(), "woken, so that its waiter learns of the failure");
         assertEquals(3, core.availablePermits());
@@ -155,7 +155,7 @@ class ReviewDefectsTest {
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread writer = new Thread(() -> {
             try {
-                outcome.set(core.tryAcquire(4, TimeUnit.MILLISECONDS.toNanos(300), "tryWriteLock(PT0.3S)", FAILING_GRANT));
+                outcome.set(core.tryAcquire(4, TimeUnit.MILLISECONDS.toNanos(300), "tryWriteLockBlocking(PT0.3S)", FAILING_GRANT));
             } catch (Throwable t) {
                 outcome.set(t);
             }

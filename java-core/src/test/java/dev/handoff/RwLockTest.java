@@ -449,7 +449,7 @@ class RwLockTest {
                 thread.get().interrupt();
                 joinOrFail(thread.get());
                 assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
-                assertTrue(thrown.get().getMessage().contains("tryWriteLock("), thrown.get().getMessage());
+                assertTrue(thrown.get().getMessage().contains("tryWriteLockBlocking("), thrown.get().getMessage());
             }
         });
     }
@@ -837,9 +837,9 @@ class RwLockTest {
         NullPointerException e2 = assertThrows(NullPointerException.class, () -> lock.writeLockThen(null));
         assertTrue(e2.getMessage().contains("writeLockThen(null)"), e2.getMessage());
         NullPointerException e3 = assertThrows(NullPointerException.class, () -> lock.tryReadLockBlocking(null));
-        assertTrue(e3.getMessage().contains("tryReadLock(null)"), e3.getMessage());
+        assertTrue(e3.getMessage().contains("tryReadLockBlocking(null)"), e3.getMessage());
         NullPointerException e4 = assertThrows(NullPointerException.class, () -> lock.tryWriteLockBlocking(null));
-        assertTrue(e4.getMessage().contains("tryWriteLock(null)"), e4.getMessage());
+        assertTrue(e4.getMessage().contains("tryWriteLockBlocking(null)"), e4.getMessage());
         assertIdle(lock);
     }
 

@@ -60,7 +60,7 @@ class SemaphoreContractTest {
         Semaphore s = new Semaphore(0);
         assertTrue(s.tryAcquire(0));
         assertFalse(s.tryAcquire(1));
-        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(1, () -> { }), "acquire(1)", "capacity 0");
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(1, () -> { }), "acquireThen(1)", "capacity 0");
     }
 
     @Test
@@ -95,14 +95,14 @@ class SemaphoreContractTest {
     @Test
     void acquireChecksInContractOrder() {
         Semaphore s = new Semaphore(16);
-        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(-1, null), "acquire(-1)", "negative");
-        rejects(s, NullPointerException.class, () -> s.acquireThen(17, null), "acquire(17, null)", "waker");
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(-1, null), "acquireThen(-1)", "negative");
+        rejects(s, NullPointerException.class, () -> s.acquireThen(17, null), "acquireThen(17, null)", "waker");
         RecordingWaker w = new RecordingWaker();
         rejects(s, IllegalArgumentException.class, () -> s.acquireThen(17, w),
-                "acquire(17): exceeds the capacity 16, so it could never be granted");
+                "acquireThen(17): exceeds the capacity 16, so it could never be granted");
         assertEquals(0, w.claims.get() + w.wakes.get(), "waker not called for an impossible weight");
         s.close();
-        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(17, w), "acquire(17)");
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(17, w), "acquireThen(17)");
         Acquisition closed = s.acquireThen(0, w);
         assertTrue(closed.isClosed(), "closed is checked before n == 0");
         assertEquals(1, w.wakes.get());
@@ -269,9 +269,9 @@ class SemaphoreContractTest {
         Semaphore s = new Semaphore(3);
         rejects(s, IllegalArgumentException.class, () -> s.acquireBlocking(-1), "acquireBlocking(-1)");
         rejects(s, IllegalArgumentException.class, () -> s.acquireBlocking(4), "acquireBlocking(4): exceeds the capacity 3");
-        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(-1, Duration.ZERO), "tryAcquire(-1)");
-        rejects(s, NullPointerException.class, () -> s.tryAcquireBlocking(1, null), "tryAcquire(1, null)");
-        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(4, Duration.ofSeconds(1)), "tryAcquire(4)", "capacity 3");
+        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(-1, Duration.ZERO), "tryAcquireBlocking(-1)");
+        rejects(s, NullPointerException.class, () -> s.tryAcquireBlocking(1, null), "tryAcquireBlocking(1, null)");
+        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(4, Duration.ofSeconds(1)), "tryAcquireBlocking(4)", "capacity 3");
     }
 
     @Test

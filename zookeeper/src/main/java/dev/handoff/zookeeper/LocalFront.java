@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.zookeeper;
 
+import dev.handoff.Permits;
 import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreClosedException;
 import java.time.Duration;
@@ -135,7 +136,7 @@ public final class LocalFront {
                     + localCapacity + " of this front of " + cluster.path());
         }
         Generation g;
-        CompletableFuture<Void> local;
+        CompletableFuture<Permits> local;
         CompletableFuture<Lease> startedBlock = null;
         lock.lock();
         try {
@@ -152,7 +153,7 @@ public final class LocalFront {
             Generation gen = g;
             startedBlock.whenComplete((block, failure) -> blockSettled(gen, block, failure));
         }
-        CompletableFuture<Void> localRequest = local;
+        CompletableFuture<Permits> localRequest = local;
         CompletableFuture<Lease> result = new CompletableFuture<>() {
             @Override
             public boolean cancel(boolean mayInterruptIfRunning) {

@@ -4,5 +4,6 @@
  * built on the same core. Exports only {@code dev.handoff}.
  */
 module dev.handoff {
+    requires static transitive org.jspecify; // nullness annotations, compile time only
     exports dev.handoff;
 }

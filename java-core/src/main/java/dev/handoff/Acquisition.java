@@ -4,6 +4,7 @@ package dev.handoff;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One wait for permits: the handle by which the caller watches and cancels it, and the queue node
@@ -198,7 +199,7 @@ public abstract class Acquisition {
      *
      * @return the exception, or {@code null} if the acquisition did not fail that way
      */
-    public final Throwable failure() {
+    public final @Nullable Throwable failure() {
         return settledState() == FAILED ? failureCause() : null;
     }
 
@@ -284,7 +285,7 @@ public abstract class Acquisition {
      * Returns the semaphore, mutex or read-write lock that started this acquisition — the
      * {@link Semaphore}, {@link Mutex} or {@link RwLock} whose {@code startAcquisition},
      * {@code startLock}, {@code startReadLock} or {@code startWriteLock} it was passed to, or whose
-     * {@code acquire(n, waker)} made it — or {@code null} before it was started. An adapter whose
+     * {@code acquireThen(n, waker)} made it — or {@code null} before it was started. An adapter whose
      * queue node is a subclass finds its face here (to give back a grant its caller never used, or
      * to name it in a message) instead of keeping a reference of its own in every node.
      *
@@ -295,7 +296,7 @@ public abstract class Acquisition {
      *
      * @return the face that started this acquisition, or {@code null} if it was not started yet
      */
-    protected final Object startedOn() {
+    protected final @Nullable Object startedOn() {
         BatchSemaphore core = owner;
         return core == null ? null : core.face;
     }
@@ -335,7 +336,7 @@ public abstract class Acquisition {
      *     {@code "acquireRows(2, 2)"}, which is used as it is; {@code null} (the default) for the
      *     name of the method that started it
      */
-    protected String callName() {
+    protected @Nullable String callName() {
         return null;
     }
 

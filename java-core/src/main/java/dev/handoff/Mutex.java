@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A strictly FIFO mutual-exclusion lock: a {@link Semaphore} of one permit, with the same queue,
@@ -34,7 +35,7 @@ public final class Mutex {
     private final BatchSemaphore core;
 
     /** The name given to the builder, or null. */
-    private final String name;
+    private final @Nullable String name;
 
     /** How a {@link Permits} handle of this mutex unlocks it. */
     private final PermitHandles.GiveBack unlocker = permits -> unlock();
@@ -73,8 +74,8 @@ public final class Mutex {
      */
     public static final class Builder {
         private int maxQueueLength = Integer.MAX_VALUE;
-        private WaitListener listener;
-        private String name;
+        private @Nullable WaitListener listener;
+        private @Nullable String name;
 
         private Builder() {
         }
@@ -143,7 +144,7 @@ public final class Mutex {
      *
      * @return the name, or {@code null}
      */
-    public String name() {
+    public @Nullable String name() {
         return name;
     }
 
@@ -250,7 +251,7 @@ public final class Mutex {
      *     acquisition's exception
      * @throws NullPointerException if {@code body} is null
      */
-    public <T> CompletableFuture<T> withLockAsync(Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withLockAsync(Supplier<? extends CompletionStage<T>> body) {
         if (body == null) {
             throw new NullPointerException("withLockAsync(null): the body is null");
         }

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A fair read-write lock on the FIFO semaphore core: many readers or one writer, served strictly
@@ -59,7 +60,7 @@ public final class RwLock {
     private final int maxReaders;
 
     /** The name given to the builder, or null. */
-    private final String name;
+    private final @Nullable String name;
 
     /** How a read lock's {@link Permits} handle unlocks it. */
     private final PermitHandles.GiveBack readUnlocker = permits -> readUnlock();
@@ -157,8 +158,8 @@ public final class RwLock {
     public static final class Builder {
         private final int maxReaders;
         private int maxQueueLength = Integer.MAX_VALUE;
-        private WaitListener listener;
-        private String name;
+        private @Nullable WaitListener listener;
+        private @Nullable String name;
 
         private Builder(int maxReaders) {
             this.maxReaders = maxReaders;
@@ -228,7 +229,7 @@ public final class RwLock {
      *
      * @return the name, or {@code null}
      */
-    public String name() {
+    public @Nullable String name() {
         return name;
     }
 
@@ -330,7 +331,7 @@ public final class RwLock {
      *     acquisition's exception
      * @throws NullPointerException if {@code body} is null
      */
-    public <T> CompletableFuture<T> withReadLockAsync(Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withReadLockAsync(Supplier<? extends CompletionStage<T>> body) {
         if (body == null) {
             throw new NullPointerException("withReadLockAsync(null): the body is null");
         }
@@ -487,7 +488,7 @@ public final class RwLock {
      *     acquisition's exception
      * @throws NullPointerException if {@code body} is null
      */
-    public <T> CompletableFuture<T> withWriteLockAsync(Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withWriteLockAsync(Supplier<? extends CompletionStage<T>> body) {
         if (body == null) {
             throw new NullPointerException("withWriteLockAsync(null): the body is null");
         }

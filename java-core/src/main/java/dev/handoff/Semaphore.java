@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A weighted, strictly FIFO, starvation-free semaphore: bound concurrency by cost (bytes in
@@ -66,7 +67,7 @@ public final class Semaphore {
     private final BatchSemaphore core;
 
     /** The name given to the builder, or null. */
-    private final String name;
+    private final @Nullable String name;
 
     /** How a {@link Permits} handle of this semaphore gives its permits back. */
     private final PermitHandles.GiveBack byCount = this::release;
@@ -127,8 +128,8 @@ public final class Semaphore {
         private final long capacity;
         private long maxQueuedPermits = Long.MAX_VALUE;
         private int maxQueueLength = Integer.MAX_VALUE;
-        private WaitListener listener;
-        private String name;
+        private @Nullable WaitListener listener;
+        private @Nullable String name;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -242,7 +243,7 @@ public final class Semaphore {
      *
      * @return the name, or {@code null}
      */
-    public String name() {
+    public @Nullable String name() {
         return name;
     }
 
@@ -768,7 +769,7 @@ public final class Semaphore {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      * @throws NullPointerException if {@code body} is null
      */
-    public <T> CompletableFuture<T> withPermitsAsync(long n, Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(long n, Supplier<? extends CompletionStage<T>> body) {
         if (n < 0) {
             throw negative("withPermitsAsync", n);
         }

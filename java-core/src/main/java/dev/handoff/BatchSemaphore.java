@@ -201,6 +201,22 @@ import java.util.concurrent.locks.LockSupport;
  * two equal stamps of the lock (see the Observers item below), which makes a reading consistent with the
  * word and the node states without taking it (the Lincheck tests check them against the rest).
  *
+ * A scheduler in front: the order across keys (FairShareSemaphore)
+ * ----------------------------------------------------------------
+ * The FIFO order above is the order of one flow. FairShareSemaphore orders many flows (keys) by
+ * weighted fair queuing and reuses this core for everything else: one core of the total capacity
+ * (its word, free count, debt, close, closeAndAwait). The requests wait in per-key FIFO queues of
+ * the fair share; its scheduler picks the head with the smallest virtual start tag and hands it to
+ * this core as the core's only queued node (enqueue), so the picked head gets partial assignment
+ * and blocks everyone else exactly as the head of a Semaphore does; the next head is handed over
+ * only once that one settles. Every call into this core is made under the fair share's own lock,
+ * which is taken before this core's lock (never the other way: a node's claim() takes no lock), so
+ * the handed-over node is settled inside a call the fair share made and sees the outcome at once.
+ * Two hooks serve it: the Front given at construction, to which cancel() of any of its nodes goes
+ * (a node waiting in the front queues is not in this core's queue; a handed-over one is withdrawn
+ * through cancelQueued), and await(), which parks for any node whose wake() unparks the caller.
+ * Tags, eligibility, per-key caps and the fairness bound are in FairShareSemaphore's notes.
+ *
  * Provisional grants
  * ------------------
  * A coroutine (kotlin-ext, public kotlinx API only) may be cancelled after claim() accepted its
@@ -474,6 +490,24 @@ final class BatchSemaphore {
      */
     final Object face;
 
+    /**
+     * The scheduler in front of this core, or {@code null} (every face but the fair share): final,
+     * set at construction. Only {@link #cancel(Acquisition, Executor, boolean)} reads it.
+     */
+    private final Front front;
+
+    /**
+     * A scheduler that keeps waiting nodes in queues of its own and hands them to this core one at
+     * a time (FairShareSemaphore). Its nodes are bound to this core from their creation, so that
+     * their handles work, but only the one it hands over is in this core's queue: a cancel of any
+     * of them goes to the front, which withdraws a handed-over node through
+     * {@link #cancelQueued(Acquisition, Executor, boolean)}.
+     */
+    interface Front {
+        /** {@link Acquisition#cancel()} of one of the front's nodes; as {@link #cancel(Acquisition, Executor, boolean)}. */
+        boolean cancel(Acquisition a, Executor wakes, boolean timedOut);
+    }
+
     BatchSemaphore(long capacity) {
         this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, null);
     }
@@ -483,6 +517,17 @@ final class BatchSemaphore {
     }
 
     BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face) {
+        this(capacity, maxQueuedPermits, maxQueueLength, listener, face, null);
+    }
+
+    /** A core with a scheduler in front of it (see "A scheduler in front" in the notes). */
+    BatchSemaphore(long capacity, Object face, Front front) {
+        this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, face, front);
+    }
+
+    private BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face,
+            Front front) {
+        this.front = front;
         this.face = face;
         this.capacity = capacity;
         this.maxQueuedPermits = maxQueuedPermits;
@@ -1121,6 +1166,11 @@ final class BatchSemaphore {
      * or refuses the task, so none is lost. {@code timedOut} only tells the listener why.
      */
     boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
+        return front == null ? cancelQueued(a, wakes, timedOut) : front.cancel(a, wakes, timedOut);
+    }
+
+    /** {@link #cancel(Acquisition, Executor, boolean)} of a node in this core's own queue. */
+    boolean cancelQueued(Acquisition a, Executor wakes, boolean timedOut) {
         Acquisition woken = withdraw(a);
         if (woken == NOT_WAITING) {
             return false;
@@ -2074,8 +2124,11 @@ final class BatchSemaphore {
         return await(enqueue(new ParkingAcquisition(this, n, n, onGrant, null), call), true, nanos, call);
     }
 
-    /** Parks until the node settles; spins a little first. Cancels on interrupt or timeout. */
-    private boolean await(ParkingAcquisition a, boolean timed, long nanos, String call)
+    /**
+     * Parks until the node settles; spins a little first. Cancels on interrupt or timeout. The
+     * node's wake() unparks this thread (a ParkingAcquisition, or a fair-share node of a blocking call).
+     */
+    boolean await(Acquisition a, boolean timed, long nanos, String call)
             throws InterruptedException {
         long deadline = timed ? System.nanoTime() + nanos : 0L;
         boolean interrupted = false;

@@ -760,9 +760,10 @@ public final class FairShareSemaphore<K> {
             afterClose = closed;
             if (!afterClose) {
                 giveToCore(n);
-                settleAndDispatch();
+                settleDispatched();
             }
-            refresh(k);
+            refresh(k); // it may have room under its cap again, or be idle now
+            dispatch();
         } finally {
             unlockAndWake(null);
         }
@@ -1255,7 +1256,7 @@ public final class FairShareSemaphore<K> {
                     headChanged |= k.head == t;
                     unlinkFromKey(k, t);
                     dequeued(k, t);
-                    t.fail(new IllegalStateException(call + ": the weight " + t.permits + " exceeds the capacity " + n
+                    t.fail(new IllegalStateException(call + " of a waiting acquisition: the weight " + t.permits + " exceeds the capacity " + n
                             + " (set by setCapacity), so it could never be granted"));
                     t.state = Acquisition.FAILED;
                     chain(t);

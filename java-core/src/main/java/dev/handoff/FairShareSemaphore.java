@@ -493,6 +493,15 @@ public final class FairShareSemaphore<K> {
     }
 
     /**
+     * Returns the most permits one key may hold at once ({@link Builder#maxPermitsPerKey(long)}).
+     *
+     * @return the cap, {@code Long.MAX_VALUE} if none was set
+     */
+    public long maxPermitsPerKey() {
+        return maxPermitsPerKey;
+    }
+
+    /**
      * Returns the number of keys that hold or wait (each costs one small object until it holds
      * and waits for nothing).
      *

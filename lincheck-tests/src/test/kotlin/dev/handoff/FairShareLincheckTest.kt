@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: Apache-2.0
+@file:Suppress("unused") // operations are called by Lincheck through reflection
+
+package dev.handoff
+
+import org.jetbrains.lincheck.LincheckAssertionError
+import org.jetbrains.lincheck.datastructures.IntGen
+import org.jetbrains.lincheck.datastructures.Operation
+import org.jetbrains.lincheck.datastructures.Options
+import org.jetbrains.lincheck.datastructures.Param
+import org.jetbrains.lincheck.datastructures.ThreadIdGen
+import org.jetbrains.lincheck.datastructures.Validate
+import org.jetbrains.lincheck.datastructures.scenario
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicLongArray
+import kotlin.reflect.KClass
+
+/*
+ * Lincheck tests of dev.handoff.FairShareSemaphore against SequentialFairShare (the callback face,
+ * Acquisition.cancel(), release by key, close and the observers):
+ *
+ *  - FairShare2LincheckTest: capacity 2, keys 0 and 1 with shares 1 and 2, weights 1..2: partial
+ *    assignment of the dispatched request, its cancellation, the order across keys by tags.
+ *  - FairShare3CappedLincheckTest: capacity 3, keys 0..2 with shares 1, 2 and 3, at most 2 permits
+ *    per key: a capped key is passed over and comes back when it releases.
+ *  - FairShareBrokenVariantTest: the same check against a "fair share" that is FIFO across keys
+ *    (one queue for every key, per-key counts kept beside it) must fail.
+ *
+ * The blocking and future faces and setCapacity are covered by the tests of java-core (the blocking
+ * face parks, which Lincheck treats as allowed to wake spuriously).
+ */
+
+/** Weights 1..2 (capacities 2 and 3). */
+private const val FAIR_WEIGHTS = "1:2"
+
+abstract class FairShareLincheckTest(
+    private val keyConf: String,
+    private val specification: KClass<*>,
+    build: () -> FairShareSemaphore<Int>,
+) : AbstractLincheckTest() {
+    private val fair = build()
+
+    private class Slot(val acquisition: Acquisition, val waker: CountingWaker)
+
+    /** Counts its wake-ups and tells whether the first one came inside the call that started it. */
+    private class CountingWaker(private val caller: Thread) : Waker {
+        val wakes = AtomicInteger()
+
+        @Volatile
+        var starting = true
+
+        @Volatile
+        var settledAtOnce = false
+
+        override fun wake() {
+            if (wakes.incrementAndGet() == 1 && starting && Thread.currentThread() === caller) {
+                settledAtOnce = true
+            }
+        }
+    }
+
+    private val slots = arrayOfNulls<Slot>(SequentialFairShare.MAX_THREADS)
+    private val allSlots = ConcurrentLinkedQueue<Slot>()
+
+    @Operation
+    fun tryAcquire(@Param(gen = IntGen::class, conf = "0:2") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean =
+        fair.tryAcquire(key.coerceIn(keyRange()), n.toLong())
+
+    /** `acquireThen(key, n, waker)` into this thread's slot: granted or closed at once, or waiting. */
+    @Operation
+    fun start(
+        @Param(gen = ThreadIdGen::class) thread: Int,
+        @Param(gen = IntGen::class, conf = "0:2") key: Int,
+        @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
+    ): String {
+        val waker = CountingWaker(Thread.currentThread())
+        val acquisition = fair.acquireThen(key.coerceIn(keyRange()), n.toLong(), waker)
+        waker.starting = false
+        val slot = Slot(acquisition, waker)
+        slots[thread] = slot
+        allSlots += slot
+        return when {
+            !waker.settledAtOnce -> SequentialFairShare.WAITING
+            acquisition.isGranted -> SequentialFairShare.GRANTED
+            else -> SequentialFairShare.CLOSED
+        }
+    }
+
+    @Operation
+    fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = slots[thread]?.acquisition?.cancel() ?: false
+
+    @Operation
+    fun state(@Param(gen = ThreadIdGen::class) thread: Int): String {
+        val a = slots[thread]?.acquisition ?: return SequentialFairShare.NONE
+        return when {
+            a.isGranted -> SequentialFairShare.GRANTED
+            a.isClosed -> SequentialFairShare.CLOSED
+            a.state == Acquisition.CANCELLED -> SequentialFairShare.CANCELLED
+            else -> SequentialFairShare.WAITING
+        }
+    }
+
+    /** `release(key, n)` by any thread: `false` if refused as more than the key holds (nothing changes). */
+    @Operation
+    fun release(@Param(gen = IntGen::class, conf = "0:2") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean =
+        try {
+            fair.release(key.coerceIn(keyRange()), n.toLong())
+            true
+        } catch (overRelease: IllegalStateException) {
+            false
+        }
+
+    @Operation
+    fun close() = fair.close()
+
+    @Operation
+    fun heldPermits(@Param(gen = IntGen::class, conf = "0:2") key: Int): Long = fair.heldPermits(key.coerceIn(keyRange()))
+
+    @Operation
+    fun availablePermits(): Long = fair.availablePermits()
+
+    @Operation
+    fun queueLength(): Int = fair.queueLength()
+
+    @Operation
+    fun queueLengthOf(@Param(gen = IntGen::class, conf = "0:2") key: Int): Int = fair.queueLength(key.coerceIn(keyRange()))
+
+    @Operation
+    fun activeKeys(): Int = fair.activeKeys()
+
+    /** Keys generated as 0..2 are folded into this configuration's keys. */
+    private fun keyRange(): IntRange {
+        val (lo, hi) = keyConf.split(":").map { it.toInt() }
+        return lo..hi
+    }
+
+    /** Every waker ran exactly once if its acquisition settled (granted or closed), never otherwise. */
+    @Validate
+    fun everyWakerRanOnceIffSettled() {
+        for (slot in allSlots) {
+            val a = slot.acquisition
+            val expected = if (a.isGranted || a.isClosed) 1 else 0
+            check(slot.waker.wakes.get() == expected) { "$a: waker ran ${slot.waker.wakes.get()} times" }
+        }
+    }
+
+    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(specification.java)
+}
+
+/** Capacity 2, keys 0 and 1 with shares 1 and 2. */
+open class FairShare2LincheckTest : FairShareLincheckTest("0:1", SequentialFairShare2::class, {
+    FairShareSemaphore.builder<Int>(2).share { k -> if (k == 0) 1L else 2L }.build()
+}) {
+    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialFairShare2::class.java)
+        // the order across keys: key 0 holds, so its next request is tagged behind key 1's new one,
+        // whatever the arrival order; and the cancel of the partially served request races the release
+        .addCustomScenario(crossKeyOrder())
+        .addCustomScenario(scenario {
+            initial { actor(FairShareLincheckTest::tryAcquire, 1, 2) }
+            parallel {
+                thread {
+                    actor(FairShareLincheckTest::start, 0, 0, 2)
+                    actor(FairShareLincheckTest::cancel, 0)
+                }
+                thread {
+                    actor(FairShareLincheckTest::start, 1, 0, 1)
+                    actor(FairShareLincheckTest::availablePermits)
+                }
+                thread {
+                    actor(FairShareLincheckTest::release, 1, 1)
+                    actor(FairShareLincheckTest::release, 1, 1)
+                }
+            }
+            post {
+                actor(FairShareLincheckTest::heldPermits, 0)
+                actor(FairShareLincheckTest::queueLength)
+                actor(FairShareLincheckTest::activeKeys)
+            }
+        })
+        // close against a release that completes the dispatched request
+        .addCustomScenario(scenario {
+            initial { actor(FairShareLincheckTest::tryAcquire, 0, 2) }
+            parallel {
+                thread { actor(FairShareLincheckTest::start, 0, 1, 2); actor(FairShareLincheckTest::state, 0) }
+                thread { actor(FairShareLincheckTest::release, 0, 2) }
+                thread { actor(FairShareLincheckTest::close) }
+            }
+            post {
+                actor(FairShareLincheckTest::heldPermits, 1)
+                actor(FairShareLincheckTest::availablePermits)
+            }
+        })
+}
+
+/**
+ * Key 0 holds both permits (its finish tag is far ahead); then key 0 and key 1 each queue: after the
+ * release, key 1's request comes before key 0's second one even if it arrived later.
+ */
+internal fun crossKeyOrder() = scenario {
+    initial { actor(FairShareLincheckTest::tryAcquire, 0, 2) }
+    parallel {
+        thread { actor(FairShareLincheckTest::start, 0, 0, 1) }
+        thread { actor(FairShareLincheckTest::start, 1, 1, 1) }
+        thread { actor(FairShareLincheckTest::start, 2, 0, 1) }
+    }
+    post {
+        actor(FairShareLincheckTest::release, 0, 2)
+        actor(FairShareLincheckTest::heldPermits, 1)
+        actor(FairShareLincheckTest::heldPermits, 0)
+    }
+}
+
+/** Capacity 3, keys 0..2 with shares 1, 2 and 3, at most 2 permits per key. */
+class FairShare3CappedLincheckTest : FairShareLincheckTest("0:2", SequentialFairShare3Capped::class, {
+    FairShareSemaphore.builder<Int>(3).share { k -> k + 1L }.maxPermitsPerKey(2).build()
+}) {
+    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialFairShare3Capped::class.java)
+        // a capped key is passed over, and served again once it releases
+        .addCustomScenario(scenario {
+            initial {
+                actor(FairShareLincheckTest::tryAcquire, 0, 2)
+                actor(FairShareLincheckTest::tryAcquire, 1, 1)
+            }
+            parallel {
+                thread { actor(FairShareLincheckTest::start, 0, 0, 1) }
+                thread { actor(FairShareLincheckTest::start, 1, 2, 2); actor(FairShareLincheckTest::release, 1, 1) }
+                thread { actor(FairShareLincheckTest::release, 0, 1); actor(FairShareLincheckTest::availablePermits) }
+            }
+            post {
+                actor(FairShareLincheckTest::heldPermits, 0)
+                actor(FairShareLincheckTest::heldPermits, 2)
+                actor(FairShareLincheckTest::queueLength)
+            }
+        })
+}
+
+/**
+ * Proof that the check can fail: a "fair share" that is plain FIFO across keys — one queue of the
+ * real semaphore for every key (all requests under key 0), with each key's holdings counted beside
+ * it — must be reported as non-linearizable against [SequentialFairShare2].
+ */
+class FairShareBrokenVariantTest {
+    @Test
+    fun fifoAcrossKeysIsCaughtByTheModelChecker() {
+        val failure = assertThrows<LincheckAssertionError> {
+            FifoAcrossKeys().modelCheckingOptions()
+                .minimizeFailedScenario(false)
+                .check(FifoAcrossKeys::class)
+        }
+        val report = failure.message.orEmpty()
+        assertTrue(report.contains("Invalid execution results"), "not a linearizability failure:\n$report")
+    }
+}
+
+/** The broken variant: every key waits in the one queue of key 0; holdings are counted per key beside it. */
+class FifoAcrossKeys : AbstractLincheckTest() {
+    private val fair = FairShareSemaphore.builder<Int>(2).build()
+    private val held = AtomicLongArray(2)
+    private val slots = arrayOfNulls<Acquisition>(SequentialFairShare.MAX_THREADS)
+
+    @Operation
+    fun tryAcquire(@Param(gen = IntGen::class, conf = "0:1") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean {
+        if (!fair.tryAcquire(0, n.toLong())) return false
+        held.addAndGet(key, n.toLong())
+        return true
+    }
+
+    @Operation
+    fun start(
+        @Param(gen = ThreadIdGen::class) thread: Int,
+        @Param(gen = IntGen::class, conf = "0:1") key: Int,
+        @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
+    ): String {
+        var atOnce = true
+        val a = fair.acquireThen(0, n.toLong(), object : Waker {
+            override fun claim(): Boolean {
+                held.addAndGet(key, n.toLong())
+                return true
+            }
+
+            override fun wake() {}
+        })
+        slots[thread] = a
+        atOnce = a.isGranted
+        return if (atOnce) SequentialFairShare.GRANTED else SequentialFairShare.WAITING
+    }
+
+    @Operation
+    fun release(@Param(gen = IntGen::class, conf = "0:1") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean {
+        while (true) {
+            val h = held.get(key)
+            if (h < n) return false
+            if (held.compareAndSet(key, h, h - n)) break
+        }
+        fair.release(0, n.toLong())
+        return true
+    }
+
+    @Operation
+    fun heldPermits(@Param(gen = IntGen::class, conf = "0:1") key: Int): Long = held.get(key)
+
+    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialFairShare2::class.java)
+        .addCustomScenario(scenario {
+            initial { actor(FifoAcrossKeys::tryAcquire, 0, 2) }
+            parallel {
+                thread { actor(FifoAcrossKeys::start, 0, 0, 1) }
+                thread { actor(FifoAcrossKeys::start, 1, 1, 1) }
+                thread { actor(FifoAcrossKeys::start, 2, 0, 1) }
+            }
+            post {
+                actor(FifoAcrossKeys::release, 0, 2)
+                actor(FifoAcrossKeys::heldPermits, 1)
+                actor(FifoAcrossKeys::heldPermits, 0)
+            }
+        })
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff
+
+/**
+ * The sequential specification of [FairShareSemaphore] (CONTRACT §9), written from the contract and
+ * the definition of start-time fair queuing, not from the implementation: it keeps no heap, no
+ * core, no dispatch queue of its own, only per-key FIFO lists, a pool of free permits, and the one
+ * request that is being served; after every operation it recomputes who is served from scratch.
+ *
+ * The order across keys, as the contract's notes define it:
+ *  - virtual time is counted in units of 1/720720; a grant of `n` to a key of share `w` advances
+ *    that key's finish time by `ceil(n * 720720 / w)`;
+ *  - a key that starts to hold or wait after holding and waiting for nothing starts with finish
+ *    time = the system virtual time `v`;
+ *  - when a key can be served (it waits, it is not the one being served, its cap allows its first
+ *    request) and has no start tag yet, its first request gets the start tag `max(v, finish)`; a
+ *    key that can no longer be served loses its tag;
+ *  - while nobody is being served, the request with the smallest (tag, arrival) is: `v` becomes its
+ *    tag; it takes what is free, all of it if that is enough (granted), else all that is free and
+ *    every permit returned later until it has enough (partial assignment, head-of-line blocking);
+ *  - a grant at once (nothing can be served, the key waits for nothing, its cap allows it, enough
+ *    is free) is tagged the same way and moves `v`.
+ * Within a key: FIFO. Cancelling the request being served returns its partial permits to the pool.
+ */
+open class SequentialFairShare(
+    private val capacity: Long,
+    private val shares: LongArray,
+    private val cap: Long = Long.MAX_VALUE,
+) {
+    private class Request(val thread: Int, val key: Int, val n: Long, val arrival: Long) {
+        var state = WAITING
+    }
+
+    private class Key(val share: Long, var finish: Long) {
+        var held = 0L
+        val queue = ArrayDeque<Request>()
+        var tag: Long? = null
+    }
+
+    private val keys = HashMap<Int, Key>()
+    private val handles = arrayOfNulls<Request>(MAX_THREADS)
+    private var v = 0L
+    private var arrivals = 0L
+    private var pool = capacity
+    private var served: Request? = null
+    private var assigned = 0L
+    private var closed = false
+
+    /** Keys are generated as 0..2 and folded into this configuration's keys, as the test does. */
+    private fun fold(key: Int): Int = key.coerceIn(0, shares.lastIndex)
+
+    private fun advance(n: Long, w: Long): Long = (n * SCALE + w - 1) / w
+
+    private fun key(k: Int): Key = keys.getOrPut(k) { Key(shares[k], v) }
+
+    private fun forgetIfIdle(k: Int) {
+        val s = keys[k] ?: return
+        if (s.held == 0L && s.queue.isEmpty() && served?.key != k) keys.remove(k)
+    }
+
+    private fun servable(k: Key): Boolean {
+        val first = k.queue.firstOrNull() ?: return false
+        return served?.let { keys[it.key] } !== k && k.held + first.n <= cap
+    }
+
+    /** Recomputes who is served after a change: tags, picks, hands the pool out. */
+    private fun settle() {
+        if (closed) return
+        while (true) {
+            for (k in keys.values) {
+                if (servable(k)) {
+                    if (k.tag == null) k.tag = maxOf(v, k.finish)
+                } else {
+                    k.tag = null
+                }
+            }
+            var r = served
+            if (r == null) {
+                val next = keys.values.filter { it.tag != null }
+                    .minWithOrNull(compareBy<Key>({ it.tag!! }, { it.queue.first().arrival })) ?: return
+                r = next.queue.removeFirst()
+                v = maxOf(v, next.tag!!)
+                next.tag = null
+                served = r
+                servedTag = v
+                assigned = 0
+            }
+            val need = r.n - assigned
+            if (pool < need) {
+                assigned += pool
+                pool = 0
+                return
+            }
+            pool -= need
+            served = null
+            assigned = 0
+            r.state = GRANTED
+            val k = keys[r.key]!!
+            k.held += r.n
+            k.finish = servedTag + advance(r.n, k.share)
+        }
+    }
+
+    private var servedTag = 0L
+
+    private fun nothingServable(): Boolean = served == null && keys.values.none { servable(it) }
+
+    private fun grantAtOnce(k: Int, n: Long) {
+        val s = key(k)
+        val start = maxOf(v, s.finish)
+        v = start
+        s.finish = start + advance(n, s.share)
+        s.held += n
+    }
+
+    private fun fitsAtOnce(k: Int, n: Long): Boolean {
+        val s = keys[k]
+        return nothingServable() && (s == null || (s.queue.isEmpty() && s.held + n <= cap)) && pool >= n
+    }
+
+    fun tryAcquire(key: Int, n: Int): Boolean {
+        val k = fold(key)
+        if (closed) return false
+        if (n.toLong() > capacity || n.toLong() > cap || !fitsAtOnce(k, n.toLong())) return false
+        pool -= n
+        grantAtOnce(k, n.toLong())
+        return true
+    }
+
+    fun start(thread: Int, key: Int, n: Int): String {
+        val k = fold(key)
+        val r = Request(thread, k, n.toLong(), arrivals)
+        handles[thread] = r
+        if (closed) {
+            r.state = CLOSED
+            return CLOSED
+        }
+        if (fitsAtOnce(k, n.toLong())) {
+            pool -= n
+            grantAtOnce(k, n.toLong())
+            r.state = GRANTED
+            return GRANTED
+        }
+        arrivals++
+        key(k).queue.addLast(r)
+        settle()
+        return if (r.state == GRANTED) GRANTED else WAITING
+    }
+
+    fun cancel(thread: Int): Boolean {
+        val r = handles[thread] ?: return false
+        if (r.state != WAITING) return false
+        r.state = CANCELLED
+        if (served === r) {
+            served = null
+            pool += assigned
+            assigned = 0
+        } else {
+            keys[r.key]!!.queue.remove(r)
+        }
+        forgetIfIdle(r.key)
+        settle()
+        return true
+    }
+
+    fun state(thread: Int): String = handles[thread]?.state ?: NONE
+
+    fun release(key: Int, n: Int): Boolean {
+        val k = fold(key)
+        val s = keys[k]
+        if (s == null || s.held < n) return false
+        s.held -= n
+        pool += n
+        settle()
+        forgetIfIdle(k)
+        return true
+    }
+
+    fun close() {
+        if (closed) return
+        closed = true
+        served?.let { it.state = CLOSED }
+        pool += assigned
+        assigned = 0
+        served = null
+        for (s in keys.values) {
+            for (r in s.queue) r.state = CLOSED
+            s.queue.clear()
+            s.tag = null
+        }
+        keys.keys.toList().forEach { forgetIfIdle(it) }
+    }
+
+    fun heldPermits(key: Int): Long = keys[fold(key)]?.held ?: 0L
+
+    fun availablePermits(): Long = if (nothingServable()) pool else 0L
+
+    fun queueLength(): Int = keys.values.sumOf { it.queue.size } + (if (served != null) 1 else 0)
+
+    fun queueLengthOf(key: Int): Int {
+        val k = fold(key)
+        return (keys[k]?.queue?.size ?: 0) + (if (served?.key == k) 1 else 0)
+    }
+
+    fun activeKeys(): Int = keys.size
+
+    companion object {
+        const val SCALE = 720_720L
+        const val MAX_THREADS = 8
+        const val WAITING = "waiting"
+        const val GRANTED = "granted"
+        const val CLOSED = "closed"
+        const val CANCELLED = "cancelled"
+        const val NONE = "none"
+    }
+}
+
+/** Capacity 2, keys 0 and 1 with shares 1 and 2. */
+class SequentialFairShare2 : SequentialFairShare(2, longArrayOf(1, 2))
+
+/** Capacity 3, keys 0, 1 and 2 with shares 1, 2 and 3 (3 does not divide into whole tags for 2), cap 2 per key. */
+class SequentialFairShare3Capped : SequentialFairShare(3, longArrayOf(1, 2, 3), cap = 2)

@@ -14,7 +14,7 @@ public final class RunAll {
     }
 
     /**
-     * Runs the seven samples.
+     * Runs the eight samples.
      *
      * @param args ignored
      * @throws Exception if interrupted, or if sample 7's in-process ZooKeeper cannot start
@@ -35,5 +35,7 @@ public final class RunAll {
         AdaptiveLimitSample.main(args);
         System.out.println();
         ClusterBudgetSample.main(args);
+        System.out.println();
+        FairShareSample.main(args);
     }
 }

@@ -80,7 +80,7 @@ public final class FairShareSample {
      */
     public static Figures run() {
         FairShareSemaphore<String> backend = FairShareSemaphore.<String>builder(SLOTS)
-                .share(SHARES::get)
+                .share(tenant -> SHARES.getOrDefault(tenant, 1L))
                 .name("backend")
                 .build();
         List<String> grants = Collections.synchronizedList(new ArrayList<>());

@@ -10,10 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
@@ -1570,9 +1568,9 @@ public final class FairShareSemaphore<K> {
      * The future of {@link #acquireAsync}: its own waker. Whoever settles first wins, by one CAS on
      * {@code settled}: the grant's claim (OPEN -> CLAIMED) or the user's cancel or exceptional
      * completion (OPEN -> WITHDRAWN or TIMED_OUT), which then withdraws the ticket. Completions by
-     * hand are refused: a normal completion always means a grant.
+     * hand are refused (see AcquisitionFuture): a normal completion always means a grant.
      */
-    static final class FairShareFuture extends CompletableFuture<Permits> implements Waker {
+    static final class FairShareFuture extends AcquisitionFuture<Permits> implements Waker {
         private static final int OPEN = 0;
         private static final int CLAIMED = 1;
         private static final int WITHDRAWN = 2;
@@ -1585,6 +1583,11 @@ public final class FairShareSemaphore<K> {
 
         FairShareFuture(String call) {
             this.call = call;
+        }
+
+        @Override
+        String call() {
+            return call;
         }
 
         boolean timedOut() {
@@ -1626,38 +1629,6 @@ public final class FairShareSemaphore<K> {
         @Override
         public boolean completeExceptionally(Throwable ex) {
             return withdraw(ex instanceof TimeoutException) && super.completeExceptionally(ex);
-        }
-
-        @Override
-        public boolean complete(Permits value) {
-            throw new UnsupportedOperationException(call + ": complete is not supported on an acquisition's future;"
-                    + " use cancel or orTimeout to give up the wait");
-        }
-
-        @Override
-        public CompletableFuture<Permits> completeOnTimeout(Permits value, long timeout, TimeUnit unit) {
-            throw new UnsupportedOperationException(call + ": completeOnTimeout is not supported on an acquisition's future;"
-                    + " use orTimeout to bound the wait");
-        }
-
-        @Override
-        public CompletableFuture<Permits> completeAsync(Supplier<? extends Permits> supplier, Executor executor) {
-            throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
-        }
-
-        @Override
-        public CompletableFuture<Permits> completeAsync(Supplier<? extends Permits> supplier) {
-            throw new UnsupportedOperationException(call + ": completeAsync is not supported on an acquisition's future");
-        }
-
-        @Override
-        public void obtrudeValue(Permits value) {
-            throw new UnsupportedOperationException(call + ": obtrudeValue is not supported on an acquisition's future");
-        }
-
-        @Override
-        public void obtrudeException(Throwable ex) {
-            throw new UnsupportedOperationException(call + ": obtrudeException is not supported on an acquisition's future");
         }
     }
 

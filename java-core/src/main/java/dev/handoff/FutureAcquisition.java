@@ -5,9 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 
 /**
  * The future returned by the asynchronous faces ({@code acquireAsync}, {@code lockAsync}, ...).
@@ -28,7 +26,7 @@ import java.util.function.Supplier;
  * <p>The waker is the {@link Node}, never this future: the object handed to the caller has no
  * method that could fake a grant (a public {@code claim()}/{@code wake()} would).
  */
-final class FutureAcquisition<T> extends CompletableFuture<T> {
+final class FutureAcquisition<T> extends AcquisitionFuture<T> {
 
     private static final int OPEN = 0;
     private static final int CLAIMED = 1;
@@ -117,7 +115,8 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     }
 
     /** This call's description, for messages (built only when one is needed). */
-    private String call() {
+    @Override
+    String call() {
         return BatchSemaphore.describe(call, node.minimum());
     }
 
@@ -152,54 +151,6 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
         return withdraw(false) && super.cancel(mayInterruptIfRunning);
-    }
-
-    /**
-     * Not supported: a normal completion must mean "granted, release the permits later", and a
-     * completion by hand would hold none. Use {@code cancel} or {@code orTimeout} to give up.
-     */
-    @Override
-    public boolean complete(T value) {
-        throw new UnsupportedOperationException(call() + ": complete is not supported on an acquisition's future;"
-                + " use cancel or orTimeout to give up the wait");
-    }
-
-    /** Withdraws the wait (no permits will be held by it), then fails with {@code ex}. */
-    @Override
-    public boolean completeExceptionally(Throwable ex) {
-        // orTimeout completes it with a TimeoutException: the listener hears "timed out".
-        return withdraw(ex instanceof TimeoutException) && super.completeExceptionally(ex);
-    }
-
-    /** Not supported, for the reason of {@link #complete}: use {@code orTimeout} to bound the wait. */
-    @Override
-    public CompletableFuture<T> completeOnTimeout(T value, long timeout, TimeUnit unit) {
-        throw new UnsupportedOperationException(call() + ": completeOnTimeout is not supported on an acquisition's future;"
-                + " use orTimeout to bound the wait");
-    }
-
-    /** Not supported: it would bypass the withdrawal that keeps permits exact. */
-    @Override
-    public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier, Executor executor) {
-        throw new UnsupportedOperationException(call() + ": completeAsync is not supported on an acquisition's future");
-    }
-
-    /** Not supported: it would bypass the withdrawal that keeps permits exact. */
-    @Override
-    public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier) {
-        throw new UnsupportedOperationException(call() + ": completeAsync is not supported on an acquisition's future");
-    }
-
-    /** Not supported: forcing a value could hide or invent a grant. */
-    @Override
-    public void obtrudeValue(T value) {
-        throw new UnsupportedOperationException(call() + ": obtrudeValue is not supported on an acquisition's future");
-    }
-
-    /** Not supported: forcing a failure could hide a grant whose permits must be released. */
-    @Override
-    public void obtrudeException(Throwable ex) {
-        throw new UnsupportedOperationException(call() + ": obtrudeException is not supported on an acquisition's future");
     }
 
     private static final VarHandle SETTLED;

@@ -286,6 +286,31 @@ class FairShareSemaphoreTest {
         assertEquals(1000, before.get());
     }
 
+    /**
+     * A key that held permits while the others were served banks no credit: when it queues again
+     * its request is tagged at the current virtual time, not at its old finish time, so a request
+     * of a fresh key that arrived earlier goes first.
+     */
+    @Test
+    void aKeyThatHeldWhileOthersWereServedBanksNoCredit() {
+        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(3).build();
+        assertTrue(s.tryAcquire("old", 1)); // start 0, finish 1
+        assertTrue(s.tryAcquire("b", 1)); // b stays active: start 0, finish 1
+        for (int i = 0; i < 5; i++) { // b's grants start at 1, 2, ... 5: the virtual time moves to 5
+            assertTrue(s.tryAcquire("b", 1));
+            s.release("b", 1);
+        }
+        assertTrue(s.tryAcquire("b", 1)); // start 6; the pool is full
+        List<Grant> grants = new ArrayList<>();
+        queue(s, "c", 1, grants); // tag 6, dispatched
+        queue(s, "d", 1, grants); // tag 6
+        queue(s, "old", 1, grants); // tag max(6, 1) = 6, after d by arrival (a banked tag 1 would go first)
+        s.release("b", 1);
+        s.release("c", 1);
+        s.release("d", 1);
+        assertEquals(List.of(new Grant("c", 1), new Grant("d", 1), new Grant("old", 1)), grants);
+    }
+
     @Test
     void aLoneKeyGetsTheWholeCapacityAndACappedKeyIsPassedOver() {
         FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(8).maxPermitsPerKey(3).build();

@@ -18,6 +18,11 @@ abstract class AcquisitionFuture<T> extends CompletableFuture<T> {
     /** The call that made this future, for messages, for example {@code "acquireAsync(3)"}. */
     abstract String call();
 
+    /** Completes this future normally: the grant, from the subclass's wake-up (complete is refused). */
+    final boolean grant(T value) {
+        return super.complete(value);
+    }
+
     /**
      * Not supported: a normal completion must mean "granted, release the permits later", and a
      * completion by hand would hold none. Use {@code cancel} or {@code orTimeout} to give up.

@@ -1603,7 +1603,7 @@ public final class FairShareSemaphore<K> {
         public void wake() {
             Ticket<?> t = ticket; // stored by enqueue before the ticket can settle
             if (t.isGranted()) {
-                super.complete(t);
+                grant(t);
             } else {
                 Throwable failure = t.failure();
                 super.completeExceptionally(failure != null ? failure : BatchSemaphore.closedException(call));

@@ -3,7 +3,6 @@ package dev.handoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 
@@ -125,7 +124,7 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
         if (n.isGranted()) {
             @SuppressWarnings("unchecked") // T is Permits: the faces create FutureAcquisition<Permits> only
             T value = (T) n;
-            super.complete(value);
+            grant(value);
         } else if (n.isClosed()) {
             super.completeExceptionally(BatchSemaphore.closedException(call()));
         } else {
@@ -151,6 +150,13 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
         return withdraw(false) && super.cancel(mayInterruptIfRunning);
+    }
+
+    /** Withdraws the wait (no permits will be held by it), then fails with {@code ex}. */
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+        // orTimeout completes it with a TimeoutException: the listener hears "timed out".
+        return withdraw(ex instanceof TimeoutException) && super.completeExceptionally(ex);
     }
 
     private static final VarHandle SETTLED;

@@ -1839,7 +1839,7 @@ final class BatchSemaphore {
         try {
             long c = capacity;
             if (relative && (value > MAX_PERMITS - c || value < -c)) {
-                throw new IllegalArgumentException(call + ": the capacity " + c + (value < 0 ? " - " + -value : " + " + value)
+                throw new IllegalArgumentException(call + ": the capacity " + c + (value < 0 ? " - " + Long.toUnsignedString(-value) : " + " + value)
                         + " must be between 0 and MAX_PERMITS (" + MAX_PERMITS + "); nothing changed");
             }
             n = relative ? c + value : value;

@@ -297,6 +297,9 @@ class SurfaceTest {
                 low.getMessage());
         IllegalArgumentException high = assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MAX_VALUE));
         assertTrue(high.getMessage().contains("MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")"), high.getMessage());
+        IllegalArgumentException lowest = assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MIN_VALUE));
+        assertTrue(lowest.getMessage().startsWith("addCapacity(-9223372036854775808): the capacity 3 - 9223372036854775808 must"),
+                lowest.getMessage());
         assertEquals(3, s.capacity(), "a refused change changes nothing");
         assertEquals(1, s.availablePermits());
         waiter.join().close();

@@ -2333,6 +2333,13 @@ final class BatchSemaphore {
         }
 
         @Override
+        public void attached(String name) {
+            for (WaitListener l : listeners) {
+                l.attached(name); // not caught: a refusal fails the build (see WaitListener.attached)
+            }
+        }
+
+        @Override
         public void queued(long permits, int waitersAhead) {
             for (WaitListener l : listeners) {
                 try {

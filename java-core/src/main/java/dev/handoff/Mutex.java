@@ -49,6 +49,9 @@ public final class Mutex {
     private Mutex(Builder b) {
         this.core = new BatchSemaphore(1, Long.MAX_VALUE, b.maxQueueLength, b.listener, this);
         this.name = b.name;
+        if (b.listener != null && b.name != null) {
+            b.listener.attached(b.name);
+        }
     }
 
     /**

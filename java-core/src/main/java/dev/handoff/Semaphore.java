@@ -87,6 +87,9 @@ public final class Semaphore {
     private Semaphore(Builder b) {
         this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener, this);
         this.name = b.name;
+        if (b.listener != null && b.name != null) {
+            b.listener.attached(b.name);
+        }
     }
 
     private static void checkCapacity(String call, long permits) {

@@ -2207,6 +2207,12 @@ final class BatchSemaphore {
             return back == null;
         }
 
+        /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
+        @Override
+        public String toString() {
+            return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
+        }
+
         @Override
         long minimum() {
             return min;

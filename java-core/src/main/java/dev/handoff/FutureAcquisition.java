@@ -81,6 +81,12 @@ final class FutureAcquisition<T> extends CompletableFuture<T> {
             return back == null;
         }
 
+        /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
+        @Override
+        public String toString() {
+            return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
+        }
+
         @Override
         long minimum() {
             return min;

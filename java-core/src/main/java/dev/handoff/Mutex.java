@@ -61,7 +61,7 @@ public final class Mutex {
      * Mutex journal = Mutex.builder()
      *         .name("journal")
      *         .maxQueueLength(1_000)                   // shed the 1,001st waiter
-     *         .listener(new JfrWaitListener("journal"))  // handoff-jfr
+     *         .listener(new JfrWaitListener())           // handoff-jfr: events named "journal"
      *         .build();
      * }</pre>
      *

@@ -136,7 +136,7 @@ final class PermitHandles {
 
         @Override
         public String toString() {
-            return "Granted" + describe(permits, isReleased());
+            return describe(permits, isReleased()); // a handle first: the future is done from the start
         }
     }
 

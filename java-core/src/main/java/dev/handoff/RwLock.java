@@ -139,7 +139,7 @@ public final class RwLock {
      * <pre>{@code
      * RwLock cache = RwLock.builder(64)
      *         .name("cache")
-     *         .listener(new JfrWaitListener("cache"))   // handoff-jfr
+     *         .listener(new JfrWaitListener())   // handoff-jfr: events named "cache"
      *         .build();
      * }</pre>
      *

@@ -181,7 +181,7 @@ public final class Semaphore {
          * listener set before; combine several with {@link WaitListener#all}. None by default.
          *
          * <pre>{@code
-         * SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
+         * SemaphoreMetrics metrics = SemaphoreMetrics.builder().baseUnit("bytes").build();  // handoff-micrometer: tagged "uploads"
          * Semaphore budget = Semaphore.builder(64 << 20)
          *         .name("uploads")
          *         .listener(metrics)

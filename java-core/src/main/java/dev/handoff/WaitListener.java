@@ -30,7 +30,7 @@ import java.util.Objects;
  * <pre>{@code
  * LongAdder timedOut = new LongAdder();
  * Semaphore budget = Semaphore.builder(64 << 20)
- *         .waitListener(new WaitListener() {
+ *         .listener(new WaitListener() {
  *             @Override
  *             public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
  *                 if (outcome == WaitOutcome.TIMED_OUT) timedOut.increment();

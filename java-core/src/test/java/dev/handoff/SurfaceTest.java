@@ -186,7 +186,10 @@ class SurfaceTest {
         Permits p = later.get(WAIT_MS, TimeUnit.MILLISECONDS);
         assertTrue(p instanceof FutureAcquisition.Node, "queued: the future's value is its queue node, no second object: " + p);
         assertEquals(3, p.permits());
+        assertEquals("Permits[3, held]", p.toString());
         p.close();
+        assertEquals("Permits[3, released]", p.toString());
+        assertEquals("Permits[2, released]", now.toString(), "every handle reads the same");
         assertEquals(3, s.availablePermits());
     }
 

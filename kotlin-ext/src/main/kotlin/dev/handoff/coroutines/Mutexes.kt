@@ -293,10 +293,13 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
         }
 
         override fun closedException(): Throwable =
-            SemaphoreClosedException("lock($ownerToken): the mutex is closed")
+            SemaphoreClosedException("${call()}: the mutex is closed")
+
+        /** The view's call as its caller wrote it: `lock()` without an owner, else `lock(owner)`. */
+        private fun call(): String = if (ownerToken == null) "lock()" else "lock($ownerToken)"
 
         /** A refusal names the view's `lock(owner)` its caller called. */
-        override fun callName(): String = "lock($ownerToken)"
+        override fun callName(): String = call()
 
         override fun toString(): String = "KotlinxMutexView.OwnerAcquisition[lock($ownerToken) on $mutex]"
     }

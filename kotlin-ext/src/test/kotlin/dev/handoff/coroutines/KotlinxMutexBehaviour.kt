@@ -348,27 +348,15 @@ class HandoffKotlinxMutexViewTest : KotlinxMutexBehaviour() {
         val mutex = HandoffMutex()
         val view = mutex.asKotlinxMutex()
         view.lock("alice")
-        val failures = mutableListOf<String?>()
+        val failures = mutableListOf<String>()
         var ranInside = false
-        launch {
-            try {
-                view.lock("bob")
-            } catch (e: SemaphoreClosedException) {
-                failures += e.message
-            }
-        }
-        launch {
-            try {
-                view.withLock { ranInside = true }
-            } catch (e: SemaphoreClosedException) {
-                failures += e.message
-            }
-        }
+        launch { recordClosed(failures) { view.lock("bob") } }
+        launch { recordClosed(failures) { view.withLock { ranInside = true } } }
         runCurrent()
         assertEquals(2, mutex.queueLength())
         mutex.close()
         runCurrent()
-        assertEquals(listOf("lock(): the mutex is closed", "lock(bob): the mutex is closed"), failures.map { it.toString() }.sorted())
+        assertEquals(listOf("lock(): the mutex is closed", "lock(bob): the mutex is closed"), failures.sorted())
         assertFalse(ranInside)
         assertFalse(view.holdsLock("bob"))
         assertTrue(view.holdsLock("alice"), "the holder keeps the lock")

@@ -232,27 +232,15 @@ class MutexSuspendTest {
     fun `close fails every waiting lock with SemaphoreClosedException, and every later one at once`(): Unit = runTest {
         val mutex = Mutex()
         mutex.lock()
-        val failures = mutableListOf<String?>()
+        val failures = mutableListOf<String>()
         var ranInside = false
-        launch {
-            try {
-                mutex.lock()
-            } catch (e: SemaphoreClosedException) {
-                failures += e.message
-            }
-        }
-        launch {
-            try {
-                mutex.withLock { ranInside = true }
-            } catch (e: SemaphoreClosedException) {
-                failures += e.message
-            }
-        }
+        launch { recordClosed(failures) { mutex.lock() } }
+        launch { recordClosed(failures) { mutex.withLock { ranInside = true } } }
         runCurrent()
         assertEquals(2, mutex.queueLength())
         mutex.close()
         runCurrent()
-        assertEquals(listOf("lock(): the mutex is closed", "lock(): the mutex is closed"), failures.map { it.toString() })
+        assertEquals(listOf("lock(): the mutex is closed", "lock(): the mutex is closed"), failures)
         assertFalse(ranInside, "withLock's action runs only under the lock")
         assertEquals(0, mutex.queueLength())
         assertTrue(mutex.isLocked, "the holder keeps the lock")

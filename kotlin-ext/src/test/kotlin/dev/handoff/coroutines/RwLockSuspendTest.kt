@@ -301,19 +301,12 @@ class RwLockSuspendTest {
     fun `close fails every waiting reader and writer with SemaphoreClosedException`(): Unit = runTest {
         val lock = RwLock(2)
         lock.writeLock()
-        val failures = mutableListOf<String?>()
+        val failures = mutableListOf<String>()
         var ranInside = false
-        suspend fun record(call: suspend () -> Unit) {
-            try {
-                call()
-            } catch (e: SemaphoreClosedException) {
-                failures += e.message
-            }
-        }
-        launch { record { lock.readLock() } }
-        launch { record { lock.writeLock() } }
-        launch { record { lock.withReadLock { ranInside = true } } }
-        launch { record { lock.withWriteLock { ranInside = true } } }
+        launch { recordClosed(failures) { lock.readLock() } }
+        launch { recordClosed(failures) { lock.writeLock() } }
+        launch { recordClosed(failures) { lock.withReadLock { ranInside = true } } }
+        launch { recordClosed(failures) { lock.withWriteLock { ranInside = true } } }
         runCurrent()
         assertEquals(4, lock.queueLength())
         lock.close()
@@ -325,7 +318,7 @@ class RwLockSuspendTest {
                 "writeLock(): the lock is closed",
                 "writeLock(): the lock is closed",
             ),
-            failures.map { it.toString() }.sorted(),
+            failures.sorted(),
         )
         assertFalse(ranInside, "the with helpers run their action only under the lock")
         assertEquals(0, lock.queueLength())

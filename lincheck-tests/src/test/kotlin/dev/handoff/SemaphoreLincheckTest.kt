@@ -27,12 +27,14 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  *    weights 1..3, so partial assignment, head-of-line blocking and fail-fast on weights above the
  *    capacity are all reached. Without the observers a tryAcquire that barges past the queue is
  *    linearizable in every short scenario.
- *  - SemaphoreCallbackLincheckTest: the callback face, acquire(n, waker) and Acquisition.cancel(),
+ *  - SemaphoreCallbackLincheckTest: the callback face, acquireThen(n, waker) and Acquisition.cancel(),
  *    so that cancel races the grant and the close; a validation checks that every waker ran
  *    exactly once if its acquisition settled and never otherwise.
  *  - SemaphoreFutureLincheckTest: acquireAsync(n), acquireUpToAsync(min, max) and
  *    future.cancel(false); a cancelled future never holds permits (the post part's observers
  *    would see them missing), and an up-to future's grant takes the pool up to its maximum.
+ *    Permits.release() of the handle a future completes with gives the permits back once; a
+ *    second release is a no-op, and one after a release by count reports the over-release.
  * Each has custom scenarios for the races that matter: grant vs cancel, cancel of a partially
  * served head, close vs cancel, close vs release, and (suspending face) a release racing a grant
  * on its way back from a cancelled coroutine, and a shrink below a waiting weight and the growth
@@ -64,7 +66,7 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  * by availablePermits() 0 on its own thread; GrantResumptionTest reproduces it deterministically.)
  *
  * What Lincheck cannot see here:
- *  - The blocking face (acquireBlocking, tryAcquire with a timeout): Lincheck treats
+ *  - The blocking face (acquireBlocking, tryAcquireBlocking): Lincheck treats
  *    LockSupport.park as allowed to wake spuriously, so a lost wake-up would be invisible to it.
  *    The stress tests of java-core cover it.
  *  - Whether a coroutine that is cancelled after its grant was delivered gives the permits back.
@@ -446,7 +448,7 @@ private fun releasesAgainstCancelledGrant(prompt: Boolean) = scenario {
 }
 
 /**
- * The callback face: `acquire(n, waker)` started by each thread into its own slot, and
+ * The callback face: `acquireThen(n, waker)` started by each thread into its own slot, and
  * `Acquisition.cancel()` of that slot, racing the grant of another thread's release.
  */
 abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification: KClass<*>) :
@@ -489,7 +491,7 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     private val rejectedWakers = java.util.concurrent.ConcurrentLinkedQueue<CountingWaker>()
 
     /**
-     * `acquire(n, waker)` by [thread] into its slot: `"granted"` or `"closed"` if it settled inside
+     * `acquireThen(n, waker)` by [thread] into its slot: `"granted"` or `"closed"` if it settled inside
      * the call, `"waiting"` if it queued, `"rejected"` if a queue bound refused it
      * (SemaphoreRejectedException: nothing queued, so the thread's slot is emptied).
      */
@@ -497,7 +499,7 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     fun start(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
         val waker = CountingWaker(Thread.currentThread())
         val acquisition = try {
-            semaphore.acquire(n.toLong(), waker)
+            semaphore.acquireThen(n.toLong(), waker)
         } catch (shed: SemaphoreRejectedException) {
             return rejected(thread, waker)
         }
@@ -512,12 +514,12 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
         }
     }
 
-    /** `acquire(n, waker)` with a waker whose claim declines: its party is gone by the grant. */
+    /** `acquireThen(n, waker)` with a waker whose claim declines: its party is gone by the grant. */
     @Operation
     fun startDeclining(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
         val waker = CountingWaker(Thread.currentThread(), declines = true)
         val acquisition = try {
-            semaphore.acquire(n.toLong(), waker)
+            semaphore.acquireThen(n.toLong(), waker)
         } catch (shed: SemaphoreRejectedException) {
             return rejected(thread, waker)
         }
@@ -670,6 +672,25 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
     }
 
     /**
+     * `Permits.release()` of the handle the future of [thread]'s slot completed with: "no handle"
+     * while it has none (waiting, cancelled, closed, failed), then "released", "already released"
+     * or "over-release" (IllegalStateException: the permits had been released by count meanwhile).
+     */
+    @Operation
+    fun releaseHandle(@Param(gen = ThreadIdGen::class) thread: Int): String {
+        val future = slots[thread]?.future ?: return SequentialWeightedSemaphore.NO_HANDLE
+        if (!future.isDone || future.isCompletedExceptionally) {
+            return SequentialWeightedSemaphore.NO_HANDLE
+        }
+        val handle = future.join() as Permits
+        return try {
+            if (handle.release()) SequentialWeightedSemaphore.RELEASED else SequentialWeightedSemaphore.ALREADY_RELEASED
+        } catch (overRelease: IllegalStateException) {
+            SequentialWeightedSemaphore.OVER_RELEASE
+        }
+    }
+
+    /**
      * A future whose cancel succeeded is cancelled; one whose cancel failed had already settled
      * (granted, closed, or failed by a shrink of the capacity below its weight), so it has
      * completed by the time every thread is done.
@@ -732,6 +753,49 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
             post {
                 actor(SemaphoreOperations::availablePermits)
                 actor(SemaphoreOperations::queueLength)
+            }
+        })
+        // Permits.release() of a handle granted at once, twice at the same time and against a
+        // release by count behind its back: the permits go back exactly once; the other handle
+        // release is a no-op, or reports the over-release if the release by count came first
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread { actor(SemaphoreFutureLincheckTest::releaseHandle, 1) }
+                thread {
+                    actor(SemaphoreOperations::release, 2)
+                    actor(SemaphoreOperations::tryAcquire, 2)
+                }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+            }
+        })
+        // the handle of a queued future is its queue node: released while the grant completes it,
+        // by its own thread and another, with a waiter behind it that the released permits serve
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreFutureLincheckTest::startAsync, 1, 2)
+                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                }
+                thread {
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                }
+                thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+                actor(SemaphoreFutureLincheckTest::releaseHandle, 2)
             }
         })
         // an up-to future served by one release of one permit (its minimum) while a second one may

@@ -2199,12 +2199,12 @@ final class BatchSemaphore {
         /** The handle's release: the permits taken ({@link #permits()}), once. */
         @Override
         public boolean release() {
-            return PermitHandles.release((PermitHandles.GiveBack) PARKING_BACK.getAndSet(this, null), permits());
+            return PermitHandles.release(this, PARKING_BACK, permits());
         }
 
         @Override
         public boolean isReleased() {
-            return back == null;
+            return PermitHandles.isReleased(back);
         }
 
         /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */

@@ -75,6 +75,19 @@ class SuffixNamingCompileTest {
             trap = "if (sem.tryAcquire(1, java.time.Duration.ofSeconds(1))) sem.release(1)",
             correct = "if (sem.tryAcquire(1, 1.seconds)) sem.release(1)",
         ),
+        // JSpecify (strict): the core's nullable results are nullable types, not platform types
+        Case(
+            "FailureIsNullable",
+            inSuspendFunction("FailureIsNullable", "a: Acquisition"),
+            trap = "val cause: Throwable = a.failure(); println(cause)",
+            correct = "val cause: Throwable? = a.failure(); println(cause)",
+        ),
+        Case(
+            "NameIsNullable",
+            inSuspendFunction("NameIsNullable", "sem: Semaphore"),
+            trap = "val name: String = sem.name(); println(name.length)",
+            correct = "val name: String = sem.name() ?: \"unnamed\"; println(name.length)",
+        ),
     )
 
     /** The explicit faces: a trailing lambda is a callback, and `Blocking` parks; all must compile. */
@@ -136,6 +149,12 @@ class SuffixNamingCompileTest {
     fun `rw writeLock { } in a coroutine does not compile`() = assertTrapFails("WriteLockWithLambda")
 
     @Test
+    fun `a nullable failure() is not a Throwable`() = assertTrapFails("FailureIsNullable")
+
+    @Test
+    fun `a nullable name() is not a String`() = assertTrapFails("NameIsNullable")
+
+    @Test
     fun `tryAcquire(n, java time Duration) in a suspend function does not compile`() =
         assertTrapFails("TryAcquireJavaDuration")
 
@@ -177,6 +196,8 @@ class SuffixNamingCompileTest {
                 "-no-stdlib",
                 "-no-reflect",
                 "-jvm-target", "17",
+                "-Xjspecify-annotations=strict", // as this module's own compilation
+
                 "-classpath", classpath(),
                 "-d", out.toString(),
             ) + sources.map { it.path },
@@ -195,6 +216,7 @@ class SuffixNamingCompileTest {
         Class.forName("dev.handoff.coroutines.Semaphores"), // handoff-kotlin's main classes
         Unit::class.java, // kotlin-stdlib
         kotlinx.coroutines.CoroutineScope::class.java, // kotlinx-coroutines-core-jvm
+        org.jspecify.annotations.NullMarked::class.java, // the core's nullness annotations
     ).map { File(it.protectionDomain.codeSource.location.toURI()).path }
         .distinct()
         .joinToString(File.pathSeparator)

@@ -4,6 +4,7 @@ package dev.handoff.jfr;
 import dev.handoff.WaitListener;
 import dev.handoff.WaitOutcome;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link WaitListener} of a {@link dev.handoff.Semaphore}, {@link dev.handoff.Mutex} or
@@ -104,7 +105,7 @@ public final class JfrWaitListener implements WaitListener {
      *
      * @return the name in the events, or {@code null}
      */
-    public String semaphoreName() {
+    public @Nullable String semaphoreName() {
         return semaphoreName;
     }
 

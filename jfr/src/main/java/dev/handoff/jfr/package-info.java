@@ -6,4 +6,7 @@
  * event's {@code waitThreshold} setting ({@link dev.handoff.jfr.WaitThreshold}).
  * No dependency beyond handoff-core and the JDK's {@code jdk.jfr} module.
  */
+@NullMarked
 package dev.handoff.jfr;
+
+import org.jspecify.annotations.NullMarked;

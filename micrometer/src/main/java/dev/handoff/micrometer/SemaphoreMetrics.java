@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer metrics for one {@link Semaphore}, {@link Mutex} or {@link RwLock}: the primitive's
@@ -506,7 +507,7 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
      *
      * @return the name the meters are tagged with, or {@code null} if not known yet
      */
-    public synchronized String name() {
+    public synchronized @Nullable String name() {
         if (givenName != null) {
             return givenName;
         }

@@ -8,4 +8,7 @@
  * tagged by outcome and a counter of rejected acquisitions, all tagged with the primitive's name.
  * micrometer-core is an optional dependency of this module: add it yourself.
  */
+@NullMarked
 package dev.handoff.micrometer;
+
+import org.jspecify.annotations.NullMarked;

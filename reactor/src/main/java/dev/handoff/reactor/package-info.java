@@ -7,4 +7,7 @@
  * {@link dev.handoff.Permits} handle for callers that release elsewhere. reactor-core is an
  * optional dependency of this module: add it yourself.
  */
+@NullMarked
 package dev.handoff.reactor;
+
+import org.jspecify.annotations.NullMarked;

@@ -73,13 +73,21 @@ final class Clients implements AutoCloseable {
         }
     }
 
-    /** The request nodes under path now. */
+    /** The request nodes under path now (in every generation). */
     static List<String> children(CuratorFramework c, String path) throws Exception {
-        List<String> all = c.getChildren().forPath(path);
         List<String> requests = new ArrayList<>();
-        for (String name : all) {
-            if (ZooKeeperSemaphore.parse(name) != null) {
-                requests.add(name);
+        for (String generation : c.getChildren().forPath(path)) {
+            if (!generation.startsWith(ZooKeeperSemaphore.GENERATION_PREFIX)) {
+                continue;
+            }
+            try {
+                for (String name : c.getChildren().forPath(path + "/" + generation)) {
+                    if (QueueSnapshot.looksLikeRequest(name)) {
+                        requests.add(name);
+                    }
+                }
+            } catch (org.apache.zookeeper.KeeperException.NoNodeException deleted) {
+                // a drained generation, deleted meanwhile
             }
         }
         return requests;

@@ -55,7 +55,7 @@ class SessionFailureTest extends ServerPerTest {
     }
 
     @Test
-    void suspendedAndReconnectedNeitherDoubleGrantsNorLosesANode() throws Exception {
+    void suspendedLeasesAreInDoubtAndReconnectedNeitherDoubleGrantsNorLosesANode() throws Exception {
         CuratorFramework c1 = clients.start(20_000);
         CuratorFramework c2 = clients.start(20_000);
         List<ConnectionState> states = new CopyOnWriteArrayList<>();
@@ -69,7 +69,10 @@ class SessionFailureTest extends ServerPerTest {
 
         server.stop();
         await("suspended", () -> states.contains(ConnectionState.SUSPENDED));
-        assertTrue(held.isValid(), "suspended is not lost");
+        await("the lease is in doubt while suspended", () -> held.state() == Lease.State.SUSPENDED);
+        assertFalse(held.isValid(), "suspended: not certainly held");
+        assertTrue(held.whenSuspended().toCompletableFuture().isDone());
+        assertFalse(held.whenLost().toCompletableFuture().isDone(), "suspended is not lost");
         CompletableFuture<Lease> duringOutage = s1.acquireAsync(1); // its create is retried by Curator
         Thread.sleep(300);
         server.restart();
@@ -79,7 +82,7 @@ class SessionFailureTest extends ServerPerTest {
         Thread.sleep(300);
         assertFalse(waiting.isDone(), "no double grant: 3 + 2 > 4 still");
         assertFalse(duringOutage.isDone(), "FIFO: the 1 is behind the 2");
-        assertTrue(held.isValid());
+        await("valid again once its node is confirmed", held::isValid);
         List<String> after = children(c2, path);
         assertTrue(after.containsAll(before), "no node lost: " + before + " vs " + after);
 

@@ -140,8 +140,8 @@ class ZooKeeperSemaphoreTest {
         assertEquals("acquireAsync(17): exceeds the capacity 16 of " + path + ", so it could never be granted", tooBig.getMessage());
         IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> s.acquireBlocking(0));
         assertTrue(zero.getMessage().startsWith("acquireBlocking(0): "), zero.getMessage());
-        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> s.tryAcquire(-3, Duration.ofSeconds(1)));
-        assertTrue(negative.getMessage().startsWith("tryAcquire(-3): "), negative.getMessage());
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> s.tryAcquireBlocking(-3, Duration.ofSeconds(1)));
+        assertTrue(negative.getMessage().startsWith("tryAcquireBlocking(-3): "), negative.getMessage());
         assertEquals(0, childCount(), "nothing created");
 
         IllegalArgumentException mismatch = assertThrows(IllegalArgumentException.class, () -> new ZooKeeperSemaphore(b, path, 8));
@@ -188,7 +188,7 @@ class ZooKeeperSemaphoreTest {
     void timeoutAndInterruptWithdrawTheNode() throws Exception {
         ZooKeeperSemaphore s = new ZooKeeperSemaphore(a, path, 2);
         Lease held = s.acquireBlocking(2);
-        Optional<Lease> none = s.tryAcquire(1, Duration.ofMillis(200));
+        Optional<Lease> none = s.tryAcquireBlocking(1, Duration.ofMillis(200));
         assertTrue(none.isEmpty());
         await("timed-out node deleted", () -> childCount() == 1);
 
@@ -210,7 +210,7 @@ class ZooKeeperSemaphoreTest {
         assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
         await("interrupted node deleted", () -> childCount() == 1);
         held.close();
-        Optional<Lease> got = s.tryAcquire(2, Duration.ofSeconds(10));
+        Optional<Lease> got = s.tryAcquireBlocking(2, Duration.ofSeconds(10));
         assertTrue(got.isPresent());
         got.get().close();
     }
@@ -232,7 +232,7 @@ class ZooKeeperSemaphoreTest {
             }
         }
         await("no node left behind", () -> childCount() == 0);
-        Lease all = s.tryAcquire(1, Duration.ofSeconds(10)).orElseThrow();
+        Lease all = s.tryAcquireBlocking(1, Duration.ofSeconds(10)).orElseThrow();
         all.close();
     }
 

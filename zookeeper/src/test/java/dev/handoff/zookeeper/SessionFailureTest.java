@@ -123,6 +123,36 @@ class SessionFailureTest extends ServerPerTest {
         await("empty", () -> count(holder) == 0);
     }
 
+    @Test
+    void aReconnectionCostsOneSharedReadNotOnePerWaiter() throws Exception {
+        CuratorFramework c1 = clients.start(20_000);
+        CuratorFramework c2 = clients.start(20_000);
+        List<ConnectionState> states = new CopyOnWriteArrayList<>();
+        c1.getConnectionStateListenable().addListener((c, s) -> states.add(s));
+        ZooKeeperSemaphore s1 = new ZooKeeperSemaphore(c1, path, 1);
+        ZooKeeperSemaphore s2 = new ZooKeeperSemaphore(c2, path, 1);
+        Lease held = s2.acquireBlocking(1);
+        List<CompletableFuture<Lease>> waiters = new java.util.ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            waiters.add(s1.acquireAsync(1));
+        }
+        await("queued", () -> count(c2) == 21);
+        Thread.sleep(200);
+        long readsBefore = s1.reads.get();
+        server.stop();
+        await("suspended", () -> states.contains(ConnectionState.SUSPENDED));
+        server.restart();
+        await("reconnected", () -> states.contains(ConnectionState.RECONNECTED));
+        Thread.sleep(500);
+        long reads = s1.reads.get() - readsBefore;
+        assertTrue(reads <= 8, "reads after one reconnection: " + reads + " (one per waiter would be 20 or more)");
+        held.close();
+        for (CompletableFuture<Lease> w : waiters) {
+            w.get(20, TimeUnit.SECONDS).close();
+        }
+        await("empty", () -> count(c2) == 0);
+    }
+
     private int count(CuratorFramework c) {
         try {
             return children(c, path).size();

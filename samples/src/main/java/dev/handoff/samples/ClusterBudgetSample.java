@@ -109,7 +109,7 @@ public final class ClusterBudgetSample {
                     worker.join(TimeUnit.SECONDS.toMillis(60));
                 }
                 boolean fullBudgetAfter;
-                try (Lease all = replicaA.tryAcquire(BUDGET_MIB, java.time.Duration.ofSeconds(10)).orElse(null)) {
+                try (Lease all = replicaA.tryAcquireBlocking(BUDGET_MIB, java.time.Duration.ofSeconds(10)).orElse(null)) {
                     fullBudgetAfter = all != null;
                 }
                 return new Figures(BUDGET_MIB, peak.get(), 2 * WORKERS_PER_REPLICA * UPLOADS_PER_WORKER,

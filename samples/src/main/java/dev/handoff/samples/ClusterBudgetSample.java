@@ -122,7 +122,8 @@ public final class ClusterBudgetSample {
         }
     }
 
-    private static CuratorFramework connect(TestingServer zookeeper) throws InterruptedException {
+    /** A started client of the in-process server, connected (also used by sample 8). */
+    static CuratorFramework connect(TestingServer zookeeper) throws InterruptedException {
         CuratorFramework client = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), 8_000, 5_000,
                 new ExponentialBackoffRetry(50, 8));
         client.start();

@@ -7,8 +7,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.ZooKeeper;
 
@@ -74,8 +72,8 @@ public final class FencingSample {
      */
     public static Figures run() throws Exception {
         try (TestingServer zookeeper = new TestingServer(true)) {
-            CuratorFramework a = connect(zookeeper);
-            CuratorFramework b = connect(zookeeper);
+            CuratorFramework a = ClusterBudgetSample.connect(zookeeper);
+            CuratorFramework b = ClusterBudgetSample.connect(zookeeper);
             try {
                 FencedStore store = new FencedStore();
                 ZooKeeperSemaphore lockA = new ZooKeeperSemaphore(a, "/locks/report", 1);
@@ -112,16 +110,6 @@ public final class FencingSample {
             Thread.sleep(10);
         }
         twin.close(); // closing a handle of the session ends the session
-    }
-
-    private static CuratorFramework connect(TestingServer zookeeper) throws InterruptedException {
-        CuratorFramework client = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), 8_000, 5_000,
-                new ExponentialBackoffRetry(50, 8));
-        client.start();
-        if (!client.blockUntilConnected(10, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("no connection to " + zookeeper.getConnectString());
-        }
-        return client;
     }
 
     /**

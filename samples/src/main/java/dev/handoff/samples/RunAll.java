@@ -14,10 +14,10 @@ public final class RunAll {
     }
 
     /**
-     * Runs the seven samples.
+     * Runs the eight samples.
      *
      * @param args ignored
-     * @throws Exception if interrupted, or if sample 7's in-process ZooKeeper cannot start
+     * @throws Exception if interrupted, or if the in-process ZooKeeper of sample 7 or 8 cannot start
      */
     public static void main(String[] args) throws Exception {
         System.out.println("handoff samples (JDK " + Runtime.version().feature() + ")");
@@ -35,5 +35,7 @@ public final class RunAll {
         AdaptiveLimitSample.main(args);
         System.out.println();
         ClusterBudgetSample.main(args);
+        System.out.println();
+        FencingSample.main(args);
     }
 }

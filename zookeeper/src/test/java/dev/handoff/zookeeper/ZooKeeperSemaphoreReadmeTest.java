@@ -137,7 +137,7 @@ class ZooKeeperSemaphoreReadmeTest extends ServerPerTest {
 
     private void assertAllReturned(ZooKeeperSemaphore budget) throws Exception {
         await("every node deleted", () -> heldNodes() == 0);
-        Lease all = budget.tryAcquire(64, java.time.Duration.ofSeconds(10)).orElseThrow();
+        Lease all = budget.tryAcquireBlocking(64, java.time.Duration.ofSeconds(10)).orElseThrow();
         assertTrue(all.isValid());
         all.close();
         await("empty", () -> heldNodes() == 0);

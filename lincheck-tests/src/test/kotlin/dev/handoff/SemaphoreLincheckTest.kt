@@ -638,9 +638,34 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
 abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass<*>) :
     SemaphoreOperations(capacity, specification) {
 
-    private class Slot(val future: CompletableFuture<*>) {
+    /**
+     * A thread's slot, published before its acquire starts and given the future once the call
+     * returns: another thread that finds a slot still starting waits for the future (the acquire
+     * may already have taken effect, even be granted, before the call returns), so "no handle" is
+     * answered only for a slot whose acquire has not begun.
+     */
+    private class Slot {
+        @Volatile
+        var started: CompletableFuture<*>? = null
+
         @Volatile
         var cancelResult: Boolean? = null
+
+        val future: CompletableFuture<*>
+            get() {
+                while (true) {
+                    started?.let { return it }
+                    Thread.onSpinWait()
+                }
+            }
+    }
+
+    /** Publishes a new slot for [thread], then starts its acquire with [start]. */
+    private fun startInto(thread: Int, start: () -> CompletableFuture<*>) {
+        val slot = Slot()
+        slots[thread] = slot
+        allSlots += slot
+        slot.started = start()
     }
 
     private val slots = arrayOfNulls<Slot>(SequentialWeightedSemaphore.MAX_THREADS)
@@ -648,9 +673,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
 
     @Operation
     fun startAsync(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
-        val slot = Slot(semaphore.acquireAsync(n.toLong()))
-        slots[thread] = slot
-        allSlots += slot
+        startInto(thread) { semaphore.acquireAsync(n.toLong()) }
     }
 
     /** `acquireUpToAsync(min, max)`: one FIFO request weighing [min] that takes up to [max] when granted. */
@@ -660,9 +683,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
     ) {
-        val slot = Slot(semaphore.acquireUpToAsync(min.toLong(), max.toLong()))
-        slots[thread] = slot
-        allSlots += slot
+        startInto(thread) { semaphore.acquireUpToAsync(min.toLong(), max.toLong()) }
     }
 
     @Operation
@@ -678,7 +699,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
      */
     @Operation
     fun releaseHandle(@Param(gen = ThreadIdGen::class) thread: Int): String {
-        val future = slots[thread]?.future ?: return SequentialWeightedSemaphore.NO_HANDLE
+        val future = (slots[thread] ?: return SequentialWeightedSemaphore.NO_HANDLE).future
         if (!future.isDone || future.isCompletedExceptionally) {
             return SequentialWeightedSemaphore.NO_HANDLE
         }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One read of the whole cluster queue (every live generation's children, oldest generation first)
@@ -91,7 +92,7 @@ final class QueueSnapshot {
     }
 
     /** A request child's weight and sequence, or null if the name is not a well-formed request. */
-    static long[] parseRequest(String name) {
+    static long @Nullable [] parseRequest(String name) {
         Matcher m = REQUEST.matcher(name);
         if (!m.find()) {
             return null;

@@ -7,4 +7,7 @@
  * one cluster request and hands it on when another client waits. Kotlin users also get {@code suspend fun ZooKeeperSemaphore.acquire} and
  * {@code withPermits} (file {@code ZooKeeperSemaphores.kt}).
  */
+@NullMarked
 package dev.handoff.zookeeper;
+
+import org.jspecify.annotations.NullMarked;

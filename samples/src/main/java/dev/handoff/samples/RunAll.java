@@ -14,7 +14,7 @@ public final class RunAll {
     }
 
     /**
-     * Runs the seven samples.
+     * Runs every sample.
      *
      * @param args ignored
      * @throws Exception if interrupted, or if sample 7's in-process ZooKeeper cannot start
@@ -35,5 +35,13 @@ public final class RunAll {
         AdaptiveLimitSample.main(args);
         System.out.println();
         ClusterBudgetSample.main(args);
+        System.out.println();
+        ReactorSample.main(args);
+        System.out.println();
+        ObservabilitySample.main(args);
+        System.out.println();
+        LocksSample.main(args);
+        System.out.println();
+        KotlinxMigrationSample.main(args);
     }
 }

@@ -174,6 +174,18 @@ class DocSnippetsTest {
     }
 
     @Test
+    void kotlinBlocksUseThisOnlyInsideAClass() {
+        List<String> problems = new ArrayList<>();
+        for (Block b : blocks) {
+            if (b.language().equals("kotlin") && Pattern.compile("\\bthis\\b").matcher(b.text()).find()
+                    && !Pattern.compile("\\b(class|object)\\s+\\w+").matcher(b.text()).find()) {
+                problems.add(b + " uses `this` outside any class: it does not compile at top level");
+            }
+        }
+        assertTrue(problems.isEmpty(), () -> String.join("\n", problems));
+    }
+
+    @Test
     void readmeIsAtMost15Kilobytes() throws IOException {
         long size = Files.size(root.resolve("README.md"));
         assertTrue(size <= 15_000, "README.md is " + size + " bytes");

@@ -4,7 +4,9 @@ package dev.handoff.docs;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 /**
  * The stand-ins the documentation's snippets call: a downstream whose work succeeds or fails, as
@@ -25,10 +27,16 @@ public final class Fakes {
         }
     }
 
-    /** The work guarded by a snippet: it fails if the scenario says so, and counts its runs. */
+    /**
+     * The work guarded by a snippet: it fails if the scenario says so, counts its runs, and notes
+     * whether it ever ran while the snippet did not hold what it guards (a release too early).
+     */
     public static final class Work {
         final boolean fails;
         final AtomicInteger runs = new AtomicInteger();
+        final AtomicBoolean ranUnguarded = new AtomicBoolean();
+        /** Whether the snippet holds its permits or lock now; set by {@link Scenario#expectUsual}. */
+        volatile BooleanSupplier guarded = () -> true;
 
         Work(Scenario.Ending ending) {
             this.fails = ending == Scenario.Ending.WORK_FAILS;
@@ -36,6 +44,7 @@ public final class Fakes {
 
         public void run() {
             runs.incrementAndGet();
+            check();
             if (fails) {
                 throw new WorkFailed();
             }
@@ -43,12 +52,21 @@ public final class Fakes {
 
         <T> CompletableFuture<T> async(T value) {
             runs.incrementAndGet();
+            check();
             return CompletableFuture.supplyAsync(() -> {
+                check();                           // still held while the stage runs
                 if (fails) {
                     throw new WorkFailed();
                 }
                 return value;
             }, LATER);
+        }
+
+        /** Notes a run while the snippet did not hold what it guards. */
+        private void check() {
+            if (!guarded.getAsBoolean()) {
+                ranUnguarded.set(true);
+            }
         }
     }
 

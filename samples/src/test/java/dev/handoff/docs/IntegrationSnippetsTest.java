@@ -293,6 +293,7 @@ class IntegrationSnippetsTest {
             @Override public int queueLength() { return 0; }
             @Override public void close() { }
             @Override public boolean idle() { return true; }
+            @Override public boolean snippetHolds() { return true; }
             @Override public String describe() { return "the ZooKeeper budget"; }
         };
     }

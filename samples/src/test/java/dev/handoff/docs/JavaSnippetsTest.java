@@ -94,10 +94,13 @@ class JavaSnippetsTest {
     void javaTry(Ending ending) {
         Fakes.Work work = new Fakes.Work(ending);
         JavaFaces f = new JavaFaces(work);
-        Throwable failure = failureOf(of(f.budget), ending, () -> {
+        Scenario.Guarded budget = of(f.budget);
+        work.guarded = budget::snippetHolds;
+        Throwable failure = failureOf(budget, ending, () -> {
             f.tryFace();
             return null;
         });
+        assertFalse(work.ranUnguarded.get());
         switch (ending) {
             case SUCCESS -> assertNull(failure);
             case WORK_FAILS -> assertInstanceOf(Fakes.WorkFailed.class, failure);
@@ -163,7 +166,9 @@ class JavaSnippetsTest {
         JavaFaces f = new JavaFaces(work);
         ExecutorService loop = Executors.newSingleThreadExecutor();
         try {
-            Throwable failure = failureOf(of(f.budget), ending, () -> {
+            Scenario.Guarded budget = of(f.budget);
+            work.guarded = budget::snippetHolds;
+            Throwable failure = failureOf(budget, ending, () -> {
                 JavaFaces.Send send = f.new Send(loop, 300);
                 loop.execute(send::start);
                 return send.done;
@@ -173,6 +178,7 @@ class JavaSnippetsTest {
                 case WORK_FAILS -> assertInstanceOf(Fakes.WorkFailed.class, failure);
                 case ACQUISITION_FAILS -> assertNull(failure, "a closed wait completes with 'shutting down'");
             }
+            assertFalse(work.ranUnguarded.get());
             assertEquals(ending == Ending.ACQUISITION_FAILS ? 0 : 1, work.runs.get());
         } finally {
             loop.shutdownNow();

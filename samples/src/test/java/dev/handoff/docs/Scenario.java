@@ -59,6 +59,9 @@ public final class Scenario {
 
         boolean idle();
 
+        /** Whether the snippet holds its permits or lock now (beyond what the bystander holds). */
+        boolean snippetHolds();
+
         String describe();
     }
 
@@ -78,6 +81,7 @@ public final class Scenario {
             @Override public int queueLength() { return s.queueLength(); }
             @Override public void close() { s.close(); }
             @Override public boolean idle() { return s.availablePermits() == s.capacity() && s.queueLength() == 0; }
+            @Override public boolean snippetHolds() { return s.availablePermits() < s.capacity() - 1; }
             @Override public String describe() { return s.toString(); }
         };
     }
@@ -93,6 +97,7 @@ public final class Scenario {
             @Override public int queueLength() { return m.queueLength(); }
             @Override public void close() { m.close(); }
             @Override public boolean idle() { return !m.isLocked() && m.queueLength() == 0; }
+            @Override public boolean snippetHolds() { return m.isLocked(); }
             @Override public String describe() { return m.toString(); }
         };
     }
@@ -123,6 +128,9 @@ public final class Scenario {
             @Override public void close() { l.close(); }
             @Override public boolean idle() {
                 return !l.isWriteLocked() && l.readLockCount() == 0 && l.queueLength() == 0;
+            }
+            @Override public boolean snippetHolds() {
+                return l.isWriteLocked() || l.readLockCount() > (reading ? 1 : 0);
             }
             @Override public String describe() { return l.toString(); }
         };
@@ -209,7 +217,9 @@ public final class Scenario {
      * acquisition throws {@link SemaphoreClosedException} and the work never ran.
      */
     static void expectUsual(Guarded guarded, Ending ending, Fakes.Work work, Callable<?> call) {
+        work.guarded = guarded::snippetHolds;
         Throwable failure = failureOf(guarded, ending, call);
+        assertFalse(work.ranUnguarded.get(), "the work ran while the snippet held nothing: released too early?");
         switch (ending) {
             case SUCCESS -> {
                 assertNull(failure, () -> "failed: " + failure);

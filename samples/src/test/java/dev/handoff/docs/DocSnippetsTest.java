@@ -82,6 +82,11 @@ class DocSnippetsTest {
         return docs;
     }
 
+    /**
+     * The regions of one file. A region may be given in parts (the same tag opened and closed
+     * again, as for imports at the top of a file and code further down): the parts are joined
+     * with a blank line, each with its own indentation removed.
+     */
     static Map<String, String> regionsOf(Path file) throws IOException {
         Map<String, List<String>> open = new LinkedHashMap<>();
         Map<String, String> done = new LinkedHashMap<>();
@@ -90,11 +95,13 @@ class DocSnippetsTest {
             if (m.find()) {
                 String name = m.group(2);
                 if (m.group(1).equals("tag")) {
-                    open.put(name, new ArrayList<>());
+                    if (open.put(name, new ArrayList<>()) != null) {
+                        throw new AssertionError(file + ": tag::" + name + " opened twice");
+                    }
                 } else {
                     List<String> lines = open.remove(name);
                     if (lines == null) throw new AssertionError(file + ": end::" + name + " without tag::");
-                    if (done.put(name, dedent(lines)) != null) throw new AssertionError(file + ": two regions " + name);
+                    done.merge(name, dedent(lines), (before, part) -> before + "\n\n" + part);
                 }
                 continue;
             }
@@ -183,6 +190,45 @@ class DocSnippetsTest {
             }
         }
         assertTrue(problems.isEmpty(), () -> String.join("\n", problems));
+    }
+
+    /**
+     * The ratios quoted by the README and docs/performance.md ("0.95 ± 0.13") are those of the
+     * generated docs/benchmarks/results.md, rounded: a new benchmark run that changes them fails
+     * here until the prose follows.
+     */
+    @Test
+    void performanceFiguresComeFromTheGeneratedResults() throws IOException {
+        Pattern pair = Pattern.compile("(\\d+(?:\\.\\d+)?(?:e-?\\d+)?) ± (\\d+(?:\\.\\d+)?(?:e-?\\d+)?)");
+        List<double[]> measured = new ArrayList<>();
+        Matcher r = pair.matcher(Files.readString(root.resolve("docs/benchmarks/results.md")));
+        while (r.find()) {
+            measured.add(new double[] {Double.parseDouble(r.group(1)), Double.parseDouble(r.group(2))});
+        }
+        List<String> problems = new ArrayList<>();
+        int quoted = 0;
+        for (String doc : List.of("README.md", "docs/performance.md")) {
+            for (String line : Files.readAllLines(root.resolve(doc), StandardCharsets.UTF_8)) {
+                if (!line.startsWith("|")) continue;
+                Matcher m = pair.matcher(line);
+                while (m.find()) {
+                    quoted++;
+                    String value = m.group(1);
+                    String error = m.group(2);
+                    boolean found = measured.stream().anyMatch(x -> rounds(x[0], value) && rounds(x[1], error));
+                    if (!found) problems.add(doc + ": " + m.group() + " is in no row of docs/benchmarks/results.md");
+                }
+            }
+        }
+        assertTrue(problems.isEmpty(), () -> String.join("\n", problems));
+        assertTrue(quoted >= 10, "quoted ratios found: " + quoted);
+    }
+
+    /** Whether {@code x} rounds (half up) to {@code shown}, at the number of decimals shown. */
+    static boolean rounds(double x, String shown) {
+        int decimals = shown.contains(".") ? shown.length() - shown.indexOf('.') - 1 : 0;
+        return new java.math.BigDecimal(x).setScale(decimals, java.math.RoundingMode.HALF_UP)
+                .compareTo(new java.math.BigDecimal(shown)) == 0;
     }
 
     @Test

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.docs;
 
+// tag::readme-blocking[]
 import dev.handoff.Permits;
 import dev.handoff.Semaphore;
+// end::readme-blocking[]
 import dev.handoff.docs.Fakes.Client;
 import dev.handoff.docs.Fakes.Response;
 import java.util.concurrent.CompletableFuture;

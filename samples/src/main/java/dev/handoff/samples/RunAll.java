@@ -14,7 +14,7 @@ public final class RunAll {
     }
 
     /**
-     * Runs the eight samples.
+     * Runs every sample.
      *
      * @param args ignored
      * @throws Exception if interrupted, or if the in-process ZooKeeper of sample 7 or 8 cannot start
@@ -37,5 +37,13 @@ public final class RunAll {
         ClusterBudgetSample.main(args);
         System.out.println();
         FencingSample.main(args);
+        System.out.println();
+        ReactorSample.main(args);
+        System.out.println();
+        ObservabilitySample.main(args);
+        System.out.println();
+        LocksSample.main(args);
+        System.out.println();
+        KotlinxMigrationSample.main(args);
     }
 }

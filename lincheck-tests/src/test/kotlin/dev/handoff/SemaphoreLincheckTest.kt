@@ -635,37 +635,54 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
  * The future face: `acquireAsync(n)` or `acquireUpToAsync(min, max)` started by each thread into
  * its own slot, and `future.cancel(false)` of that slot. A cancelled future never holds permits.
  */
+/** The outcome of a future-face slot whose start threw (see SemaphoreFutureLincheckTest's Slot). */
+private val REFUSED = Any()
+
 abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass<*>) :
     SemaphoreOperations(capacity, specification) {
 
     /**
      * A thread's slot, published before its acquire starts and given the future once the call
-     * returns: another thread that finds a slot still starting waits for the future (the acquire
+     * returns: another thread that finds a slot still starting waits for the outcome (the acquire
      * may already have taken effect, even be granted, before the call returns), so "no handle" is
-     * answered only for a slot whose acquire has not begun.
+     * answered only for a slot whose acquire has not begun. A start refused with an exception
+     * (bad arguments: nothing happened) leaves the thread's [previous] slot in effect, as the
+     * specification does.
      */
-    private class Slot {
+    private class Slot(val previous: Slot?) {
         @Volatile
-        var started: CompletableFuture<*>? = null
+        var started: Any? = null // null while starting, then the future or REFUSED
 
         @Volatile
         var cancelResult: Boolean? = null
 
         val future: CompletableFuture<*>
-            get() {
-                while (true) {
-                    started?.let { return it }
-                    Thread.onSpinWait()
+            get() = started as CompletableFuture<*>
+
+        /** The slot in effect: this one once started, the previous one if this start was refused. */
+        fun resolve(): Slot? {
+            while (true) {
+                when (started) {
+                    null -> Thread.onSpinWait()
+                    REFUSED -> return previous?.resolve()
+                    else -> return this
                 }
             }
+        }
     }
 
     /** Publishes a new slot for [thread], then starts its acquire with [start]. */
     private fun startInto(thread: Int, start: () -> CompletableFuture<*>) {
-        val slot = Slot()
+        val slot = Slot(slots[thread])
         slots[thread] = slot
+        try {
+            slot.started = start()
+        } catch (refused: Throwable) {
+            slot.started = REFUSED
+            slots[thread] = slot.previous
+            throw refused
+        }
         allSlots += slot
-        slot.started = start()
     }
 
     private val slots = arrayOfNulls<Slot>(SequentialWeightedSemaphore.MAX_THREADS)
@@ -688,7 +705,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
 
     @Operation
     fun cancelAsync(@Param(gen = ThreadIdGen::class) thread: Int): Boolean {
-        val slot = slots[thread] ?: return false
+        val slot = slots[thread]?.resolve() ?: return false
         return slot.future.cancel(false).also { slot.cancelResult = it }
     }
 
@@ -699,7 +716,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
      */
     @Operation
     fun releaseHandle(@Param(gen = ThreadIdGen::class) thread: Int): String {
-        val future = (slots[thread] ?: return SequentialWeightedSemaphore.NO_HANDLE).future
+        val future = (slots[thread]?.resolve() ?: return SequentialWeightedSemaphore.NO_HANDLE).future
         if (!future.isDone || future.isCompletedExceptionally) {
             return SequentialWeightedSemaphore.NO_HANDLE
         }

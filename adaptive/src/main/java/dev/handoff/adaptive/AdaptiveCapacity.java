@@ -119,7 +119,7 @@ public final class AdaptiveCapacity {
         static final long DEFAULT_MAX_CAPACITY = 1_000;
         static final long DEFAULT_WINDOW_NANOS = 100_000_000L;
         static final double DEFAULT_TOLERANCE = 1.5;
-        static final double DEFAULT_SMOOTHING = 0.5;
+        static final double DEFAULT_SMOOTHING = 1.0;
 
         private final Semaphore semaphore;
         private long minCapacity = 1;
@@ -214,8 +214,10 @@ public final class AdaptiveCapacity {
         }
 
         /**
-         * The built-in algorithm's smoothing of decreases, default {@code 0.5}: the share of the
-         * way to the computed capacity taken per window ({@code 1} = all of it at once).
+         * The built-in algorithm's smoothing of decreases, default {@code 1}: the share of the way
+         * to the computed capacity taken per window ({@code 1} = all of it at once; a decrease is
+         * never more than half per window anyway). Lower it for a downstream whose latency is noisy
+         * from one window to the next.
          *
          * @param smoothing above {@code 0}, at most {@code 1}
          * @return this builder

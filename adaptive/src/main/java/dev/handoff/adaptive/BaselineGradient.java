@@ -67,9 +67,12 @@ import java.lang.invoke.VarHandle;
  * </ul>
  *
  * <p><b>Decreases</b> start from {@code used}, not from the limit, so a limit far above what is
- * in flight comes down in one step; the gradient is clamped at 1/2 per window and smoothed, so one
- * noisy window cannot halve it. Growth is additive ({@code sqrt(limit)} per window): from 20 to 40
- * in about five windows.
+ * in flight comes down in one step; the gradient is clamped at 1/2, so no window more than halves
+ * it (and {@code smoothing}, 1 by default, takes only part of the step when the latency is noisy).
+ * Unsmoothed by default because the window mean is already an average of many calls, and a slow
+ * decrease lets the queue the overload built keep growing: in the simulation, smoothing 0.5 doubled
+ * the p99 of the second after a halving of the downstream. Growth is additive ({@code sqrt(limit)}
+ * per window): from 20 to 40 in about five windows.
  *
  * <p><b>Concurrency.</b> The window's sums ({@code successes}, {@code successNanos}, {@code drops},
  * {@code rejections}, {@code failures}, {@code peak}) are written by every sampling thread with

@@ -12,8 +12,9 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>Overview.</b> Samples are summed per window (at least {@code windowNanos} long, and at
  * least {@link #MIN_SAMPLES} successes unless it has drops; a window with fewer successes is
- * stretched, up to {@link #MAX_STRETCH} times). At the end of a window one thread, the one whose
- * sample crossed the end and won the {@code closing} flag, computes the next capacity:
+ * stretched, up to {@link #MAX_STRETCH} times). The first sample that ends after the window's end
+ * closes it (that thread wins the {@code closing} flag) and then counts in the next window; a use
+ * of zero permits counts in none. The closer computes the next capacity:
  *
  * <pre>
  *   mean      = mean hold time of the window's successes
@@ -26,6 +27,7 @@ import java.lang.invoke.VarHandle;
  *   gradient >= 1 and the limit was used            -> limit += max(1, sqrt(limit))          (grow)
  *   otherwise                                       -> unchanged
  *   every PROBE_EVERY windows, when the limit was used: one window at used * PROBE_DEPTH / tolerance, then back
+ *   STREAK decreases that cut used to STREAK_CUT of it, latency still >= STREAK_MEAN of it -> baseline = mean (a slower downstream)
  * </pre>
  *
  * <p><b>Why each rule, against the known failure modes of latency-based limits.</b>
@@ -51,7 +53,14 @@ import java.lang.invoke.VarHandle;
  *       uncongested latency. The horizon always holds such a window. With a baseline inflated by a
  *       factor b, the limit settles where latency is {@code tolerance * b}, the probe runs at
  *       {@code PROBE_DEPTH * b} of the knee, and its mean is {@code max(1, PROBE_DEPTH * b)}: below
- *       b, so the inflation shrinks with every probe instead of feeding on itself.</li>
+ *       b, so the inflation shrinks with every probe instead of feeding on itself. The other way round,
+ *       a downstream that became slower for good (at any concurrency) reads at first as
+ *       congestion; but when {@link #STREAK} decreases in a row have cut what is in use to
+ *       {@link #STREAK_CUT} of it and the latency has not fallen below {@link #STREAK_MEAN} of what
+ *       it was, it is not queueing (queueing drains when the concurrency falls): the baseline is
+ *       reset to the present mean and the capacity grows again, after a few windows rather than
+ *       a horizon. Should that misread real congestion, the next probe puts a lower mean back into
+ *       the horizon.</li>
  *   <li><i>Pinning traffic to the floor to measure the baseline</i> (Envoy's gradient controller
  *       drops to its minimum concurrency for a while, and sheds requests doing so). The probe is
  *       one window (by default 100 ms) in {@code PROBE_EVERY} (3.2 s) at about half of what is in
@@ -98,6 +107,12 @@ final class BaselineGradient implements Controller {
     static final long MIN_SAMPLES = 10;
     /** A window with too few successes is stretched up to this many window lengths. */
     static final long MAX_STRETCH = 10;
+    /** Decreases in a row after which latency that did not fall is read as a slower downstream. */
+    static final int STREAK = 3;
+    /** ... if those decreases cut what is in use to this fraction or less ... */
+    static final double STREAK_CUT = 0.6;
+    /** ... and the mean is still at least this fraction of what it was. */
+    static final double STREAK_MEAN = 0.9;
     /** The limit counts as used when the peak in flight reached this fraction of it. */
     static final double USED = 0.9;
 
@@ -127,10 +142,14 @@ final class BaselineGradient implements Controller {
     private int meanCount;
     private int nextMean;
     private int windowsSinceProbe;
+    private int decreaseStreak;
+    private double streakMean;
+    private double streakUsed;
     private boolean probing;
     private double beforeProbe;
     private long windows;
     private long probes;
+    private long resets;
 
     BaselineGradient(AdaptiveCapacity capacity, long start, long windowNanos, double tolerance, double smoothing, long now) {
         this.capacity = capacity;
@@ -154,6 +173,17 @@ final class BaselineGradient implements Controller {
 
     @Override
     public void sample(long startNanos, long endNanos, long permits, long inFlight, Outcome outcome) {
+        // A sample that ends after the window's end belongs to the next window: close first.
+        if (endNanos - windowStart >= windowNanos && closing == 0 && CLOSING.compareAndSet(this, 0, 1)) {
+            try {
+                close(endNanos);
+            } finally {
+                closing = 0;
+            }
+        }
+        if (permits == 0) {
+            return; // a use of no permits occupies nothing: its time says nothing about the downstream
+        }
         switch (outcome) {
             case SUCCESS:
                 SUCCESSES.getAndAdd(this, 1L);
@@ -170,13 +200,6 @@ final class BaselineGradient implements Controller {
             default:
                 FAILURES.getAndAdd(this, 1L);
                 break;
-        }
-        if (endNanos - windowStart >= windowNanos && closing == 0 && CLOSING.compareAndSet(this, 0, 1)) {
-            try {
-                close(endNanos);
-            } finally {
-                closing = 0;
-            }
         }
     }
 
@@ -220,11 +243,18 @@ final class BaselineGradient implements Controller {
         double mean = (double) nanos / ok;
         addMean(mean);
         double gradient = tolerance * baseline() / mean;
+        if (gradient < 1 && notCongestion(mean, used)) {
+            resetBaseline(mean);
+            gradient = tolerance;
+        }
         if (gradient < 1) {
             lastDecrease = now;
             set(limit + smoothing * (used * Math.max(0.5, gradient) - limit));
         } else if (inUse) {
             set(limit + Math.max(1, Math.sqrt(limit)));
+        }
+        if (gradient >= 1) {
+            decreaseStreak = 0;
         }
         if (++windowsSinceProbe >= PROBE_EVERY && inUse) {
             windowsSinceProbe = 0;
@@ -233,6 +263,29 @@ final class BaselineGradient implements Controller {
             beforeProbe = limit;
             capacity.apply(Math.max(1, Math.min(limit, used) * PROBE_DEPTH / tolerance));
         }
+    }
+
+    /**
+     * Whether latency above tolerance is a slower downstream rather than congestion: after
+     * {@link #STREAK} decreases in a row that cut what is in use to {@link #STREAK_CUT} of it or
+     * less, the mean has not fallen below {@link #STREAK_MEAN} of what it was. Queueing would have
+     * drained by then. Updates the streak; closer only.
+     */
+    private boolean notCongestion(double mean, double used) {
+        if (decreaseStreak == 0) {
+            streakMean = mean;
+            streakUsed = used;
+        }
+        decreaseStreak++;
+        return decreaseStreak > STREAK && used <= STREAK_CUT * streakUsed && mean >= STREAK_MEAN * streakMean;
+    }
+
+    private void resetBaseline(double mean) {
+        meanCount = 0;
+        nextMean = 0;
+        addMean(mean);
+        decreaseStreak = 0;
+        resets++;
     }
 
     private void set(double next) {
@@ -256,8 +309,13 @@ final class BaselineGradient implements Controller {
 
     /** For tests and toString: closes counted, probes run, and the baseline in nanoseconds (NaN before any). Racy snapshot. */
     String describe() {
-        return "windows=" + windows + ", probes=" + probes + ", baselineNanos="
+        return "windows=" + windows + ", probes=" + probes + ", resets=" + resets + ", baselineNanos="
                 + (meanCount == 0 ? Double.NaN : baseline());
+    }
+
+    /** The current window's sums, for tests: successes, drops, rejections, failures. */
+    long[] sums() {
+        return new long[] {successes, drops, rejections, failures};
     }
 
     long windows() {
@@ -266,6 +324,10 @@ final class BaselineGradient implements Controller {
 
     long probes() {
         return probes;
+    }
+
+    long resets() {
+        return resets;
     }
 
     double baselineNanos() {

@@ -45,5 +45,7 @@ public final class RunAll {
         LocksSample.main(args);
         System.out.println();
         KotlinxMigrationSample.main(args);
+        System.out.println();
+        AdaptiveCapacitySample.main(args);
     }
 }

@@ -8,7 +8,9 @@ import dev.handoff.Permits;
  * released: the time from the grant to {@link #release()} (or {@link #close()}), and the outcome
  * {@link Outcome#SUCCESS} unless {@link #markFailure()} or {@link #markDropped()} was called first.
  * Releasing gives the permits back to the semaphore exactly as the core handle does (first call
- * only).
+ * only). {@code close()} cannot see an exception that passes through a try-with-resources block:
+ * mark it in a {@code catch} inside, as below, or use {@link AdaptiveCapacity#withPermitsBlocking},
+ * which classifies exceptions itself.
  *
  * <pre>{@code
  * try (SampledPermits p = adaptive.acquireBlocking(1)) {

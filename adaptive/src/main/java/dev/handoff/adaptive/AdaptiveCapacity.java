@@ -432,6 +432,17 @@ public final class AdaptiveCapacity {
             runAsync(n, body, result);
             return result;
         }
+        whenGranted(n, result, () -> runAsync(n, body, result));
+        return result;
+    }
+
+    /**
+     * Waits for {@code n} permits for {@code result}, as {@link Semaphore#acquireAsync(long)}: on
+     * the grant runs {@code granted}, unless {@code result} is done already (then gives them back,
+     * not sampled); a failure of the wait fails {@code result} (a rejection is recorded); when
+     * {@code result} completes first (cancelled, timed out), the wait is withdrawn.
+     */
+    private void whenGranted(long n, CompletableFuture<?> result, Runnable granted) {
         CompletableFuture<Permits> grant = semaphore.acquireAsync(n);
         grant.whenComplete((permits, failure) -> {
             if (failure != null) {
@@ -442,7 +453,7 @@ public final class AdaptiveCapacity {
             } else if (result.isDone()) {
                 permits.release(); // cancelled while the grant was on its way: not run, not sampled
             } else {
-                runAsync(n, body, result);
+                granted.run();
             }
         });
         result.whenComplete((value, failure) -> {
@@ -450,7 +461,6 @@ public final class AdaptiveCapacity {
                 grant.cancel(false); // withdraws the wait; a grant that wins is released above
             }
         });
-        return result;
     }
 
     private <T> void runAsync(long n, Supplier<? extends CompletionStage<T>> body, CompletableFuture<T> result) {
@@ -534,23 +544,10 @@ public final class AdaptiveCapacity {
             return CompletableFuture.completedFuture(sampleFrom(n));
         }
         CompletableFuture<SampledPermits> result = new CompletableFuture<>();
-        CompletableFuture<Permits> grant = semaphore.acquireAsync(n);
-        grant.whenComplete((permits, failure) -> {
-            if (failure != null) {
-                if (unwrap(failure) instanceof SemaphoreRejectedException) {
-                    recordRejection(n);
-                }
-                result.completeExceptionally(unwrap(failure));
-            } else if (result.isDone()) {
-                permits.release();
-            } else if (!result.complete(sampleFrom(n))) {
-                permits.release(); // lost a race with a cancel: given back by count, not sampled
+        whenGranted(n, result, () -> {
+            if (!result.complete(sampleFrom(n))) { // lost a race with a cancel: given back, not sampled
                 INFLIGHT.getAndAdd(this, -n);
-            }
-        });
-        result.whenComplete((value, failure) -> {
-            if (!grant.isDone()) {
-                grant.cancel(false);
+                semaphore.release(n);
             }
         });
         return result;

@@ -300,7 +300,7 @@ public final class Semaphore {
             throw new IllegalArgumentException("setCapacity(" + n
                     + "): the capacity must be between 0 and MAX_PERMITS (" + MAX_PERMITS + ")");
         }
-        core.setCapacity(n, "setCapacity(" + n + ")");
+        core.setCapacity(n);
     }
 
     /**
@@ -321,7 +321,7 @@ public final class Semaphore {
      *     {@link #MAX_PERMITS} (nothing changes)
      */
     public long addCapacity(long delta) {
-        return core.addCapacity(delta, "addCapacity(" + delta + ")");
+        return core.addCapacity(delta);
     }
 
     /**

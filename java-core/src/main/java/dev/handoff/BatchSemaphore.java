@@ -8,6 +8,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one algorithm of this library: a weighted, strictly FIFO semaphore with direct handoff.
@@ -1867,6 +1868,21 @@ final class BatchSemaphore {
         resize(false, n, call);
     }
 
+    /** setCapacity named "setCapacity(n)" in its messages, a string built only if one is needed. */
+    void setCapacity(long n) {
+        resize(false, n, null);
+    }
+
+    /** addCapacity named "addCapacity(delta)" in its messages, a string built only if one is needed. */
+    long addCapacity(long delta) {
+        return resize(true, delta, null);
+    }
+
+    /** The call a resize names in its messages: {@code call}, or built from the arguments. */
+    private static String resizeCall(@Nullable String call, boolean relative, long value) {
+        return call != null ? call : (relative ? "addCapacity(" : "setCapacity(") + value + ")";
+    }
+
     /**
      * Adds {@code delta} to the capacity atomically (negative: shrinks with debt), as
      * {@link #setCapacity} would set it to {@code capacity + delta}; returns the new capacity.
@@ -1882,14 +1898,14 @@ final class BatchSemaphore {
      * addCapacity ({@code relative}: {@code value} is the change, checked against the capacity
      * under the lock); returns the new capacity.
      */
-    private long resize(boolean relative, long value, String call) {
+    private long resize(boolean relative, long value, @Nullable String call) {
         Acquisition woken = null;
         long n;
         lock();
         try {
             long c = capacity;
             if (relative && (value > MAX_PERMITS - c || value < -c)) {
-                throw new IllegalArgumentException(call + ": the capacity " + c + (value < 0 ? " - " + -value : " + " + value)
+                throw new IllegalArgumentException(resizeCall(call, relative, value) + ": the capacity " + c + (value < 0 ? " - " + Long.toUnsignedString(-value) : " + " + value)
                         + " must be between 0 and MAX_PERMITS (" + MAX_PERMITS + "); nothing changed");
             }
             n = relative ? c + value : value;
@@ -1931,7 +1947,7 @@ final class BatchSemaphore {
                 seal(); // before the capacity: see "Appending without the lock"
                 debt += d - took;
                 capacity = n;
-                woken = failHeavierThan(n, call);
+                woken = failHeavierThan(n, resizeCall(call, relative, value));
             }
             resizing = false;
             updateWord(0L, GATED & ~gate()); // lock-free paths run again, unless debt is owed (I5)
@@ -2252,12 +2268,18 @@ final class BatchSemaphore {
         /** The handle's release: the permits taken ({@link #permits()}), once. */
         @Override
         public boolean release() {
-            return PermitHandles.release((PermitHandles.GiveBack) PARKING_BACK.getAndSet(this, null), permits());
+            return PermitHandles.release(this, PARKING_BACK, permits());
         }
 
         @Override
         public boolean isReleased() {
-            return back == null;
+            return PermitHandles.isReleased(back);
+        }
+
+        /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
+        @Override
+        public String toString() {
+            return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
         }
 
         @Override
@@ -2383,6 +2405,13 @@ final class BatchSemaphore {
 
         AllListeners(WaitListener[] listeners) {
             this.listeners = listeners;
+        }
+
+        @Override
+        public void attached(String name) {
+            for (WaitListener l : listeners) {
+                l.attached(name); // not caught: a refusal fails the build (see WaitListener.attached)
+            }
         }
 
         @Override

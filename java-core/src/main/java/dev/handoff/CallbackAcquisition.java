@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-/** The node of the callback faces ({@code acquire(n, waker)}, {@code lock(waker)}, ...): a user's {@link Waker}. */
+/** The node of the callback faces ({@code acquireThen(n, waker)}, {@code lockThen(waker)}, ...): a user's {@link Waker}. */
 final class CallbackAcquisition extends Acquisition {
 
     private final Waker waker;

@@ -49,6 +49,9 @@ public final class Mutex {
     private Mutex(Builder b) {
         this.core = new BatchSemaphore(1, Long.MAX_VALUE, b.maxQueueLength, b.listener, this);
         this.name = b.name;
+        if (b.listener != null && b.name != null) {
+            b.listener.attached(b.name);
+        }
     }
 
     /**
@@ -58,7 +61,7 @@ public final class Mutex {
      * Mutex journal = Mutex.builder()
      *         .name("journal")
      *         .maxQueueLength(1_000)                   // shed the 1,001st waiter
-     *         .listener(new JfrWaitListener("journal"))  // handoff-jfr
+     *         .listener(new JfrWaitListener())           // handoff-jfr: events named "journal"
      *         .build();
      * }</pre>
      *

@@ -11,8 +11,8 @@ import java.util.function.Supplier;
 /**
  * The {@link Permits} handles of the faces. A handle gives its permits back through the face's
  * release by count ({@link GiveBack}), once: the first {@code release()} takes the face's
- * {@code GiveBack} out of the handle by one atomic swap, so it is both the "released" flag and the
- * action. A queued wait's own node is its handle ({@code FutureAcquisition.Node},
+ * {@code GiveBack} out of the handle (see {@link #release(Object, VarHandle, long)}), so the field
+ * is both the "released" flag and the action. A queued wait's own node is its handle ({@code FutureAcquisition.Node},
  * {@code BatchSemaphore.ParkingAcquisition}), so a wait allocates nothing more; a grant made at
  * once allocates one object ({@link Held}, or {@link Granted} for a future, which is its own value).
  */
@@ -33,15 +33,62 @@ final class PermitHandles {
     }
 
     /**
-     * The release of a handle whose {@code GiveBack} was just swapped out: {@code back} is what the
-     * swap returned ({@code null}: released before).
+     * What a handle's {@code back} field holds while its first {@code release()} is giving the
+     * permits back: a second {@code release()} then waits for it (it may only answer "already
+     * released" once the permits are back), and {@code isReleased()} is still false.
      */
-    static boolean release(GiveBack back, long permits) {
-        if (back == null) {
-            return false;
+    static final GiveBack RELEASING = permits -> {
+        throw new AssertionError("a handle's RELEASING marker is never called");
+    };
+
+    /**
+     * The release of a handle whose field {@code back} (read and written through the VarHandle
+     * {@code field}) holds the face's GiveBack while the permits are held, {@link #RELEASING} while
+     * they are being given back, null once they are: the first call moves it to RELEASING by CAS,
+     * gives back, and then clears it (also when the give-back throws: the handle then counts as
+     * released, and nothing changed in the semaphore); a concurrent call waits for that end, so
+     * "false: already released" is never answered while the permits are still held.
+     */
+    static boolean release(Object handle, VarHandle field, long permits) {
+        GiveBack back = (GiveBack) field.getAcquire(handle);
+        for (;;) {
+            if (back == null) {
+                return false;
+            }
+            if (back == RELEASING) {
+                awaitReleased(handle, field);
+                return false;
+            }
+            GiveBack witness = (GiveBack) field.compareAndExchange(handle, back, RELEASING);
+            if (witness == back) {
+                break;
+            }
+            back = witness;
         }
-        back.giveBack(permits); // an over-release throws: the handle stays released, nothing changed
+        try {
+            back.giveBack(permits); // an over-release throws: the handle stays released, nothing changed
+        } finally {
+            field.setRelease(handle, (GiveBack) null);
+        }
         return true;
+    }
+
+    /** Waits (polling, yielding, then parking briefly; no monitor) until the handle is released. */
+    private static void awaitReleased(Object handle, VarHandle field) {
+        for (int spins = 0; field.getAcquire(handle) != null; spins++) {
+            if (spins < 64) {
+                Thread.onSpinWait();
+            } else if (spins < 128) {
+                Thread.yield();
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(handle, 10_000L);
+            }
+        }
+    }
+
+    /** Whether a handle whose field {@code back} holds {@code back} is released (not while it is being released). */
+    static boolean isReleased(@org.jspecify.annotations.Nullable GiveBack back) {
+        return back == null;
     }
 
     /** For a handle's toString(). */
@@ -52,7 +99,7 @@ final class PermitHandles {
     /** A handle for permits granted at once to a blocking call. */
     static final class Held implements Permits {
         private final long permits;
-        private volatile GiveBack back;
+        private volatile @org.jspecify.annotations.Nullable GiveBack back;
 
         Held(long permits, GiveBack back) {
             this.permits = permits;
@@ -66,12 +113,12 @@ final class PermitHandles {
 
         @Override
         public boolean release() {
-            return PermitHandles.release((GiveBack) HELD_BACK.getAndSet(this, null), permits);
+            return PermitHandles.release(this, HELD_BACK, permits);
         }
 
         @Override
         public boolean isReleased() {
-            return back == null;
+            return PermitHandles.isReleased(back);
         }
 
         @Override
@@ -87,7 +134,7 @@ final class PermitHandles {
      */
     static final class Granted extends CompletableFuture<Permits> implements Permits {
         private final long permits;
-        private volatile GiveBack back;
+        private volatile @org.jspecify.annotations.Nullable GiveBack back;
 
         Granted(long permits, GiveBack back) {
             this.permits = permits;
@@ -102,12 +149,12 @@ final class PermitHandles {
 
         @Override
         public boolean release() {
-            return PermitHandles.release((GiveBack) GRANTED_BACK.getAndSet(this, null), permits);
+            return PermitHandles.release(this, GRANTED_BACK, permits);
         }
 
         @Override
         public boolean isReleased() {
-            return back == null;
+            return PermitHandles.isReleased(back);
         }
 
         /** Not supported: the value is the handle of permits that are held. */
@@ -136,7 +183,7 @@ final class PermitHandles {
 
         @Override
         public String toString() {
-            return "Granted" + describe(permits, isReleased());
+            return describe(permits, isReleased()); // a handle first: the future is done from the start
         }
     }
 

@@ -127,6 +127,9 @@ public final class RwLock {
         this.name = b == null ? null : b.name;
         this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, b == null ? Integer.MAX_VALUE : b.maxQueueLength,
                 b == null ? null : b.listener, this);
+        if (b != null && b.listener != null && b.name != null) {
+            b.listener.attached(b.name);
+        }
     }
 
     /**
@@ -136,7 +139,7 @@ public final class RwLock {
      * <pre>{@code
      * RwLock cache = RwLock.builder(64)
      *         .name("cache")
-     *         .listener(new JfrWaitListener("cache"))   // handoff-jfr
+     *         .listener(new JfrWaitListener())   // handoff-jfr: events named "cache"
      *         .build();
      * }</pre>
      *

@@ -87,6 +87,9 @@ public final class Semaphore {
     private Semaphore(Builder b) {
         this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener, this);
         this.name = b.name;
+        if (b.listener != null && b.name != null) {
+            b.listener.attached(b.name);
+        }
     }
 
     private static void checkCapacity(String call, long permits) {
@@ -178,7 +181,7 @@ public final class Semaphore {
          * listener set before; combine several with {@link WaitListener#all}. None by default.
          *
          * <pre>{@code
-         * SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
+         * SemaphoreMetrics metrics = SemaphoreMetrics.builder().baseUnit("bytes").build();  // handoff-micrometer: tagged "uploads"
          * Semaphore budget = Semaphore.builder(64 << 20)
          *         .name("uploads")
          *         .listener(metrics)
@@ -297,7 +300,7 @@ public final class Semaphore {
             throw new IllegalArgumentException("setCapacity(" + n
                     + "): the capacity must be between 0 and MAX_PERMITS (" + MAX_PERMITS + ")");
         }
-        core.setCapacity(n, "setCapacity(" + n + ")");
+        core.setCapacity(n);
     }
 
     /**
@@ -318,7 +321,7 @@ public final class Semaphore {
      *     {@link #MAX_PERMITS} (nothing changes)
      */
     public long addCapacity(long delta) {
-        return core.addCapacity(delta, "addCapacity(" + delta + ")");
+        return core.addCapacity(delta);
     }
 
     /**

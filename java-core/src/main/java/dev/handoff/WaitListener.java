@@ -30,7 +30,7 @@ import java.util.Objects;
  * <pre>{@code
  * LongAdder timedOut = new LongAdder();
  * Semaphore budget = Semaphore.builder(64 << 20)
- *         .waitListener(new WaitListener() {
+ *         .listener(new WaitListener() {
  *             @Override
  *             public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
  *                 if (outcome == WaitOutcome.TIMED_OUT) timedOut.increment();
@@ -40,6 +40,35 @@ import java.util.Objects;
  * }</pre>
  */
 public interface WaitListener {
+
+    /**
+     * This listener was given to a primitive that has a name: called once, by the {@code build()}
+     * of a {@link Semaphore.Builder}, {@link Mutex.Builder} or {@link RwLock.Builder} that has both
+     * a {@code listener} and a {@code name}, before the primitive is returned (so before any other
+     * method of this listener is called for it). Not called for an unnamed primitive. A listener
+     * that reports the primitive's name (a metrics tag, an event field) can take it from here
+     * instead of being given it again; a listener given to several primitives is called once for
+     * each named one. {@link #all} forwards it to each of its listeners, in order. Does nothing by
+     * default.
+     *
+     * <p>Unlike the other methods, an exception thrown here is not swallowed: it propagates out of
+     * {@code build()}, and no primitive is built. A listener may refuse a name that way, for
+     * example a second, different name when it can report only one.
+     *
+     * <pre>{@code
+     * final class NamedLog implements WaitListener {
+     *     private volatile String name = "unnamed";
+     *     @Override public void attached(String name) { this.name = name; }
+     *     @Override public void rejected(long permits) { log.warn("{}: shed {} permits", name, permits); }
+     * }
+     * Semaphore uploads = Semaphore.builder(64).name("uploads").listener(new NamedLog()).build();
+     * }</pre>
+     *
+     * @param name the primitive's name, as given to its builder's {@code name(String)}: not blank
+     * @throws RuntimeException if the listener refuses the name; {@code build()} then throws it
+     */
+    default void attached(String name) {
+    }
 
     /**
      * An acquisition had to wait and joined the queue.

@@ -13,7 +13,7 @@ public enum WaitOutcome {
      */
     CANCELLED,
     /**
-     * A timed wait ran out of time: {@code tryAcquire(n, timeout)}, {@code tryAcquireAsync},
+     * A timed wait ran out of time: {@code tryAcquireBlocking(n, timeout)}, {@code tryAcquireAsync},
      * {@code orTimeout} on an acquisition's future (or on {@code withPermitsAsync}'s), Kotlin's
      * {@code withTimeout} and {@code tryAcquire(permits, timeout)}. Nothing is held. If a release
      * reaches the wait in the instant between its timer firing and its withdrawal, the wait

@@ -10,7 +10,7 @@ package dev.handoff;
  * {@code wake()} posts runs after the handle is stored (see
  * {@link Semaphore#acquireThen(long, Waker)}):
  * <pre>{@code
- * pending = semaphore.acquire(4, () -> loop.execute(this::sendBatch));    // called on the loop
+ * pending = semaphore.acquireThen(4, () -> loop.execute(this::sendBatch));    // called on the loop
  *
  * void sendBatch() {
  *     if (!pending.isGranted()) { batch.fail("closed"); return; }         // nothing held

@@ -149,6 +149,50 @@ class SurfaceTest {
         assertEquals(5, s.availablePermits(), "nothing changed");
     }
 
+    /**
+     * A second release() of a handle whose first release is still giving the permits back waits
+     * for it: it answers "already released" only once the permits are back, and isReleased() is
+     * false until then. The first release is held inside by a waker it runs (on its thread).
+     */
+    @Test
+    void aConcurrentSecondReleaseWaitsUntilThePermitsAreBack() throws Exception {
+        Semaphore s = new Semaphore(2);
+        Permits p = s.acquireBlocking(2);
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch open = new CountDownLatch(1);
+        Acquisition next = s.acquireThen(1, () -> {
+            inside.countDown();
+            try {
+                open.await(WAIT_MS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        AtomicReference<Boolean> first = new AtomicReference<>();
+        Thread releaser = new Thread(() -> first.set(p.release()), "first release");
+        releaser.start();
+        assertTrue(inside.await(WAIT_MS, TimeUnit.MILLISECONDS));
+        assertTrue(next.isGranted());
+        assertFalse(p.isReleased(), "still being released");
+        AtomicReference<Boolean> second = new AtomicReference<>();
+        Thread again = new Thread(() -> second.set(p.release()), "second release");
+        again.start();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+        while (!(again.getState() == Thread.State.TIMED_WAITING && java.util.concurrent.locks.LockSupport.getBlocker(again) == p)) {
+            assertTrue(again.isAlive(), "the second release returned while the first was still giving back: " + second.get());
+            assertTrue(System.nanoTime() < deadline, "the second release never waited: " + again.getState());
+            Thread.onSpinWait();
+        }
+        open.countDown();
+        releaser.join(WAIT_MS);
+        again.join(WAIT_MS);
+        assertEquals(Boolean.TRUE, first.get());
+        assertEquals(Boolean.FALSE, second.get());
+        assertTrue(p.isReleased());
+        s.release(1); // next's permit
+        assertEquals(2, s.availablePermits());
+    }
+
     @Test
     void aQueuedBlockingWaitReturnsItsOwnNodeAsTheHandle() throws Exception {
         Semaphore s = new Semaphore(2);
@@ -186,7 +230,10 @@ class SurfaceTest {
         Permits p = later.get(WAIT_MS, TimeUnit.MILLISECONDS);
         assertTrue(p instanceof FutureAcquisition.Node, "queued: the future's value is its queue node, no second object: " + p);
         assertEquals(3, p.permits());
+        assertEquals("Permits[3, held]", p.toString());
         p.close();
+        assertEquals("Permits[3, released]", p.toString());
+        assertEquals("Permits[2, released]", now.toString(), "every handle reads the same");
         assertEquals(3, s.availablePermits());
     }
 
@@ -297,6 +344,9 @@ class SurfaceTest {
                 low.getMessage());
         IllegalArgumentException high = assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MAX_VALUE));
         assertTrue(high.getMessage().contains("MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")"), high.getMessage());
+        IllegalArgumentException lowest = assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MIN_VALUE));
+        assertTrue(lowest.getMessage().startsWith("addCapacity(-9223372036854775808): the capacity 3 - 9223372036854775808 must"),
+                lowest.getMessage());
         assertEquals(3, s.capacity(), "a refused change changes nothing");
         assertEquals(1, s.availablePermits());
         waiter.join().close();

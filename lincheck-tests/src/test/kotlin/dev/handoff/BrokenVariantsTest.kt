@@ -76,7 +76,7 @@ class SemaphoreWithForgetfulCancellation : Semaphore2LincheckTest() {
     override suspend fun acquirePermits(n: Long) {
         if (semaphore.tryAcquire(n)) return
         suspendCancellableCoroutine { continuation ->
-            semaphore.acquire(n, Waker { continuation.resume(Unit) })
+            semaphore.acquireThen(n, Waker { continuation.resume(Unit) })
             // Missing: continuation.invokeOnCancellation { acquisition.cancel() }
         }
     }

@@ -27,12 +27,14 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  *    weights 1..3, so partial assignment, head-of-line blocking and fail-fast on weights above the
  *    capacity are all reached. Without the observers a tryAcquire that barges past the queue is
  *    linearizable in every short scenario.
- *  - SemaphoreCallbackLincheckTest: the callback face, acquire(n, waker) and Acquisition.cancel(),
+ *  - SemaphoreCallbackLincheckTest: the callback face, acquireThen(n, waker) and Acquisition.cancel(),
  *    so that cancel races the grant and the close; a validation checks that every waker ran
  *    exactly once if its acquisition settled and never otherwise.
  *  - SemaphoreFutureLincheckTest: acquireAsync(n), acquireUpToAsync(min, max) and
  *    future.cancel(false); a cancelled future never holds permits (the post part's observers
  *    would see them missing), and an up-to future's grant takes the pool up to its maximum.
+ *    Permits.release() of the handle a future completes with gives the permits back once; a
+ *    second release is a no-op, and one after a release by count reports the over-release.
  * Each has custom scenarios for the races that matter: grant vs cancel, cancel of a partially
  * served head, close vs cancel, close vs release, and (suspending face) a release racing a grant
  * on its way back from a cancelled coroutine, and a shrink below a waiting weight and the growth
@@ -64,7 +66,7 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  * by availablePermits() 0 on its own thread; GrantResumptionTest reproduces it deterministically.)
  *
  * What Lincheck cannot see here:
- *  - The blocking face (acquireBlocking, tryAcquire with a timeout): Lincheck treats
+ *  - The blocking face (acquireBlocking, tryAcquireBlocking): Lincheck treats
  *    LockSupport.park as allowed to wake spuriously, so a lost wake-up would be invisible to it.
  *    The stress tests of java-core cover it.
  *  - Whether a coroutine that is cancelled after its grant was delivered gives the permits back.
@@ -446,7 +448,7 @@ private fun releasesAgainstCancelledGrant(prompt: Boolean) = scenario {
 }
 
 /**
- * The callback face: `acquire(n, waker)` started by each thread into its own slot, and
+ * The callback face: `acquireThen(n, waker)` started by each thread into its own slot, and
  * `Acquisition.cancel()` of that slot, racing the grant of another thread's release.
  */
 abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification: KClass<*>) :
@@ -489,7 +491,7 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     private val rejectedWakers = java.util.concurrent.ConcurrentLinkedQueue<CountingWaker>()
 
     /**
-     * `acquire(n, waker)` by [thread] into its slot: `"granted"` or `"closed"` if it settled inside
+     * `acquireThen(n, waker)` by [thread] into its slot: `"granted"` or `"closed"` if it settled inside
      * the call, `"waiting"` if it queued, `"rejected"` if a queue bound refused it
      * (SemaphoreRejectedException: nothing queued, so the thread's slot is emptied).
      */
@@ -497,7 +499,7 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     fun start(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
         val waker = CountingWaker(Thread.currentThread())
         val acquisition = try {
-            semaphore.acquire(n.toLong(), waker)
+            semaphore.acquireThen(n.toLong(), waker)
         } catch (shed: SemaphoreRejectedException) {
             return rejected(thread, waker)
         }
@@ -512,12 +514,12 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
         }
     }
 
-    /** `acquire(n, waker)` with a waker whose claim declines: its party is gone by the grant. */
+    /** `acquireThen(n, waker)` with a waker whose claim declines: its party is gone by the grant. */
     @Operation
     fun startDeclining(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
         val waker = CountingWaker(Thread.currentThread(), declines = true)
         val acquisition = try {
-            semaphore.acquire(n.toLong(), waker)
+            semaphore.acquireThen(n.toLong(), waker)
         } catch (shed: SemaphoreRejectedException) {
             return rejected(thread, waker)
         }
@@ -633,12 +635,54 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
  * The future face: `acquireAsync(n)` or `acquireUpToAsync(min, max)` started by each thread into
  * its own slot, and `future.cancel(false)` of that slot. A cancelled future never holds permits.
  */
+/** The outcome of a future-face slot whose start threw (see SemaphoreFutureLincheckTest's Slot). */
+private val REFUSED = Any()
+
 abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass<*>) :
     SemaphoreOperations(capacity, specification) {
 
-    private class Slot(val future: CompletableFuture<*>) {
+    /**
+     * A thread's slot, published before its acquire starts and given the future once the call
+     * returns: another thread that finds a slot still starting waits for the outcome (the acquire
+     * may already have taken effect, even be granted, before the call returns), so "no handle" is
+     * answered only for a slot whose acquire has not begun. A start refused with an exception
+     * (bad arguments: nothing happened) leaves the thread's [previous] slot in effect, as the
+     * specification does.
+     */
+    private class Slot(val previous: Slot?) {
+        @Volatile
+        var started: Any? = null // null while starting, then the future or REFUSED
+
         @Volatile
         var cancelResult: Boolean? = null
+
+        val future: CompletableFuture<*>
+            get() = started as CompletableFuture<*>
+
+        /** The slot in effect: this one once started, the previous one if this start was refused. */
+        fun resolve(): Slot? {
+            while (true) {
+                when (started) {
+                    null -> Thread.onSpinWait()
+                    REFUSED -> return previous?.resolve()
+                    else -> return this
+                }
+            }
+        }
+    }
+
+    /** Publishes a new slot for [thread], then starts its acquire with [start]. */
+    private fun startInto(thread: Int, start: () -> CompletableFuture<*>) {
+        val slot = Slot(slots[thread])
+        slots[thread] = slot
+        try {
+            slot.started = start()
+        } catch (refused: Throwable) {
+            slot.started = REFUSED
+            slots[thread] = slot.previous
+            throw refused
+        }
+        allSlots += slot
     }
 
     private val slots = arrayOfNulls<Slot>(SequentialWeightedSemaphore.MAX_THREADS)
@@ -646,9 +690,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
 
     @Operation
     fun startAsync(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
-        val slot = Slot(semaphore.acquireAsync(n.toLong()))
-        slots[thread] = slot
-        allSlots += slot
+        startInto(thread) { semaphore.acquireAsync(n.toLong()) }
     }
 
     /** `acquireUpToAsync(min, max)`: one FIFO request weighing [min] that takes up to [max] when granted. */
@@ -658,15 +700,32 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
     ) {
-        val slot = Slot(semaphore.acquireUpToAsync(min.toLong(), max.toLong()))
-        slots[thread] = slot
-        allSlots += slot
+        startInto(thread) { semaphore.acquireUpToAsync(min.toLong(), max.toLong()) }
     }
 
     @Operation
     fun cancelAsync(@Param(gen = ThreadIdGen::class) thread: Int): Boolean {
-        val slot = slots[thread] ?: return false
+        val slot = slots[thread]?.resolve() ?: return false
         return slot.future.cancel(false).also { slot.cancelResult = it }
+    }
+
+    /**
+     * `Permits.release()` of the handle the future of [thread]'s slot completed with: "no handle"
+     * while it has none (waiting, cancelled, closed, failed), then "released", "already released"
+     * or "over-release" (IllegalStateException: the permits had been released by count meanwhile).
+     */
+    @Operation
+    fun releaseHandle(@Param(gen = ThreadIdGen::class) thread: Int): String {
+        val future = (slots[thread]?.resolve() ?: return SequentialWeightedSemaphore.NO_HANDLE).future
+        if (!future.isDone || future.isCompletedExceptionally) {
+            return SequentialWeightedSemaphore.NO_HANDLE
+        }
+        val handle = future.join() as Permits
+        return try {
+            if (handle.release()) SequentialWeightedSemaphore.RELEASED else SequentialWeightedSemaphore.ALREADY_RELEASED
+        } catch (overRelease: IllegalStateException) {
+            SequentialWeightedSemaphore.OVER_RELEASE
+        }
     }
 
     /**
@@ -732,6 +791,49 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
             post {
                 actor(SemaphoreOperations::availablePermits)
                 actor(SemaphoreOperations::queueLength)
+            }
+        })
+        // Permits.release() of a handle granted at once, twice at the same time and against a
+        // release by count behind its back: the permits go back exactly once; the other handle
+        // release is a no-op, or reports the over-release if the release by count came first
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                    actor(SemaphoreOperations::availablePermits)
+                }
+                thread { actor(SemaphoreFutureLincheckTest::releaseHandle, 1) }
+                thread {
+                    actor(SemaphoreOperations::release, 2)
+                    actor(SemaphoreOperations::tryAcquire, 2)
+                }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+            }
+        })
+        // the handle of a queued future is its queue node: released while the grant completes it,
+        // by its own thread and another, with a waiter behind it that the released permits serve
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread {
+                    actor(SemaphoreFutureLincheckTest::startAsync, 1, 2)
+                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                }
+                thread {
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreOperations::release, 1)
+                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                }
+                thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
+            }
+            post {
+                actor(SemaphoreOperations::availablePermits)
+                actor(SemaphoreOperations::queueLength)
+                actor(SemaphoreFutureLincheckTest::releaseHandle, 2)
             }
         })
         // an up-to future served by one release of one permit (its minimum) while a second one may

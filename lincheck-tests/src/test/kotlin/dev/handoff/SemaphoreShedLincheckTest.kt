@@ -26,7 +26,7 @@ import org.jetbrains.lincheck.datastructures.scenario
  * tail back), other appends for the same place, resizes and close.
  *
  *  - SemaphoreShedLength2LincheckTest: capacity 2, maxQueueLength(1), the callback face
- *    (`acquire(n, waker)`, "rejected" when it throws SemaphoreRejectedException; the waker of a
+ *    (`acquireThen(n, waker)`, "rejected" when it throws SemaphoreRejectedException; the waker of a
  *    rejected acquisition must never run). Behind a waiter every lock-free append finds the queue
  *    full, so each one is decided again under the lock.
  *  - SemaphoreShedPermits2LincheckTest: capacity 2, maxQueuedPermits(2), the suspending face

@@ -24,10 +24,11 @@ import kotlin.coroutines.resumeWithException
  *  - the suspending `acquire` and `acquireUpTo` of `dev.handoff.coroutines` ([acquire],
  *    [acquireUpTo]: an up-to request weighs its minimum in `Q`, and the head it becomes takes the
  *    whole pool, up to its maximum, once the pool covers that minimum);
- *  - the callback face `acquire(n, waker)` ([start], [cancel]), also with a waker whose claim
+ *  - the callback face `acquireThen(n, waker)` ([start], [cancel]), also with a waker whose claim
  *    declines ([startDeclining]);
  *  - the future face `acquireAsync(n)` and `acquireUpToAsync(min, max)` ([startAsync],
- *    [startAsyncUpTo], [cancelAsync]).
+ *    [startAsyncUpTo], [cancelAsync]), and `Permits.release()` of the handle a granted future
+ *    completes with ([releaseHandle]).
  * A callback or future acquisition is remembered per thread (the `thread` argument), so that a
  * later `cancel` of the same thread can refer to it.
  *
@@ -210,7 +211,7 @@ open class SequentialWeightedSemaphore(
     // ------------------------------------------------------------------ callback and future faces
 
     /**
-     * `acquire(n, waker)` by [thread]: `"granted"` or `"closed"` if it settled at once (the waker
+     * `acquireThen(n, waker)` by [thread]: `"granted"` or `"closed"` if it settled at once (the waker
      * ran before the call returned), `"waiting"` if it joined `Q`, `"rejected"` if a queue bound
      * refused it ([shed]; nothing changes, and [thread] has no acquisition to cancel).
      */
@@ -223,6 +224,7 @@ open class SequentialWeightedSemaphore(
             closed -> handle.state = CLOSED
             w == 0L || (queue.isEmpty() && pool >= w) -> {
                 held += w
+                handle.taken = w
                 handle.state = GRANTED
             }
             shed(w) -> return rejected(thread)
@@ -232,7 +234,7 @@ open class SequentialWeightedSemaphore(
     }
 
     /**
-     * `acquire(n, waker)` by [thread] with a waker whose `claim()` always declines (its party is
+     * `acquireThen(n, waker)` by [thread] with a waker whose `claim()` always declines (its party is
      * gone). A declined grant is, for everyone else, as if the acquisition had never asked: if it
      * could be granted at once it settles as `"cancelled"` and nothing changes (no permit is ever
      * seen in transit); if it must wait it joins `Q` like any other, and when the queue reaches
@@ -285,7 +287,8 @@ open class SequentialWeightedSemaphore(
         when {
             closed -> handle.state = CLOSED
             queue.isEmpty() && pool >= min -> {
-                held += minOf(pool, max.toLong())
+                handle.taken = minOf(pool, max.toLong())
+                held += handle.taken
                 handle.state = GRANTED
             }
             shed(min.toLong()) -> rejected(thread)
@@ -295,6 +298,23 @@ open class SequentialWeightedSemaphore(
 
     /** `future.cancel(false)` of the last future of [thread]: true iff the wait was withdrawn. */
     fun cancelAsync(thread: Int): Boolean = cancel(thread)
+
+    /**
+     * `Permits.release()` of the handle that the last future of [thread] completed with (CONTRACT.md
+     * section 8): [NO_HANDLE] unless that acquisition was granted (it waits, was cancelled, closed or
+     * failed: the future has no handle); the first call gives the permits it took back, as
+     * [release] of that many would ([RELEASED]); every later call is a no-op ([ALREADY_RELEASED]).
+     * If those permits are no longer held, because someone released by count meanwhile, the call
+     * changes nothing and reports the over-release ([OVER_RELEASE]: the real handle throws
+     * IllegalStateException), and the handle counts as released from then on.
+     */
+    fun releaseHandle(thread: Int): String {
+        val handle = handles[thread]
+        if (handle == null || handle.state != GRANTED) return NO_HANDLE
+        if (handle.released) return ALREADY_RELEASED
+        handle.released = true
+        return if (release(handle.taken.toInt())) RELEASED else OVER_RELEASE
+    }
 
     // ------------------------------------------------------------------ the queue
 
@@ -384,8 +404,15 @@ open class SequentialWeightedSemaphore(
         Waiter(weight, maximum) {
         var state = WAITING
 
+        /** The permits it took once [GRANTED]: its weight, or for an up-to request what it was handed. */
+        var taken = 0L
+
+        /** Whether `Permits.release()` was called on it ([releaseHandle]). */
+        var released = false
+
         override fun grant(take: Long): Boolean {
             state = if (declines) CANCELLED else GRANTED
+            if (!declines) taken = take
             return !declines
         }
 
@@ -405,7 +432,7 @@ open class SequentialWeightedSemaphore(
     private fun snapshot(): List<Any?> =
         listOf(
             capacity, maxQueueLength, maxQueuedPermits, held, closed,
-            queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state) } },
+            queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state, h.taken, h.released) } },
         )
 
     override fun equals(other: Any?): Boolean =
@@ -423,6 +450,12 @@ open class SequentialWeightedSemaphore(
         const val CANCELLED = "cancelled"
         const val FAILED = "failed"
         const val REJECTED = "rejected"
+
+        /** The results of [releaseHandle]. */
+        const val NO_HANDLE = "no handle"
+        const val RELEASED = "released"
+        const val ALREADY_RELEASED = "already released"
+        const val OVER_RELEASE = "over-release"
 
         /** Lincheck numbers its threads from 0 (initial part) to threads + 1 (post part); room for 6. */
         const val MAX_THREADS = 8

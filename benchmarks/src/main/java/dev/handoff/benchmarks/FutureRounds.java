@@ -152,7 +152,7 @@ public final class FutureRounds {
         void start() {
             try {
                 remaining--;
-                CompletableFuture<Void> granted = round.permits.acquireAsync(1);
+                CompletableFuture<?> granted = round.permits.acquireAsync(1);
                 if (!granted.isDone()) {
                     round.waited.increment();
                 }

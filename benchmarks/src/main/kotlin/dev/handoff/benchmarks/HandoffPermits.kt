@@ -37,12 +37,12 @@ public class HandoffPermits(capacity: Long, override val name: String = Peers.HA
     /** The semaphore behind this adapter, made as [name] says. */
     public val semaphore: Semaphore = when (name) {
         Peers.HANDOFF -> Semaphore(capacity)
-        Peers.HANDOFF_OBSERVED -> Semaphore.builder(capacity).waitListener(object : WaitListener {
+        Peers.HANDOFF_OBSERVED -> Semaphore.builder(capacity).listener(object : WaitListener {
             override fun settled(permits: Long, outcome: WaitOutcome, waitNanos: Long, waitersAhead: Int) {
                 waitsSettled.increment()
             }
         }).build()
-        Peers.HANDOFF_LISTENER -> Semaphore.builder(capacity).waitListener(object : WaitListener {}).build()
+        Peers.HANDOFF_LISTENER -> Semaphore.builder(capacity).listener(object : WaitListener {}).build()
         Peers.HANDOFF_RESIZED -> Semaphore(capacity).apply {
             setCapacity(capacity + 1)
             setCapacity(capacity)
@@ -53,11 +53,13 @@ public class HandoffPermits(capacity: Long, override val name: String = Peers.HA
     override fun tryAcquire(permits: Long): Boolean = semaphore.tryAcquire(permits)
 
     @Throws(InterruptedException::class)
-    override fun acquireBlocking(permits: Long): Unit = semaphore.acquireBlocking(permits)
+    override fun acquireBlocking(permits: Long) {
+        semaphore.acquireBlocking(permits) // the handle is dropped: released by count, as every peer
+    }
 
     override suspend fun acquire(permits: Long): Unit = semaphore.acquire(permits)
 
-    override fun acquireAsync(permits: Long): CompletableFuture<Void?> = semaphore.acquireAsync(permits)
+    override fun acquireAsync(permits: Long): CompletableFuture<*> = semaphore.acquireAsync(permits)
 
     override fun release(permits: Long): Unit = semaphore.release(permits)
 }

@@ -60,7 +60,7 @@ public class KotlinxPermits(capacity: Long) : SuspendingPermits, FuturePermits {
      * returned future does not withdraw the wait (the benchmarks never cancel); handoff's
      * future does, leak-free, so the bridge is given the cheaper contract.
      */
-    override fun acquireAsync(permits: Long): CompletableFuture<Void?> {
+    override fun acquireAsync(permits: Long): CompletableFuture<*> {
         checkOne(permits)
         if (semaphore.tryAcquire()) return CompletableFuture.completedFuture(null)
         val granted = GrantFuture()

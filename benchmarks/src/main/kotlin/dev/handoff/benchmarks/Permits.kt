@@ -89,6 +89,8 @@ public interface FuturePermits : Permits {
      * granted them (for every peer here), which then runs the dependent stages.
      *
      * @return a future completed once the permits are held; they must be given back with [release].
+     *   Its value is the peer's own (handoff's permit handle, `null` for the others): the workload
+     *   never reads it, so no peer pays for converting it.
      */
-    public fun acquireAsync(permits: Long): CompletableFuture<Void?>
+    public fun acquireAsync(permits: Long): CompletableFuture<*>
 }

@@ -11,7 +11,7 @@ import jdk.jfr.StackTrace;
 import jdk.jfr.Timespan;
 
 /**
- * One wait in a semaphore's queue, committed by {@link JfrWaitListener#settled} when the wait ends
+ * One wait in the queue of a semaphore, mutex or read-write lock, committed by {@link JfrWaitListener#settled} when the wait ends
  * (so its start time is the end of the wait; {@link #waitTime} is how long it was). No stack trace:
  * the committing thread is the one that ended the wait (the releasing, cancelling or closing one),
  * seldom the waiter.
@@ -19,7 +19,7 @@ import jdk.jfr.Timespan;
 @Name(SemaphoreWaitEvent.NAME)
 @Label("Semaphore Wait")
 @Category("handoff")
-@Description("An acquisition that waited in a handoff semaphore's queue, recorded when the wait ended, "
+@Description("An acquisition or lock that waited in a handoff primitive's queue, recorded when the wait ended, "
         + "if it waited at least the waitThreshold")
 @StackTrace(false)
 final class SemaphoreWaitEvent extends Event {
@@ -27,7 +27,7 @@ final class SemaphoreWaitEvent extends Event {
     static final String NAME = "dev.handoff.SemaphoreWait";
 
     @Label("Semaphore")
-    @Description("The name given to the JfrWaitListener")
+    @Description("The name of the semaphore, mutex or read-write lock (or the name given to the JfrWaitListener)")
     String semaphore;
 
     @Label("Permits")

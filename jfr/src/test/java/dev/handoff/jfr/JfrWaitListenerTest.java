@@ -4,12 +4,15 @@ package dev.handoff.jfr;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.handoff.Mutex;
+import dev.handoff.Permits;
 import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
+import dev.handoff.WaitListener;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,6 +56,12 @@ class JfrWaitListenerTest {
      * {@code name} that the first recording holds.
      */
     private static List<RecordedEvent> record(String name, List<Recording> recordings, Body body) throws Exception {
+        return record(name, recordings, body, new ArrayList<>());
+    }
+
+    /** As above, and adds every event of the first recording to {@code all}. */
+    private static List<RecordedEvent> record(String name, List<Recording> recordings, Body body,
+            List<RecordedEvent> all) throws Exception {
         Path file = Files.createTempFile("handoff-jfr-test", ".jfr");
         try {
             for (Recording r : recordings) {
@@ -65,6 +74,7 @@ class JfrWaitListenerTest {
             recordings.get(0).dump(file);
             List<RecordedEvent> mine = new ArrayList<>();
             for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
+                all.add(e);
                 if (e.getEventType().getName().equals(EVENT) && name.equals(e.getString("semaphore"))) {
                     mine.add(e);
                 }
@@ -92,44 +102,145 @@ class JfrWaitListenerTest {
         return e.getString("outcome") + " " + e.getLong("permits") + " ahead " + e.getInt("waitersAhead");
     }
 
-    /** The examples on the core's Mutex(WaitListener) and RwLock(int, WaitListener) constructors. */
+    /** The examples on the core's {@code Mutex.builder()} and {@code RwLock.builder(int)}. */
     @Test
     void theMutexAndRwLockJavadocExamplesRecordTheirWaits() throws Exception {
         String journalName = uniqueName();
         String cacheName = uniqueName();
         List<RecordedEvent> journalEvents = record(journalName, List.of(recording("0 ms")), () -> {
-            Mutex journal = new Mutex(new JfrWaitListener(journalName));   // as in Mutex's Javadoc
-            journal.lockBlocking();
-            java.util.concurrent.CompletableFuture<Void> next = journal.lockAsync();
-            journal.unlock();
-            next.get(10, java.util.concurrent.TimeUnit.SECONDS);
-            journal.unlock();
+            Mutex journal = Mutex.builder()                        // as in Mutex.builder()'s Javadoc
+                    .name(journalName)
+                    .maxQueueLength(1_000)
+                    .listener(new JfrWaitListener(journalName))
+                    .build();
+            Permits first = journal.lockBlocking();
+            CompletableFuture<Permits> next = journal.lockAsync();
+            first.release();
+            next.get(10, TimeUnit.SECONDS).release();
         });
         List<RecordedEvent> cacheEvents = record(cacheName, List.of(recording("0 ms")), () -> {
-            RwLock cache = new RwLock(64, new JfrWaitListener(cacheName));  // as in RwLock's Javadoc
-            cache.readLockBlocking();
-            java.util.concurrent.CompletableFuture<Void> writer = cache.writeLockAsync();
-            cache.readUnlock();
-            writer.get(10, java.util.concurrent.TimeUnit.SECONDS);
-            cache.writeUnlock();
+            RwLock cache = RwLock.builder(64)                       // as in RwLock.builder(int)'s Javadoc
+                    .name(cacheName)
+                    .listener(new JfrWaitListener(cacheName))
+                    .build();
+            Permits reading = cache.readLockBlocking();
+            CompletableFuture<Permits> writer = cache.writeLockAsync();
+            reading.release();
+            writer.get(10, TimeUnit.SECONDS).release();
         });
         assertEquals(List.of("granted 1 ahead 0"), journalEvents.stream().map(JfrWaitListenerTest::summary).toList());
         assertEquals(List.of("granted 64 ahead 0"), cacheEvents.stream().map(JfrWaitListenerTest::summary).toList());
     }
 
+    // ------------------------------------------------------------------ the name in the event
+
+    /** One cancelled wait: recorded at a 0 ms threshold, whatever the machine's speed. */
+    private static void cancelledWait(Semaphore s) {
+        assertTrue(s.tryAcquire(1));
+        assertTrue(s.acquireAsync(1).cancel(false));
+        s.release(1);
+    }
+
+    @Test
+    void aListenerWithoutANameTakesThePrimitivesName() throws Exception {
+        String uploads = uniqueName();
+        String journal = uniqueName();
+        String index = uniqueName();
+        JfrWaitListener forUploads = new JfrWaitListener();
+        assertNull(forUploads.semaphoreName());
+        assertEquals("JfrWaitListener[unnamed]", forUploads.toString());
+        Semaphore s = Semaphore.builder(1).name(uploads).listener(forUploads).build();
+        assertEquals(uploads, forUploads.semaphoreName());
+        assertEquals("JfrWaitListener[" + uploads + "]", forUploads.toString());
+        List<RecordedEvent> uploadEvents = record(uploads, List.of(recording("0 ms")), () -> cancelledWait(s));
+        assertEquals(List.of("cancelled 1 ahead 0"), uploadEvents.stream().map(JfrWaitListenerTest::summary).toList());
+
+        Mutex m = Mutex.builder().name(journal).listener(new JfrWaitListener()).build();
+        List<RecordedEvent> journalEvents = record(journal, List.of(recording("0 ms")), () -> {
+            assertTrue(m.tryLock());
+            assertTrue(m.lockAsync().cancel(false));
+            m.unlock();
+        });
+        assertEquals(List.of("cancelled 1 ahead 0"), journalEvents.stream().map(JfrWaitListenerTest::summary).toList());
+
+        // through WaitListener.all, which passes the name on to each listener
+        JfrWaitListener forIndex = new JfrWaitListener();
+        RwLock rw = RwLock.builder(4).name(index).listener(WaitListener.all(new WaitListener() { }, forIndex)).build();
+        assertEquals(index, forIndex.semaphoreName());
+        List<RecordedEvent> indexEvents = record(index, List.of(recording("0 ms")), () -> {
+            assertTrue(rw.tryReadLock());
+            assertTrue(rw.writeLockAsync().cancel(false));
+            rw.readUnlock();
+        });
+        assertEquals(List.of("cancelled 4 ahead 0"), indexEvents.stream().map(JfrWaitListenerTest::summary).toList());
+    }
+
+    @Test
+    void aNameGivenToTheListenerWinsAndMayServeSeveralPrimitives() throws Exception {
+        String given = uniqueName();
+        JfrWaitListener listener = new JfrWaitListener(given);
+        Semaphore a = Semaphore.builder(1).name(uniqueName()).listener(listener).build();
+        Semaphore b = Semaphore.builder(1).name(uniqueName()).listener(listener).build();
+        assertEquals(given, listener.semaphoreName());
+        List<RecordedEvent> events = record(given, List.of(recording("0 ms")), () -> {
+            cancelledWait(a);
+            cancelledWait(b);
+        });
+        assertEquals(2, events.size(), events.toString());
+    }
+
+    @Test
+    void anUnnamedListenerServesOneNameOnly() throws Exception {
+        String name = uniqueName();
+        JfrWaitListener listener = new JfrWaitListener();
+        Semaphore first = Semaphore.builder(1).name(name).listener(listener).build();
+        Semaphore sameName = Semaphore.builder(1).name(name).listener(listener).build();
+        String other = uniqueName();
+        Semaphore.Builder otherName = Semaphore.builder(1).name(other).listener(listener);
+        IllegalStateException e = assertThrows(IllegalStateException.class, otherName::build);
+        assertEquals("attached(\"" + other + "\"): this JfrWaitListener serves the primitive named \"" + name
+                + "\" already, and its events carry one name; give each primitive its own JfrWaitListener, or name"
+                + " the listener (new JfrWaitListener(\"...\")) to record both under it", e.getMessage());
+        assertEquals(name, listener.semaphoreName(), "the refused name changed nothing");
+        List<RecordedEvent> events = record(name, List.of(recording("0 ms")), () -> {
+            cancelledWait(first);
+            cancelledWait(sameName);
+        });
+        assertEquals(2, events.size(), events.toString());
+    }
+
+    /** Neither the listener nor the primitive has a name: the events have none, and are still recorded. */
+    @Test
+    void withoutAnyNameTheEventHasNone() throws Exception {
+        JfrWaitListener listener = new JfrWaitListener();
+        Semaphore s = Semaphore.builder(1).listener(listener).build();
+        assertNull(listener.semaphoreName(), "an unnamed primitive tells no name");
+        String marker = uniqueName(); // a named listener beside it, to tell this recording's events apart
+        Semaphore named = Semaphore.builder(1).listener(new JfrWaitListener(marker)).build();
+        List<RecordedEvent> all = new ArrayList<>();
+        List<RecordedEvent> markers = record(marker, List.of(recording("0 ms")), () -> {
+            cancelledWait(s);
+            cancelledWait(named);
+        }, all);
+        assertEquals(1, markers.size());
+        long unnamed = all.stream().filter(e -> e.getEventType().getName().equals(EVENT)
+                && e.getString("semaphore") == null).count();
+        assertEquals(1, unnamed, all.toString());
+    }
+
     @Test
     void grantedTimedOutAndClosedWaitsAreRecordedWithTheirFields() throws Exception {
         String name = uniqueName();
-        Semaphore s = Semaphore.builder(4).waitListener(new JfrWaitListener(name)).build();
+        Semaphore s = Semaphore.builder(4).listener(new JfrWaitListener(name)).build();
         List<RecordedEvent> events = record(name, List.of(recording("0 ms")), () -> {
             assertTrue(s.tryAcquire(4));
-            CompletableFuture<Void> granted = s.acquireAsync(3);
+            CompletableFuture<Permits> granted = s.acquireAsync(3);
             TimeUnit.MILLISECONDS.sleep(30);
             s.release(3);
             granted.get(5, TimeUnit.SECONDS);
 
-            CompletableFuture<Void> closed = s.acquireAsync(1);
-            assertFalse(s.tryAcquire(2, Duration.ofMillis(25))); // one waiter ahead of it
+            CompletableFuture<Permits> closed = s.acquireAsync(1);
+            assertFalse(s.tryAcquireBlocking(2, Duration.ofMillis(25))); // one waiter ahead of it
             s.close();
             assertTrue(closed.isCompletedExceptionally());
         });
@@ -148,9 +259,9 @@ class JfrWaitListenerTest {
     @Test
     void theEventTypeIsDescribed() throws Exception {
         String name = uniqueName();
-        Semaphore s = Semaphore.builder(1).waitListener(new JfrWaitListener(name)).build();
+        Semaphore s = Semaphore.builder(1).listener(new JfrWaitListener(name)).build();
         assertTrue(s.tryAcquire(1));
-        record(name, List.of(recording("0 ms")), () -> assertFalse(s.tryAcquire(1, Duration.ofMillis(1))));
+        record(name, List.of(recording("0 ms")), () -> assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(1))));
         EventType type = null;
         for (EventType t : FlightRecorder.getFlightRecorder().getEventTypes()) {
             if (t.getName().equals(EVENT)) {
@@ -182,11 +293,11 @@ class JfrWaitListenerTest {
     void theThresholdFiltersShortWaits() throws Exception {
         String name = uniqueName();
         JfrWaitListener listener = new JfrWaitListener(name);
-        Semaphore s = Semaphore.builder(1).waitListener(listener).build();
+        Semaphore s = Semaphore.builder(1).listener(listener).build();
         assertTrue(s.tryAcquire(1));
         Body shortAndLong = () -> {
             listener.settled(1, dev.handoff.WaitOutcome.CANCELLED, 0, 0); // a cancelled wait of 0 ns
-            assertFalse(s.tryAcquire(1, Duration.ofMillis(80))); // waits >= 80 ms
+            assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(80))); // waits >= 80 ms
         };
         List<RecordedEvent> at50 = record(name, List.of(recording("50 ms")), shortAndLong);
         assertEquals(1, at50.size(), at50.toString());
@@ -207,7 +318,7 @@ class JfrWaitListenerTest {
     @Test
     void twoRecordingsTakeTheSmallerThreshold() throws Exception {
         String name = uniqueName();
-        Semaphore s = Semaphore.builder(1).waitListener(new JfrWaitListener(name)).build();
+        Semaphore s = Semaphore.builder(1).listener(new JfrWaitListener(name)).build();
         assertTrue(s.tryAcquire(1));
         List<RecordedEvent> events = record(name, List.of(recording("1 s"), recording("0 ns")), () -> {
             assertTrue(s.acquireAsync(1).cancel(false));
@@ -218,18 +329,18 @@ class JfrWaitListenerTest {
     @Test
     void aDisabledEventRecordsNothing() throws Exception {
         String name = uniqueName();
-        Semaphore s = Semaphore.builder(1).waitListener(new JfrWaitListener(name)).build();
+        Semaphore s = Semaphore.builder(1).listener(new JfrWaitListener(name)).build();
         assertTrue(s.tryAcquire(1));
         Recording disabled = new Recording();
         disabled.enable("jdk.ThreadSleep"); // the recording runs, without our event
         disabled.disable(EVENT);
         List<RecordedEvent> events = record(name, List.of(disabled), () -> {
-            assertFalse(s.tryAcquire(1, Duration.ofMillis(30)));
+            assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(30)));
         });
         assertEquals(0, events.size());
 
         // and with no recording at all: the waits go on, nothing fails
-        assertFalse(s.tryAcquire(1, Duration.ofMillis(5)));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(5)));
         s.release(1);
         assertEquals(1, s.availablePermits());
     }
@@ -254,7 +365,7 @@ class JfrWaitListenerTest {
     @Test
     void grantsAtOnceRecordNothing() throws Exception {
         String name = uniqueName();
-        Semaphore s = Semaphore.builder(2).waitListener(new JfrWaitListener(name)).build();
+        Semaphore s = Semaphore.builder(2).listener(new JfrWaitListener(name)).build();
         List<RecordedEvent> events = record(name, List.of(recording("0 ms")), () -> {
             assertTrue(s.tryAcquire(1));
             s.acquireAsync(1).get();

@@ -59,7 +59,8 @@ class ReadmeExamplesTest {
 
     Semaphore uploads() {
         Semaphore uploads = Semaphore.builder(64L << 20)
-                .waitListener(new JfrWaitListener("uploads"))  // with metrics: WaitListener.all(metrics, jfr)
+                .name("uploads")                               // the events' semaphore field
+                .listener(new JfrWaitListener())               // with metrics: WaitListener.all(metrics, jfr)
                 .build();
         return uploads;
     }
@@ -75,7 +76,7 @@ class ReadmeExamplesTest {
     }
 
     boolean store(Semaphore uploads, Part part) throws IOException, InterruptedException {
-        if (!uploads.tryAcquire(part.size(), Duration.ofSeconds(2))) {
+        if (!uploads.tryAcquireBlocking(part.size(), Duration.ofSeconds(2))) {
             return false;
         }
         try {
@@ -176,13 +177,13 @@ class ReadmeExamplesTest {
                 + "</configuration>\n";
         Configuration configuration = Configuration.create(new StringReader(jfc));
         assertEquals("5 ms", configuration.getSettings().get("dev.handoff.SemaphoreWait#waitThreshold"));
-        Semaphore s = Semaphore.builder(1).waitListener(new JfrWaitListener("jfc")).build();
+        Semaphore s = Semaphore.builder(1).listener(new JfrWaitListener("jfc")).build();
         assertTrue(s.tryAcquire(1));
         Path file = Files.createTempFile("handoff-jfc", ".jfr");
         try (Recording recording = new Recording(configuration)) {
             recording.start();
             assertTrue(s.acquireAsync(1).cancel(false));                // about 0 ms: filtered
-            assertFalse(s.tryAcquire(1, Duration.ofMillis(30)));        // 30 ms: recorded
+            assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(30)));        // 30 ms: recorded
             recording.stop();
             recording.dump(file);
             List<String> outcomes = new ArrayList<>();

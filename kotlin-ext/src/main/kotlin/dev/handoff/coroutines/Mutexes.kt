@@ -4,6 +4,7 @@
 package dev.handoff.coroutines
 
 import dev.handoff.Mutex
+import dev.handoff.SemaphoreClosedException
 import kotlinx.coroutines.selects.SelectClause2
 import java.util.concurrent.Executor
 import java.util.concurrent.atomic.AtomicReference
@@ -22,8 +23,10 @@ import kotlinx.coroutines.sync.Mutex as KotlinxMutex
  * nobody waits, this function returns at once without suspending and without allocating. Not
  * reentrant: a coroutine that calls it while holding the lock waits for itself forever.
  *
- * The Java member `lock(Waker)` is the callback primitive; this extension is the one without
- * arguments, so `mutex.lock()` in a coroutine always means this function.
+ * In Kotlin, a name without a suffix suspends: the Java faces are [Mutex.tryLock] (never waits),
+ * [Mutex.lockThen] (a callback), [Mutex.lockAsync] (a future) and [Mutex.lockBlocking] (parks the
+ * thread), so `mutex.lock()` in a coroutine always means this function, and `mutex.lock { }` does
+ * not compile (use [withLock]).
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -51,6 +54,11 @@ import kotlinx.coroutines.sync.Mutex as KotlinxMutex
  *     }
  * }
  * ```
+ *
+ * @throws SemaphoreClosedException if the mutex is or gets [closed][Mutex.close] before the grant;
+ *   nothing is held
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
+ *   ([Mutex.Builder.maxQueueLength])
  */
 public suspend fun Mutex.lock() {
     if (tryLock()) {
@@ -72,9 +80,10 @@ private class MutexAcquisition : ContinuationAcquisition<Mutex>() {
 
     override fun giveBack(wakes: Executor) = face.unlock(wakes)
 
-    /** Unreachable: a [Mutex] has no `close()`, so its core never settles a wait as closed. */
-    override fun closedException(): Throwable =
-        IllegalStateException("lock(): the core of $face reported a close, which a mutex never does")
+    override fun closedException(): Throwable = SemaphoreClosedException("lock(): the mutex is closed")
+
+    /** A refusal names the suspending `lock()` its caller called, not `startLock()`. */
+    override fun callName(): String = "lock()"
 
     override fun toString(): String = "MutexAcquisition[lock() on ${startedOn()}]"
 }
@@ -107,6 +116,10 @@ private class MutexAcquisition : ContinuationAcquisition<Mutex>() {
  * ```
  *
  * @return what [action] returns
+ * @throws SemaphoreClosedException if the mutex is or gets [closed][Mutex.close] before the grant;
+ *   [action] does not run
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full;
+ *   [action] does not run
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> Mutex.withLock(action: () -> T): T {
@@ -129,7 +142,8 @@ public suspend inline fun <T> Mutex.withLock(action: () -> T): T {
  * The view follows the kotlinx contract: `lock()` has the cancellation behaviour of [lock]
  * (cancellable, prompt cancellation guarantee); `tryLock()` never suspends; `unlock()` of a mutex
  * that is not locked throws [IllegalStateException] and changes nothing; kotlinx's own
- * `withLock` works on it unchanged.
+ * `withLock` works on it unchanged. Beyond kotlinx: after [Mutex.close], `lock()` throws
+ * [SemaphoreClosedException] (an [IllegalStateException]) and `tryLock()` returns `false`.
  *
  * **The owner argument.** As in kotlinx it is a debugging aid, compared by identity; it does not
  * make the mutex reentrant. `lock(owner)`/`tryLock(owner)` with a non-null owner record it from the
@@ -278,9 +292,14 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
             mutex.unlock(wakes)
         }
 
-        /** Unreachable: a [Mutex] has no `close()`. */
         override fun closedException(): Throwable =
-            IllegalStateException("lock($ownerToken): the core of $mutex reported a close, which a mutex never does")
+            SemaphoreClosedException("${call()}: the mutex is closed")
+
+        /** The view's call as its caller wrote it: `lock()` without an owner, else `lock(owner)`. */
+        private fun call(): String = if (ownerToken == null) "lock()" else "lock($ownerToken)"
+
+        /** A refusal names the view's `lock(owner)` its caller called. */
+        override fun callName(): String = call()
 
         override fun toString(): String = "KotlinxMutexView.OwnerAcquisition[lock($ownerToken) on $mutex]"
     }

@@ -4,6 +4,7 @@
 package dev.handoff.coroutines
 
 import dev.handoff.RwLock
+import dev.handoff.SemaphoreClosedException
 import java.util.concurrent.Executor
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
@@ -17,6 +18,11 @@ import kotlin.contracts.contract
  * [RwLock.maxReaders]) or one writer. A writer waiting in the queue makes this call wait too, even
  * while read permits are free, so a stream of readers never starves a writer. When a read lock is
  * free and nobody waits, this function returns at once without suspending and without allocating.
+ *
+ * In Kotlin, a name without a suffix suspends: the Java faces are [RwLock.tryReadLock],
+ * [RwLock.readLockThen] (a callback), [RwLock.readLockAsync] and [RwLock.readLockBlocking], so
+ * `lock.readLock()` in a coroutine always means this function, and `lock.readLock { }` does not
+ * compile (use [withReadLock]). The same holds for [writeLock].
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -43,6 +49,11 @@ import kotlin.contracts.contract
  *     }
  * }
  * ```
+ *
+ * @throws SemaphoreClosedException if the lock is or gets [closed][RwLock.close] before the grant;
+ *   nothing is held
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
+ *   ([RwLock.Builder.maxQueueLength]); nothing is held
  */
 public suspend fun RwLock.readLock() {
     if (tryReadLock()) {
@@ -64,9 +75,10 @@ private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
 
     override fun giveBack(wakes: Executor) = face.readUnlock(wakes)
 
-    /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
-    override fun closedException(): Throwable =
-        IllegalStateException("readLock(): the core of $face reported a close, which a lock never does")
+    override fun closedException(): Throwable = SemaphoreClosedException("readLock(): the lock is closed")
+
+    /** A refusal names the suspending `readLock()` its caller called, not `startReadLock()`. */
+    override fun callName(): String = "readLock()"
 
     override fun toString(): String = "ReadLockAcquisition[readLock() on ${startedOn()}]"
 }
@@ -109,6 +121,11 @@ private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
  *     }
  * }
  * ```
+ *
+ * @throws SemaphoreClosedException if the lock is or gets [closed][RwLock.close] before the grant;
+ *   nothing is held
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
+ *   ([RwLock.Builder.maxQueueLength]); nothing is held
  */
 public suspend fun RwLock.writeLock() {
     if (tryWriteLock()) {
@@ -130,9 +147,10 @@ private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
 
     override fun giveBack(wakes: Executor) = face.writeUnlock(wakes)
 
-    /** Unreachable: an [RwLock] has no `close()`, so its core never settles a wait as closed. */
-    override fun closedException(): Throwable =
-        IllegalStateException("writeLock(): the core of $face reported a close, which a lock never does")
+    override fun closedException(): Throwable = SemaphoreClosedException("writeLock(): the lock is closed")
+
+    /** A refusal names the suspending `writeLock()` its caller called, not `startWriteLock()`. */
+    override fun callName(): String = "writeLock()"
 
     override fun toString(): String = "WriteLockAcquisition[writeLock() on ${startedOn()}]"
 }
@@ -160,6 +178,10 @@ private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
  * ```
  *
  * @return what [action] returns
+ * @throws SemaphoreClosedException if the lock is or gets [closed][RwLock.close] before the grant;
+ *   [action] does not run
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
+ *   ([RwLock.Builder.maxQueueLength]); [action] does not run
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> RwLock.withReadLock(action: () -> T): T {
@@ -203,6 +225,10 @@ public suspend inline fun <T> RwLock.withReadLock(action: () -> T): T {
  * ```
  *
  * @return what [action] returns
+ * @throws SemaphoreClosedException if the lock is or gets [closed][RwLock.close] before the grant;
+ *   [action] does not run
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
+ *   ([RwLock.Builder.maxQueueLength]); [action] does not run
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> RwLock.withWriteLock(action: () -> T): T {

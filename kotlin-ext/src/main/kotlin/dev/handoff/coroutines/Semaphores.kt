@@ -34,6 +34,11 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
  * cancellation came first. This function does not check for cancellation when it does not
  * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
+ * In Kotlin, a name without a suffix suspends: the Java faces are [Semaphore.tryAcquire] (never
+ * waits), [Semaphore.acquireThen] (a callback), [Semaphore.acquireAsync] (a future) and
+ * [Semaphore.acquireBlocking] (parks the thread). So `semaphore.acquire(n)` in a coroutine always
+ * means this function, and `semaphore.acquire(n) { ... }` does not compile (use [withPermits]).
+ *
  * Memory consistency: a [Semaphore.release] happens-before the return of every `acquire` it
  * grants.
  *
@@ -244,6 +249,10 @@ private class KotlinxSemaphoreView(private val semaphore: Semaphore) : KotlinxSe
  * Takes [permits] permits, suspending for at most [timeout]: returns `true` iff the permits are
  * held when it returns (the caller must release them), `false` if the timeout came first, with
  * nothing held and the permits partially handed to the wait passed on to the waiters behind it.
+ *
+ * The timeout is a [kotlin.time.Duration]: the Java face that parks the thread for a
+ * `java.time.Duration` is named [Semaphore.tryAcquireBlocking], so a coroutine cannot block its
+ * dispatcher's thread by importing the other `Duration`.
  *
  * Unlike `withTimeoutOrNull(timeout) { acquire(permits) }`, this never loses a grant that lands
  * as the timeout fires (kotlinx.coroutines issue 2233): the answer and the permits always agree.

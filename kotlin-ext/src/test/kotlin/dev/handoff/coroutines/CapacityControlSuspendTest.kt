@@ -170,7 +170,7 @@ class CapacityControlSuspendTest {
             semaphore.release(1) // the head is handed 1 of the 2 it needs
             val nextWokenOn = AtomicReference<Thread>()
             val nextWoken = CountDownLatch(1)
-            val next = semaphore.acquire(1, Waker {
+            val next = semaphore.acquireThen(1, Waker {
                 nextWokenOn.set(Thread.currentThread())
                 nextWoken.countDown()
             })

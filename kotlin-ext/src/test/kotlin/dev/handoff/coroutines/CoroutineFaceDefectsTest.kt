@@ -79,7 +79,7 @@ class CoroutineFaceDefectsTest {
             return@coroutineScope false
         }
         semaphore.release(1) // the head is handed 1 of its 2
-        val next: Acquisition = semaphore.acquire(1, Waker {
+        val next: Acquisition = semaphore.acquireThen(1, Waker {
             nextWokenOn.set(Thread.currentThread())
             nextWoken.countDown()
         })

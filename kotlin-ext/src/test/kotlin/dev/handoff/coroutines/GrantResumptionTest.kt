@@ -138,7 +138,7 @@ class GrantResumptionTest {
             semaphore.acquire(2)
         }
         val nextWokenOn = AtomicReference<Thread>()
-        val next = semaphore.acquire(2, object : Waker {
+        val next = semaphore.acquireThen(2, object : Waker {
             override fun wake() = nextWokenOn.set(Thread.currentThread())
         })
         semaphore.release(2) // the coroutine's grant: its resumption is queued on the dispatcher
@@ -219,7 +219,7 @@ class GrantResumptionTest {
         val dispatcher = QueuedDispatcher()
         val inJavaWaker = CountDownLatch(1)
         val holdWakeUps = CountDownLatch(1)
-        val first: Acquisition = semaphore.acquire(1, Waker {
+        val first: Acquisition = semaphore.acquireThen(1, Waker {
             inJavaWaker.countDown()
             holdWakeUps.await()
         })
@@ -306,7 +306,7 @@ class GrantResumptionTest {
             assertTrue(semaphore.tryAcquire(5))
             val victim = AtomicReference<Job>()
             val seenByCanceller = AtomicReference<Long>()
-            val first: Acquisition = semaphore.acquire(1, Waker {
+            val first: Acquisition = semaphore.acquireThen(1, Waker {
                 victim.get().cancel()
                 seenByCanceller.set(semaphore.availablePermits())
             })
@@ -368,7 +368,7 @@ class GrantResumptionTest {
         }
         val victim = AtomicReference<Job>()
         val canceller = AtomicReference<Thread>()
-        val first: Acquisition = semaphore.acquire(1, Waker {
+        val first: Acquisition = semaphore.acquireThen(1, Waker {
             canceller.set(Thread { victim.get().cancel() }.also { it.start() })
             inGiveBack.await()
         })

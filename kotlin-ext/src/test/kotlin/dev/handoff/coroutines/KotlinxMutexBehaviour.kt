@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
+import dev.handoff.SemaphoreClosedException
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
@@ -340,6 +341,30 @@ class HandoffKotlinxMutexViewTest : KotlinxMutexBehaviour() {
             "unlock(): the mutex is not locked",
             assertFailsWith<IllegalStateException> { view.unlock() }.message,
         )
+    }
+
+    @Test
+    fun `close fails the view's waiters with SemaphoreClosedException, and its tryLock is false`(): Unit = runTest {
+        val mutex = HandoffMutex()
+        val view = mutex.asKotlinxMutex()
+        view.lock("alice")
+        val failures = mutableListOf<String>()
+        var ranInside = false
+        launch { recordClosed(failures) { view.lock("bob") } }
+        launch { recordClosed(failures) { view.withLock { ranInside = true } } }
+        runCurrent()
+        assertEquals(2, mutex.queueLength())
+        mutex.close()
+        runCurrent()
+        assertEquals(listOf("lock(): the mutex is closed", "lock(bob): the mutex is closed"), failures.sorted())
+        assertFalse(ranInside)
+        assertFalse(view.holdsLock("bob"))
+        assertTrue(view.holdsLock("alice"), "the holder keeps the lock")
+        view.unlock("alice")
+        assertFalse(view.tryLock())
+        assertEquals("lock(): the mutex is closed", assertFailsWith<SemaphoreClosedException> { view.lock() }.message)
+        assertFalse(view.isLocked)
+        assertEquals(0, mutex.queueLength())
     }
 
     @Test

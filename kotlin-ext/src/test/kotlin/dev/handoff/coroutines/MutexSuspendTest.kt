@@ -2,6 +2,8 @@
 package dev.handoff.coroutines
 
 import dev.handoff.Mutex
+import dev.handoff.SemaphoreClosedException
+import dev.handoff.SemaphoreRejectedException
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.ExperimentalCoroutinesApi
@@ -17,9 +19,9 @@ import kotlin.test.assertFalse
 import kotlin.test.assertTrue
 
 /**
- * The suspending face of [Mutex] on virtual time: the extension `lock()` (not the Java member
- * `lock(Waker)`), FIFO, cancellation, prompt cancellation and `withLock`. Every test ends with the
- * mutex unlocked and nobody queued.
+ * The suspending face of [Mutex] on virtual time: the extension `lock()` (the Java callback face is
+ * `lockThen(Waker)`), FIFO, cancellation, prompt cancellation, close, a full queue and `withLock`.
+ * Every test ends with the mutex unlocked and nobody queued.
  */
 @OptIn(ExperimentalCoroutinesApi::class)
 class MutexSuspendTest {
@@ -223,6 +225,47 @@ class MutexSuspendTest {
         assertTrue(future.isDone)
         assertEquals(listOf("coroutine", "future"), order)
         mutex.unlock()
+        mutex.assertIdle()
+    }
+
+    @Test
+    fun `close fails every waiting lock with SemaphoreClosedException, and every later one at once`(): Unit = runTest {
+        val mutex = Mutex()
+        mutex.lock()
+        val failures = mutableListOf<String>()
+        var ranInside = false
+        launch { recordClosed(failures) { mutex.lock() } }
+        launch { recordClosed(failures) { mutex.withLock { ranInside = true } } }
+        runCurrent()
+        assertEquals(2, mutex.queueLength())
+        mutex.close()
+        runCurrent()
+        assertEquals(listOf("lock(): the mutex is closed", "lock(): the mutex is closed"), failures)
+        assertFalse(ranInside, "withLock's action runs only under the lock")
+        assertEquals(0, mutex.queueLength())
+        assertTrue(mutex.isLocked, "the holder keeps the lock")
+        mutex.unlock() // unlocking works on a closed mutex
+        assertFalse(mutex.tryLock())
+        val late = assertFailsWith<SemaphoreClosedException> { mutex.lock() }
+        assertEquals("lock(): the mutex is closed", late.message)
+        mutex.assertIdle()
+    }
+
+    @Test
+    fun `a lock refused by a full queue names the suspending call and holds nothing`(): Unit = runTest {
+        val mutex = Mutex.builder().maxQueueLength(1).build()
+        mutex.lock()
+        var queuedRan = false
+        val queued = launch { mutex.withLock { queuedRan = true } }
+        runCurrent()
+        assertEquals(1, mutex.queueLength())
+        val refused = assertFailsWith<SemaphoreRejectedException> { mutex.lock() }
+        assertTrue(refused.message!!.startsWith("lock(): rejected"), refused.message)
+        assertEquals(1, mutex.queueLength(), "the refused call did not queue")
+        mutex.unlock()
+        runCurrent()
+        assertTrue(queuedRan)
+        assertTrue(queued.isCompleted)
         mutex.assertIdle()
     }
 }

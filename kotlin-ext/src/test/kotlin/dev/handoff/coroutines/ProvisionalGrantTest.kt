@@ -52,7 +52,7 @@ class ProvisionalGrantTest {
         /** Callback A then coroutine C queued; a release of 2 grants both and blocks in A's waker. */
         fun openWindow() {
             assertTrue(semaphore.tryAcquire(2))
-            semaphore.acquire(1, Waker {
+            semaphore.acquireThen(1, Waker {
                 inCallback.countDown()
                 letCallbackGo.await(30, TimeUnit.SECONDS)
             })

@@ -2,6 +2,8 @@
 package dev.handoff.coroutines
 
 import dev.handoff.RwLock
+import dev.handoff.SemaphoreClosedException
+import dev.handoff.SemaphoreRejectedException
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.delay
@@ -17,8 +19,9 @@ import kotlin.test.assertTrue
 
 /**
  * The suspending face of [RwLock] on virtual time: readers share, a writer excludes, a queued
- * writer holds back later readers, cancellation of a partly served writer, prompt cancellation,
- * downgrade, and the `with` helpers. Every test ends with the lock free and nobody queued.
+ * writer holds back later readers, cancellation of a queued reader and of a partly served writer,
+ * prompt cancellation, close, a full queue, downgrade, and the `with` helpers. Every test ends with
+ * the lock free (closed, in the close test) and nobody queued.
  */
 @OptIn(ExperimentalCoroutinesApi::class)
 class RwLockSuspendTest {
@@ -270,6 +273,80 @@ class RwLockSuspendTest {
         }
         jobs.forEach { it.join() }
         assertEquals(3, maxReaders, "readers did share")
+        lock.assertIdle()
+    }
+
+    @Test
+    fun `a cancelled queued reader leaves the queue holding nothing`(): Unit = runTest {
+        val lock = RwLock(2)
+        lock.writeLock()
+        val granted = mutableListOf<String>()
+        val first = reader(lock, "first", granted)
+        reader(lock, "second", granted)
+        runCurrent()
+        assertEquals(2, lock.queueLength())
+        first.cancel()
+        runCurrent()
+        assertTrue(first.isCancelled)
+        assertEquals(1, lock.queueLength())
+        lock.writeUnlock()
+        runCurrent()
+        assertEquals(listOf("second"), granted)
+        assertEquals(1, lock.readLockCount(), "only the second reader holds a read lock")
+        lock.readUnlock()
+        lock.assertIdle()
+    }
+
+    @Test
+    fun `close fails every waiting reader and writer with SemaphoreClosedException`(): Unit = runTest {
+        val lock = RwLock(2)
+        lock.writeLock()
+        val failures = mutableListOf<String>()
+        var ranInside = false
+        launch { recordClosed(failures) { lock.readLock() } }
+        launch { recordClosed(failures) { lock.writeLock() } }
+        launch { recordClosed(failures) { lock.withReadLock { ranInside = true } } }
+        launch { recordClosed(failures) { lock.withWriteLock { ranInside = true } } }
+        runCurrent()
+        assertEquals(4, lock.queueLength())
+        lock.close()
+        runCurrent()
+        assertEquals(
+            listOf(
+                "readLock(): the lock is closed",
+                "readLock(): the lock is closed",
+                "writeLock(): the lock is closed",
+                "writeLock(): the lock is closed",
+            ),
+            failures.sorted(),
+        )
+        assertFalse(ranInside, "the with helpers run their action only under the lock")
+        assertEquals(0, lock.queueLength())
+        assertTrue(lock.isWriteLocked, "the holder keeps the lock")
+        lock.writeUnlock() // unlocking works on a closed lock
+        assertFalse(lock.tryReadLock())
+        assertEquals("readLock(): the lock is closed", assertFailsWith<SemaphoreClosedException> { lock.readLock() }.message)
+        assertEquals("writeLock(): the lock is closed", assertFailsWith<SemaphoreClosedException> { lock.writeLock() }.message)
+        assertFalse(lock.isWriteLocked)
+        assertEquals(0, lock.readLockCount())
+    }
+
+    @Test
+    fun `a lock refused by a full queue names the suspending call and holds nothing`(): Unit = runTest {
+        val lock = RwLock.builder(2).maxQueueLength(1).build()
+        lock.writeLock()
+        val granted = mutableListOf<String>()
+        reader(lock, "queued", granted)
+        runCurrent()
+        val read = assertFailsWith<SemaphoreRejectedException> { lock.readLock() }
+        assertTrue(read.message!!.startsWith("readLock(): rejected"), read.message)
+        val write = assertFailsWith<SemaphoreRejectedException> { lock.writeLock() }
+        assertTrue(write.message!!.startsWith("writeLock(): rejected"), write.message)
+        assertEquals(1, lock.queueLength(), "the refused calls did not queue")
+        lock.writeUnlock()
+        runCurrent()
+        assertEquals(listOf("queued"), granted)
+        lock.readUnlock()
         lock.assertIdle()
     }
 }

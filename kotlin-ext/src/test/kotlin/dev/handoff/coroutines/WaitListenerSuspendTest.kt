@@ -36,7 +36,7 @@ class WaitListenerSuspendTest {
     @Test
     fun `a suspension ends granted, timed out or cancelled, and says which`(): Unit = runBlocking(Dispatchers.Default) {
         val log = Log()
-        val s = Semaphore.builder(4).waitListener(log).build()
+        val s = Semaphore.builder(4).listener(log).build()
         s.acquire(4)
 
         assertFalse(s.tryAcquire(2, 500.milliseconds)) // the timeout of tryAcquire(n, Duration); long enough to queue under load

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.micrometer;
 
+import dev.handoff.Mutex;
+import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import dev.handoff.WaitListener;
 import dev.handoff.WaitOutcome;
@@ -17,29 +19,42 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Micrometer metrics for one {@link Semaphore}: the semaphore's {@link WaitListener} (it times
- * every wait) and a {@link MeterBinder} (it registers the meters). The listener must exist before
- * the semaphore, the gauges need the semaphore, so the wiring takes three steps:
+ * Micrometer metrics for one {@link Semaphore}, {@link Mutex} or {@link RwLock}: the primitive's
+ * {@link WaitListener} (it times every wait) and a {@link MeterBinder} (it registers the meters).
+ * The listener must exist before the primitive, the gauges need the primitive, so the wiring takes
+ * three steps:
  *
  * <pre>{@code
- * SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();
+ * SemaphoreMetrics metrics = SemaphoreMetrics.builder().baseUnit("bytes").build();
  * Semaphore uploads = Semaphore.builder(64L << 20)
- *         .waitListener(metrics)              // 1. times the waits
+ *         .name("uploads")                    // the name, written once: also the meters' name tag
+ *         .listener(metrics)                  // 1. times the waits
  *         .build();
  * metrics.monitor(uploads)                    // 2. the semaphore the gauges read
  *         .bindTo(registry);                  // 3. the meters, in any number of registries
  * }</pre>
  *
- * <p>or, when this is the semaphore's only listener, in one:
- * {@code Semaphore uploads = metrics.buildMonitored(Semaphore.builder(64L << 20));}
- * then {@code metrics.bindTo(registry)}.
+ * <p>or, when this is the primitive's only listener, in one:
+ * {@code Semaphore uploads = metrics.buildMonitored(Semaphore.builder(64L << 20).name("uploads"));}
+ * then {@code metrics.bindTo(registry)}. A {@link Mutex} and an {@link RwLock} are wired the same
+ * way ({@code Mutex.builder().name("journal").listener(metrics)}, {@link #monitor(Mutex)},
+ * {@link #buildMonitored(Mutex.Builder)}).
  *
- * <p><b>Meters</b> (with the default prefix {@value #DEFAULT_PREFIX}; every meter has the tag
- * {@code name} = the name given to {@link #builder(String)}, and the builder's tags):
+ * <p><b>The name.</b> Every meter has the tag {@value #NAME_TAG}. Its value is the name given to
+ * {@link #builder(String)} if there is one, else the monitored primitive's own name
+ * ({@link Semaphore#name()}, {@link Mutex#name()}, {@link RwLock#name()}), so name the primitive
+ * and build the metrics with {@link #builder()}: the name is written once and is the same in
+ * {@code toString()}, in the metrics and in the JFR events. A name given to
+ * {@code builder(String)} wins over the primitive's (to tag the metrics differently from the
+ * logs); {@link #monitor} refuses a primitive when neither has a name.
+ *
+ * <p><b>Meters of a {@link Semaphore}</b> (default prefix {@value #DEFAULT_PREFIX}; every meter has
+ * the {@code name} tag and the builder's tags):
  * <table>
- * <caption>The meters</caption>
+ * <caption>The meters of a semaphore</caption>
  * <tr><th>name</th><th>type</th><th>unit</th><th>what</th></tr>
  * <tr><td>{@code handoff.semaphore.capacity}</td><td>gauge</td><td>base unit</td><td>{@link Semaphore#capacity()}</td></tr>
  * <tr><td>{@code handoff.semaphore.available}</td><td>gauge</td><td>base unit</td><td>{@link Semaphore#availablePermits()}</td></tr>
@@ -49,35 +64,61 @@ import java.util.concurrent.TimeUnit;
  * <tr><td>{@code handoff.semaphore.wait.permits}</td><td>distribution summary, tag {@code outcome}</td><td>base unit</td><td>the weight of each wait</td></tr>
  * <tr><td>{@code handoff.semaphore.rejected}</td><td>counter</td><td></td><td>acquisitions refused by the queue bounds (load shedding)</td></tr>
  * </table>
- * The {@code outcome} tag is one of {@code granted}, {@code cancelled}, {@code timed_out},
- * {@code closed}, {@code failed} (see {@link WaitOutcome}); the timers and summaries of all five
+ *
+ * <p><b>Meters of a {@link Mutex}</b> (default prefix {@value #DEFAULT_MUTEX_PREFIX}):
+ * {@code handoff.mutex.locked} (gauge: 1 while locked, else 0, {@link Mutex#isLocked()}),
+ * {@code handoff.mutex.queue.length} (gauge, {@link Mutex#queueLength()}), {@code handoff.mutex.wait}
+ * (timer, tag {@code outcome}) and {@code handoff.mutex.rejected} (counter).
+ *
+ * <p><b>Meters of an {@link RwLock}</b> (default prefix {@value #DEFAULT_RW_LOCK_PREFIX}):
+ * {@code handoff.rwlock.write.locked} (gauge: 1 while a writer holds it, else 0,
+ * {@link RwLock#isWriteLocked()}), {@code handoff.rwlock.read.locks} (gauge: the readers holding
+ * it, {@link RwLock#readLockCount()}), {@code handoff.rwlock.queue.length} (gauge, readers and
+ * writers waiting), {@code handoff.rwlock.wait} (timer, tag {@code outcome}) and
+ * {@code handoff.rwlock.rejected} (counter).
+ *
+ * <p>A lock's waits all weigh the same (a mutex) or one of two weights (a reader 1, a writer
+ * {@code maxReaders}), so the locks have no {@code wait.permits} summary, and the base unit, which
+ * only the semaphore's permit meters carry, does not apply to them. A prefix set with
+ * {@link Builder#prefix(String)} replaces the default of every kind.
+ *
+ * <p>The {@code outcome} tag is one of {@code granted}, {@code cancelled}, {@code timed_out},
+ * {@code closed}, {@code failed} (see {@link WaitOutcome}); the timers (and summaries) of all five
  * are registered at once, so they read zero until something happens. Only waits are timed: an
- * acquisition granted at once is not counted anywhere (the semaphore's fast path stays as fast as
+ * acquisition granted at once is not counted anywhere (the primitive's fast path stays as fast as
  * without a listener). Percentiles and histograms are configured as usual, with a
  * {@code MeterFilter}.
  *
- * <p><b>Keep a strong reference to the semaphore.</b> Like every Micrometer gauge, these hold the
- * semaphore weakly: a semaphore that nothing else references is collected, and its gauges then
+ * <p><b>Keep a strong reference to the primitive.</b> Like every Micrometer gauge, these hold the
+ * primitive weakly: a primitive that nothing else references is collected, and its gauges then
  * read {@code NaN}.
  *
- * <p><b>One semaphore each.</b> A {@code SemaphoreMetrics} observes exactly one semaphore: give it
- * to one builder only (a listener is not told which semaphore calls it, so two semaphores sharing
- * it would mix their waits), and {@link #monitor} refuses a second semaphore. Waits that end before
- * {@link #bindTo} are not recorded anywhere. Give each semaphore of one registry its own name (or
+ * <p><b>One primitive each.</b> A {@code SemaphoreMetrics} observes exactly one primitive: give it
+ * to one builder only (a listener is not told which primitive calls it, so two primitives sharing
+ * it would mix their waits). When the primitives are named, a second {@code build()} with this as
+ * listener is refused (see {@link #attached(String)}), and {@link #monitor} refuses a second
+ * primitive, or one other than the named primitive this listens to. Waits that end before
+ * {@link #bindTo} are not recorded anywhere. Give each primitive of one registry its own name (or
  * tags): Micrometer keeps the first gauge registered under a name and tags, so a second
- * semaphore registered with the same ones would not be shown.
+ * primitive registered with the same ones would not be shown.
  *
  * <p>Thread-safe. The listener methods allocate nothing and take no lock.
  */
 public final class SemaphoreMetrics implements WaitListener, MeterBinder {
 
-    /** The default prefix of every meter name: {@value}. */
+    /** The default prefix of every meter name of a {@link Semaphore}: {@value}. */
     public static final String DEFAULT_PREFIX = "handoff.semaphore";
 
-    /** The default base unit of the permit meters: {@value}. */
+    /** The default prefix of every meter name of a {@link Mutex}: {@value}. */
+    public static final String DEFAULT_MUTEX_PREFIX = "handoff.mutex";
+
+    /** The default prefix of every meter name of an {@link RwLock}: {@value}. */
+    public static final String DEFAULT_RW_LOCK_PREFIX = "handoff.rwlock";
+
+    /** The default base unit of the permit meters of a semaphore: {@value}. */
     public static final String DEFAULT_BASE_UNIT = "permits";
 
-    /** The tag naming the semaphore: {@value}. */
+    /** The tag naming the primitive: {@value}. */
     public static final String NAME_TAG = "name";
 
     /** The tag of the wait timers and summaries naming how the wait ended: {@value}. */
@@ -85,13 +126,22 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
 
     private static final WaitOutcome[] OUTCOMES = WaitOutcome.values();
 
-    private final String name;
-    private final String prefix;
+    /** The name given to {@link #builder(String)}, or null: then the primitive's. */
+    private final String givenName;
+    /** The prefix given to the builder, or null: then the default of the primitive's kind. */
+    private final String givenPrefix;
     private final String baseUnit;
+    /** The builder's tags, without {@value #NAME_TAG}. */
     private final Tags tags;
 
-    /** Set once by {@link #monitor}, under {@code this}; read under {@code this}. */
-    private Semaphore semaphore;
+    /**
+     * The monitored {@link Semaphore}, {@link Mutex} or {@link RwLock}: set once by {@link #monitor}
+     * or {@link #buildMonitored}, under {@code this}; read under {@code this}.
+     */
+    private Object primitive;
+
+    /** The name {@link #attached(String)} was told, or null: written and read under {@code this}. */
+    private String attachedName;
 
     /**
      * The meters of every registry bound so far: replaced (copy on write) under {@code this},
@@ -100,19 +150,19 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     private volatile Meters[] bound = new Meters[0];
 
     private SemaphoreMetrics(Builder b) {
-        this.name = b.name;
-        this.prefix = b.prefix;
+        this.givenName = b.name;
+        this.givenPrefix = b.prefix;
         this.baseUnit = b.baseUnit;
-        this.tags = Tags.of(NAME_TAG, b.name).and(b.tags);
+        this.tags = Tags.of(b.tags);
     }
 
     /**
-     * Returns metrics for the semaphore called {@code name}, with the default prefix
-     * ({@value #DEFAULT_PREFIX}), base unit ({@value #DEFAULT_BASE_UNIT}) and no other tag. Short
-     * for {@code builder(name).build()}.
+     * Returns metrics tagged {@code name}, with the default prefix and base unit and no other tag.
+     * Short for {@code builder(name).build()}. To take the name from the primitive instead, use
+     * {@code builder().build()}.
      *
      * @param name the value of the {@code name} tag, not blank
-     * @return new metrics, monitoring no semaphore yet
+     * @return new metrics, monitoring nothing yet
      * @throws NullPointerException if {@code name} is null
      * @throws IllegalArgumentException if {@code name} is blank
      */
@@ -121,8 +171,25 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     }
 
     /**
-     * Starts metrics for the semaphore called {@code name}: set the prefix, the base unit and the
-     * tags, then {@link Builder#build()}.
+     * Starts metrics whose {@code name} tag is the monitored primitive's own name (given to its
+     * builder's {@code name(String)}): set the prefix, the base unit and the tags, then
+     * {@link Builder#build()}. {@link #monitor} refuses an unnamed primitive.
+     *
+     * <pre>{@code
+     * SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
+     * Mutex journal = metrics.buildMonitored(Mutex.builder().name("journal")); // tagged name=journal
+     * metrics.bindTo(registry);
+     * }</pre>
+     *
+     * @return a builder
+     */
+    public static Builder builder() {
+        return new Builder(null);
+    }
+
+    /**
+     * Starts metrics tagged {@code name}, whatever the monitored primitive's own name: set the
+     * prefix, the base unit and the tags, then {@link Builder#build()}.
      *
      * @param name the value of the {@code name} tag, not blank
      * @return a builder
@@ -135,69 +202,199 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
 
     /**
      * Sets the semaphore that the gauges read. Call it once the semaphore is built with this as
-     * its {@link Semaphore.Builder#waitListener(WaitListener) waitListener}; calling it again with
-     * the same semaphore does nothing.
+     * its {@link Semaphore.Builder#listener(WaitListener) listener}; calling it again with the
+     * same semaphore does nothing.
      *
      * @param semaphore the semaphore this listens to
      * @return this, to call {@link #bindTo} next
      * @throws NullPointerException if {@code semaphore} is null
-     * @throws IllegalStateException if another semaphore is monitored already
+     * @throws IllegalArgumentException if neither {@code semaphore} nor this has a name, or if this
+     *     is the listener of a primitive of another name
+     * @throws IllegalStateException if another primitive is monitored already
      */
-    public synchronized SemaphoreMetrics monitor(Semaphore semaphore) {
-        if (semaphore == null) {
-            throw new NullPointerException("monitor(null): the semaphore is null (SemaphoreMetrics \"" + name + "\")");
+    public SemaphoreMetrics monitor(Semaphore semaphore) {
+        return monitorPrimitive("the semaphore", semaphore, semaphore == null ? null : semaphore.name());
+    }
+
+    /**
+     * Sets the mutex that the gauges read; see {@link #monitor(Semaphore)}. The meters are those of
+     * a mutex (see the class documentation), named {@value #DEFAULT_MUTEX_PREFIX}{@code ...} unless
+     * a prefix was set.
+     *
+     * <pre>{@code
+     * SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
+     * Mutex journal = Mutex.builder().name("journal").listener(metrics).build();
+     * metrics.monitor(journal).bindTo(registry);
+     * }</pre>
+     *
+     * @param mutex the mutex this listens to
+     * @return this, to call {@link #bindTo} next
+     * @throws NullPointerException if {@code mutex} is null
+     * @throws IllegalArgumentException if neither {@code mutex} nor this has a name, or if this is
+     *     the listener of a primitive of another name
+     * @throws IllegalStateException if another primitive is monitored already
+     */
+    public SemaphoreMetrics monitor(Mutex mutex) {
+        return monitorPrimitive("the mutex", mutex, mutex == null ? null : mutex.name());
+    }
+
+    /**
+     * Sets the read-write lock that the gauges read; see {@link #monitor(Semaphore)}. The meters
+     * are those of a read-write lock (see the class documentation), named
+     * {@value #DEFAULT_RW_LOCK_PREFIX}{@code ...} unless a prefix was set.
+     *
+     * <pre>{@code
+     * SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
+     * RwLock index = RwLock.builder(64).name("index").listener(metrics).build();
+     * metrics.monitor(index).bindTo(registry);
+     * }</pre>
+     *
+     * @param lock the lock this listens to
+     * @return this, to call {@link #bindTo} next
+     * @throws NullPointerException if {@code lock} is null
+     * @throws IllegalArgumentException if neither {@code lock} nor this has a name, or if this is
+     *     the listener of a primitive of another name
+     * @throws IllegalStateException if another primitive is monitored already
+     */
+    public SemaphoreMetrics monitor(RwLock lock) {
+        return monitorPrimitive("the lock", lock, lock == null ? null : lock.name());
+    }
+
+    private synchronized SemaphoreMetrics monitorPrimitive(String what, Object p, String primitiveName) {
+        if (p == null) {
+            throw new NullPointerException("monitor(null): " + what + " is null (" + describe() + ")");
         }
-        if (this.semaphore != null && this.semaphore != semaphore) {
-            throw new IllegalStateException("monitor(" + semaphore + "): SemaphoreMetrics \"" + name
-                    + "\" already monitors " + this.semaphore
-                    + "; one SemaphoreMetrics observes one semaphore, make another for this one");
+        if (primitive == p) {
+            return this;
         }
-        this.semaphore = semaphore;
+        if (primitive != null) {
+            throw new IllegalStateException("monitor(" + p + "): " + describe() + " already monitors " + primitive
+                    + "; one SemaphoreMetrics observes one primitive, make another for this one");
+        }
+        checkNamed("monitor(" + p + ")", what, primitiveName);
+        primitive = p;
         return this;
+    }
+
+    /** Refuses a primitive that leaves the name tag empty, or that is not the named one this listens to. */
+    private void checkNamed(String call, String what, String primitiveName) {
+        if (givenName == null && primitiveName == null) {
+            throw new IllegalArgumentException(call + ": neither " + what + " nor this SemaphoreMetrics has a name,"
+                    + " and every meter is tagged with one; name " + what + " in its builder (.name(\"uploads\"))"
+                    + " or the metrics (SemaphoreMetrics.builder(\"uploads\"))");
+        }
+        if (attachedName != null && !attachedName.equals(primitiveName)) {
+            throw new IllegalArgumentException(call + ": this SemaphoreMetrics is the listener of the primitive named \""
+                    + attachedName + "\", not of " + what + " named " + (primitiveName == null ? "nothing"
+                    : "\"" + primitiveName + "\"") + "; monitor the primitive it listens to");
+        }
     }
 
     /**
      * Builds a semaphore with this as its only wait listener, and monitors it: short for
-     * {@code monitor(builder.waitListener(this).build())}. To combine this with other listeners,
-     * use {@link WaitListener#all} and {@link #monitor} instead.
+     * {@code monitor(builder.listener(this).build())}. To combine this with other listeners,
+     * use {@link WaitListener#all} and {@link #monitor(Semaphore)} instead.
      *
-     * @param builder the semaphore's builder, with its other options set; its listener is replaced
+     * @param builder the semaphore's builder, with its other options set (its name, best); its
+     *     listener is replaced
      * @return the new semaphore, monitored by this
      * @throws NullPointerException if {@code builder} is null
-     * @throws IllegalStateException if this monitors a semaphore already (nothing is built)
+     * @throws IllegalStateException if this monitors a primitive already (nothing is built)
+     * @throws IllegalArgumentException if neither the semaphore nor this has a name (the semaphore
+     *     built is dropped, nothing is monitored)
      */
-    public synchronized Semaphore buildMonitored(Semaphore.Builder builder) {
-        if (builder == null) {
-            throw new NullPointerException("buildMonitored(null): the builder is null (SemaphoreMetrics \"" + name + "\")");
-        }
-        if (semaphore != null) {
-            throw new IllegalStateException("buildMonitored(builder): SemaphoreMetrics \"" + name
-                    + "\" already monitors " + semaphore
-                    + "; one SemaphoreMetrics observes one semaphore, make another for a new one");
-        }
-        Semaphore built = builder.waitListener(this).build();
-        this.semaphore = built;
+    public Semaphore buildMonitored(Semaphore.Builder builder) {
+        checkBuildable(builder);
+        Semaphore built = builder.listener(this).build();
+        monitor(built);
         return built;
     }
 
     /**
-     * Registers the meters in {@code registry}: the gauges of the monitored semaphore, and the
+     * Builds a mutex with this as its only wait listener, and monitors it: short for
+     * {@code monitor(builder.listener(this).build())}.
+     *
+     * @param builder the mutex's builder, with its other options set (its name, best); its
+     *     listener is replaced
+     * @return the new mutex, monitored by this
+     * @throws NullPointerException if {@code builder} is null
+     * @throws IllegalStateException if this monitors a primitive already (nothing is built)
+     * @throws IllegalArgumentException if neither the mutex nor this has a name (the mutex built
+     *     is dropped, nothing is monitored)
+     */
+    public Mutex buildMonitored(Mutex.Builder builder) {
+        checkBuildable(builder);
+        Mutex built = builder.listener(this).build();
+        monitor(built);
+        return built;
+    }
+
+    /**
+     * Builds a read-write lock with this as its only wait listener, and monitors it: short for
+     * {@code monitor(builder.listener(this).build())}.
+     *
+     * @param builder the lock's builder, with its other options set (its name, best); its listener
+     *     is replaced
+     * @return the new lock, monitored by this
+     * @throws NullPointerException if {@code builder} is null
+     * @throws IllegalStateException if this monitors a primitive already (nothing is built)
+     * @throws IllegalArgumentException if neither the lock nor this has a name (the lock built is
+     *     dropped, nothing is monitored)
+     */
+    public RwLock buildMonitored(RwLock.Builder builder) {
+        checkBuildable(builder);
+        RwLock built = builder.listener(this).build();
+        monitor(built);
+        return built;
+    }
+
+    private synchronized void checkBuildable(Object builder) {
+        if (builder == null) {
+            throw new NullPointerException("buildMonitored(null): the builder is null (" + describe() + ")");
+        }
+        if (primitive != null) {
+            throw new IllegalStateException("buildMonitored(builder): " + describe() + " already monitors " + primitive
+                    + "; one SemaphoreMetrics observes one primitive, make another for a new one");
+        }
+    }
+
+    /**
+     * Told by the builder of a named primitive that this is its listener (see
+     * {@link WaitListener#attached(String)}): remembered, so that {@link #monitor} can refuse a
+     * primitive of another name. A second call means a second primitive would share this
+     * listener and mix its waits into these meters: refused, so that {@code build()} fails.
+     *
+     * @param name the primitive's name
+     * @throws IllegalStateException if this is the listener of a named primitive already
+     */
+    @Override
+    public synchronized void attached(String name) {
+        if (attachedName != null) {
+            throw new IllegalStateException("attached(\"" + name + "\"): " + describe()
+                    + " is the listener of the primitive named \"" + attachedName + "\" already; one SemaphoreMetrics"
+                    + " observes one primitive, make another for this one");
+        }
+        attachedName = name;
+    }
+
+    /**
+     * Registers the meters in {@code registry}: the gauges of the monitored primitive, and the
      * timers, summaries and counter that this listener records from now on. Binding to a registry
      * bound before does nothing; binding to several registries records into each.
      *
      * @param registry the registry
      * @throws NullPointerException if {@code registry} is null
-     * @throws IllegalStateException if no semaphore is monitored yet: call {@link #monitor} (or
-     *     {@link #buildMonitored}) first
+     * @throws IllegalStateException if nothing is monitored yet: call {@link #monitor(Semaphore)}
+     *     (or {@link #buildMonitored(Semaphore.Builder)}, or their overloads) first
      */
     @Override
     public synchronized void bindTo(MeterRegistry registry) {
         if (registry == null) {
-            throw new NullPointerException("bindTo(null): the registry is null (SemaphoreMetrics \"" + name + "\")");
+            throw new NullPointerException("bindTo(null): the registry is null (" + describe() + ")");
         }
-        if (semaphore == null) {
-            throw new IllegalStateException("bindTo(" + registry.getClass().getSimpleName() + "): SemaphoreMetrics \""
-                    + name + "\" monitors no semaphore yet; call monitor(semaphore) first");
+        if (primitive == null) {
+            throw new IllegalStateException("bindTo(" + registry.getClass().getSimpleName() + "): " + describe()
+                    + " monitors nothing yet; call monitor(semaphore) first");
         }
         Meters[] current = bound;
         for (Meters m : current) {
@@ -205,31 +402,56 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
                 return;
             }
         }
-        Gauge.builder(prefix + ".capacity", semaphore, Semaphore::capacity)
-                .description("The semaphore's capacity")
-                .baseUnit(baseUnit).tags(tags).register(registry);
-        Gauge.builder(prefix + ".available", semaphore, Semaphore::availablePermits)
-                .description("The permits held by nobody and not handed to a waiter")
-                .baseUnit(baseUnit).tags(tags).register(registry);
-        Gauge.builder(prefix + ".queue.length", semaphore, Semaphore::queueLength)
-                .description("The acquisitions waiting in the queue")
-                .tags(tags).register(registry);
-        Gauge.builder(prefix + ".queue.permits", semaphore, Semaphore::queuedPermits)
-                .description("The permits the waiting acquisitions wait for")
-                .baseUnit(baseUnit).tags(tags).register(registry);
+        String prefix = prefix();
+        Tags tags = Tags.of(NAME_TAG, name()).and(this.tags);
+        boolean weighted = primitive instanceof Semaphore;
+        if (primitive instanceof Semaphore semaphore) {
+            Gauge.builder(prefix + ".capacity", semaphore, Semaphore::capacity)
+                    .description("The semaphore's capacity")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+            Gauge.builder(prefix + ".available", semaphore, Semaphore::availablePermits)
+                    .description("The permits held by nobody and not handed to a waiter")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+            Gauge.builder(prefix + ".queue.length", semaphore, Semaphore::queueLength)
+                    .description("The acquisitions waiting in the queue")
+                    .tags(tags).register(registry);
+            Gauge.builder(prefix + ".queue.permits", semaphore, Semaphore::queuedPermits)
+                    .description("The permits the waiting acquisitions wait for")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+        } else if (primitive instanceof Mutex mutex) {
+            Gauge.builder(prefix + ".locked", mutex, m -> m.isLocked() ? 1 : 0)
+                    .description("1 while the mutex is locked, else 0")
+                    .tags(tags).register(registry);
+            Gauge.builder(prefix + ".queue.length", mutex, Mutex::queueLength)
+                    .description("The callers waiting for the mutex")
+                    .tags(tags).register(registry);
+        } else {
+            RwLock lock = (RwLock) primitive;
+            Gauge.builder(prefix + ".write.locked", lock, l -> l.isWriteLocked() ? 1 : 0)
+                    .description("1 while a writer holds the lock, else 0")
+                    .tags(tags).register(registry);
+            Gauge.builder(prefix + ".read.locks", lock, RwLock::readLockCount)
+                    .description("The readers holding the lock")
+                    .tags(tags).register(registry);
+            Gauge.builder(prefix + ".queue.length", lock, RwLock::queueLength)
+                    .description("The readers and writers waiting for the lock")
+                    .tags(tags).register(registry);
+        }
         Timer[] waits = new Timer[OUTCOMES.length];
-        DistributionSummary[] weights = new DistributionSummary[OUTCOMES.length];
+        DistributionSummary[] weights = weighted ? new DistributionSummary[OUTCOMES.length] : null;
         for (WaitOutcome o : OUTCOMES) {
             String outcome = outcomeTag(o);
             waits[o.ordinal()] = Timer.builder(prefix + ".wait")
-                    .description("How long acquisitions waited in the queue, by how the wait ended")
+                    .description("How long callers waited in the queue, by how the wait ended")
                     .tags(tags).tag(OUTCOME_TAG, outcome).register(registry);
-            weights[o.ordinal()] = DistributionSummary.builder(prefix + ".wait.permits")
-                    .description("The permits each waiting acquisition waited for, by how the wait ended")
-                    .baseUnit(baseUnit).tags(tags).tag(OUTCOME_TAG, outcome).register(registry);
+            if (weighted) {
+                weights[o.ordinal()] = DistributionSummary.builder(prefix + ".wait.permits")
+                        .description("The permits each waiting acquisition waited for, by how the wait ended")
+                        .baseUnit(baseUnit).tags(tags).tag(OUTCOME_TAG, outcome).register(registry);
+            }
         }
         Counter rejected = Counter.builder(prefix + ".rejected")
-                .description("Acquisitions refused at once because the wait queue was full")
+                .description("Callers refused at once because the wait queue was full")
                 .tags(tags).register(registry);
         Meters[] next = Arrays.copyOf(current, current.length + 1);
         next[current.length] = new Meters(registry, waits, weights, rejected);
@@ -260,7 +482,9 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         int i = outcome.ordinal();
         for (Meters m : bound) {
             m.waits[i].record(waitNanos, TimeUnit.NANOSECONDS);
-            m.weights[i].record(permits);
+            if (m.weights != null) {
+                m.weights[i].record(permits);
+            }
         }
     }
 
@@ -278,12 +502,39 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     }
 
     /**
-     * Returns the value of the {@code name} tag.
+     * Returns the value of the {@code name} tag: the name given to {@link #builder(String)}, else
+     * the monitored primitive's name, else {@code null} (nothing monitored yet, and no name given).
      *
-     * @return the semaphore's name
+     * @return the name the meters are tagged with, or {@code null} if not known yet
      */
-    public String name() {
-        return name;
+    public synchronized @Nullable String name() {
+        if (givenName != null) {
+            return givenName;
+        }
+        if (primitive instanceof Semaphore s) {
+            return s.name();
+        }
+        if (primitive instanceof Mutex m) {
+            return m.name();
+        }
+        return primitive == null ? null : ((RwLock) primitive).name();
+    }
+
+    /**
+     * Returns the prefix of the meter names: the one given to {@link Builder#prefix(String)}, else
+     * the default of the monitored primitive's kind ({@value #DEFAULT_PREFIX} for a semaphore and
+     * while nothing is monitored, {@value #DEFAULT_MUTEX_PREFIX}, {@value #DEFAULT_RW_LOCK_PREFIX}).
+     *
+     * @return the prefix
+     */
+    public synchronized String prefix() {
+        if (givenPrefix != null) {
+            return givenPrefix;
+        }
+        if (primitive instanceof Mutex) {
+            return DEFAULT_MUTEX_PREFIX;
+        }
+        return primitive instanceof RwLock ? DEFAULT_RW_LOCK_PREFIX : DEFAULT_PREFIX;
     }
 
     /**
@@ -298,9 +549,22 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         return outcome.name().toLowerCase(Locale.ROOT);
     }
 
+    /** For messages: {@code SemaphoreMetrics "uploads"}, or {@code SemaphoreMetrics (unnamed)}. */
+    private String describe() {
+        String name = name();
+        return name == null ? "SemaphoreMetrics (unnamed)" : "SemaphoreMetrics \"" + name + "\"";
+    }
+
+    /**
+     * Returns a description for logs.
+     *
+     * @return for example {@code "SemaphoreMetrics[uploads, handoff.semaphore, tags [service=ingest], base unit bytes]"}
+     */
     @Override
-    public String toString() {
-        return "SemaphoreMetrics[" + prefix + " " + tags + ", base unit " + baseUnit + "]";
+    public synchronized String toString() {
+        String name = name();
+        return "SemaphoreMetrics[" + (name == null ? "unnamed" : name) + ", " + prefix() + ", tags " + tags
+                + ", base unit " + baseUnit + "]";
     }
 
     /** The meters of one registry. */
@@ -329,12 +593,14 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     }
 
     /**
-     * The options of a {@link SemaphoreMetrics}: from {@link SemaphoreMetrics#builder(String)}.
-     * Not thread-safe.
+     * The options of a {@link SemaphoreMetrics}: from {@link SemaphoreMetrics#builder()} (the
+     * primitive's name) or {@link SemaphoreMetrics#builder(String)}. Not thread-safe.
      */
     public static final class Builder {
+        /** Null: the primitive's name. */
         private final String name;
-        private String prefix = DEFAULT_PREFIX;
+        /** Null: the default of the primitive's kind. */
+        private String prefix;
         private String baseUnit = DEFAULT_BASE_UNIT;
         private final List<Tag> tags = new ArrayList<>();
 
@@ -343,8 +609,10 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         }
 
         /**
-         * Sets the prefix of every meter name, instead of {@value #DEFAULT_PREFIX}: with
-         * {@code "uploads.limiter"}, the timer is {@code uploads.limiter.wait}.
+         * Sets the prefix of every meter name, instead of the default of the monitored primitive's
+         * kind ({@value #DEFAULT_PREFIX}, {@value #DEFAULT_MUTEX_PREFIX},
+         * {@value #DEFAULT_RW_LOCK_PREFIX}): with {@code "uploads.limiter"}, the timer is
+         * {@code uploads.limiter.wait}.
          *
          * @param prefix the prefix, not blank, neither starting nor ending with a dot
          * @return this builder
@@ -364,7 +632,8 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         /**
          * Sets the base unit of the meters that count permits (capacity, available, queued
          * permits, waited permits), instead of {@value #DEFAULT_BASE_UNIT}: for a semaphore whose
-         * permits are bytes, {@code "bytes"} (Micrometer's {@code BaseUnits.BYTES}).
+         * permits are bytes, {@code "bytes"} (Micrometer's {@code BaseUnits.BYTES}). A mutex's or
+         * read-write lock's meters count callers, not permits: the base unit does not apply.
          *
          * @param baseUnit the unit, not blank
          * @return this builder
@@ -424,7 +693,8 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
                 }
                 if (t.getKey().equals(NAME_TAG) || t.getKey().equals(OUTCOME_TAG)) {
                     throw new IllegalArgumentException("tags(" + tags + "): the key \"" + t.getKey()
-                            + "\" is SemaphoreMetrics' own (" + NAME_TAG + " is the name given to builder(name), "
+                            + "\" is SemaphoreMetrics' own (" + NAME_TAG + " is the primitive's name or the one given to"
+                            + " builder(name), "
                             + OUTCOME_TAG + " tags the waits); choose another key");
                 }
                 added.add(t);
@@ -434,11 +704,12 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         }
 
         /**
-         * Builds the metrics: give them to {@link Semaphore.Builder#waitListener(WaitListener)},
-         * then {@link SemaphoreMetrics#monitor} the semaphore and {@link SemaphoreMetrics#bindTo}
-         * a registry.
+         * Builds the metrics: give them to the primitive's builder
+         * ({@link Semaphore.Builder#listener(WaitListener)}, {@link Mutex.Builder#listener(WaitListener)},
+         * {@link RwLock.Builder#listener(WaitListener)}), then {@link SemaphoreMetrics#monitor} the
+         * primitive and {@link SemaphoreMetrics#bindTo} a registry.
          *
-         * @return new metrics, monitoring no semaphore yet
+         * @return new metrics, monitoring nothing yet
          */
         public SemaphoreMetrics build() {
             return new SemaphoreMetrics(this);

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Micrometer metrics for the handoff {@link dev.handoff.Semaphore}:
- * {@link dev.handoff.micrometer.SemaphoreMetrics} is both the semaphore's
- * {@link dev.handoff.WaitListener} and a Micrometer {@code MeterBinder}, with gauges for the
- * capacity, the available permits, the queued waiters and the queued permits, a wait timer tagged
- * by outcome and a counter of rejected acquisitions. micrometer-core is an optional dependency of
- * this module: add it yourself.
+ * Micrometer metrics for the handoff {@link dev.handoff.Semaphore}, {@link dev.handoff.Mutex} and
+ * {@link dev.handoff.RwLock}: {@link dev.handoff.micrometer.SemaphoreMetrics} is both the
+ * primitive's {@link dev.handoff.WaitListener} and a Micrometer {@code MeterBinder}, with gauges
+ * that read the primitive (a semaphore's capacity, available permits, queued waiters and queued
+ * permits; whether a mutex is locked; a read-write lock's write flag and readers), a wait timer
+ * tagged by outcome and a counter of rejected acquisitions, all tagged with the primitive's name.
+ * micrometer-core is an optional dependency of this module: add it yourself.
  */
+@NullMarked
 package dev.handoff.micrometer;
+
+import org.jspecify.annotations.NullMarked;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.handoff.Permits;
 import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreRejectedException;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -43,13 +44,14 @@ class ReadmeExamplesTest {
     Storage storage;
 
     Semaphore uploads() {
-        SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads")
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder()
                 .baseUnit("bytes")                                  // the permits are bytes
                 .tags("service", "ingest")
                 .build();
         Semaphore uploads = Semaphore.builder(64L << 20)            // 64 MiB in flight
+                .name("uploads")                                    // the meters' name tag, too
                 .maxQueuedPermits(256L << 20)                       // shed load beyond 256 MiB waiting
-                .waitListener(metrics)                              // 1. times every wait
+                .listener(metrics)                                  // 1. times every wait
                 .build();
         metrics.monitor(uploads)                                    // 2. the semaphore the gauges read
                 .bindTo(registry);                                  // 3. the meters
@@ -57,7 +59,7 @@ class ReadmeExamplesTest {
     }
 
     boolean store(Semaphore uploads, Part part) throws IOException, InterruptedException {
-        if (!uploads.tryAcquire(part.size(), Duration.ofSeconds(2))) {
+        if (!uploads.tryAcquireBlocking(part.size(), Duration.ofSeconds(2))) {
             return false;                                   // counted in wait{outcome=timed_out}
         }                                                   // shed: SemaphoreRejectedException, counted in rejected
         try {
@@ -182,16 +184,16 @@ class ReadmeExamplesTest {
         assertFalse(store(uploads, new Part("late", 1 * MIB)));     // waits 2 s, times out
         assertEquals(1, waits("timed_out"));
 
-        CompletableFuture<Void> queued = uploads.acquireAsync(64 * MIB);
-        CompletableFuture<Void> more = uploads.acquireAsync(64 * MIB);
-        CompletableFuture<Void> evenMore = uploads.acquireAsync(64 * MIB);
-        CompletableFuture<Void> full = uploads.acquireAsync(64 * MIB);  // 256 MiB wait now
+        CompletableFuture<Permits> queued = uploads.acquireAsync(64 * MIB);
+        CompletableFuture<Permits> more = uploads.acquireAsync(64 * MIB);
+        CompletableFuture<Permits> evenMore = uploads.acquireAsync(64 * MIB);
+        CompletableFuture<Permits> full = uploads.acquireAsync(64 * MIB);  // 256 MiB wait now
         assertEquals(256.0 * MIB, gauge("handoff.semaphore.queue.permits"));
         assertThrows(SemaphoreRejectedException.class, () -> store(uploads, new Part("shed", 1 * MIB)));
         assertEquals(1.0, registry.get("handoff.semaphore.rejected").tag("name", "uploads").counter().count());
 
         uploads.close();
-        for (CompletableFuture<Void> f : List.of(queued, more, evenMore, full)) {
+        for (CompletableFuture<Permits> f : List.of(queued, more, evenMore, full)) {
             assertTrue(f.isCompletedExceptionally());
         }
         assertEquals(4, waits("closed"));

@@ -11,6 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.handoff.Acquisition;
+import dev.handoff.Mutex;
+import dev.handoff.Permits;
+import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreClosedException;
 import dev.handoff.SemaphoreRejectedException;
@@ -59,9 +62,13 @@ class SemaphoreMetricsTest {
     }
 
     private Timer timer(String prefix, WaitOutcome outcome) {
-        Timer t = registry.find(prefix + ".wait").tag("name", "test").tag("outcome", SemaphoreMetrics.outcomeTag(outcome))
+        return timer(prefix, "test", outcome);
+    }
+
+    private Timer timer(String prefix, String name, WaitOutcome outcome) {
+        Timer t = registry.find(prefix + ".wait").tag("name", name).tag("outcome", SemaphoreMetrics.outcomeTag(outcome))
                 .timer();
-        assertNotNull(t, "no timer " + prefix + ".wait " + outcome);
+        assertNotNull(t, "no timer " + prefix + ".wait " + name + " " + outcome);
         return t;
     }
 
@@ -91,7 +98,7 @@ class SemaphoreMetricsTest {
 
     private Semaphore monitored(long capacity) {
         SemaphoreMetrics metrics = SemaphoreMetrics.of("test");
-        Semaphore s = Semaphore.builder(capacity).waitListener(metrics).build();
+        Semaphore s = Semaphore.builder(capacity).listener(metrics).build();
         metrics.monitor(s).bindTo(registry);
         return s;
     }
@@ -109,8 +116,8 @@ class SemaphoreMetricsTest {
         assertTrue(s.tryAcquire(7));
         assertEquals(3.0, gauge("handoff.semaphore.available"));
 
-        CompletableFuture<Void> five = s.acquireAsync(5);
-        CompletableFuture<Void> two = s.acquireAsync(2);
+        CompletableFuture<Permits> five = s.acquireAsync(5);
+        CompletableFuture<Permits> two = s.acquireAsync(2);
         assertEquals(2.0, gauge("handoff.semaphore.queue.length"));
         assertEquals(7.0, gauge("handoff.semaphore.queue.permits"));
         assertEquals(0.0, gauge("handoff.semaphore.available"), "0 whenever somebody waits");
@@ -139,7 +146,7 @@ class SemaphoreMetricsTest {
         assertTrue(s.tryAcquire(4));
 
         // granted, after a wait of at least 30 ms
-        CompletableFuture<Void> granted = s.acquireAsync(3);
+        CompletableFuture<Permits> granted = s.acquireAsync(3);
         TimeUnit.MILLISECONDS.sleep(30);
         s.release(3);
         granted.get(5, TimeUnit.SECONDS);
@@ -151,25 +158,25 @@ class SemaphoreMetricsTest {
         assertTrue(s.tryAcquire(4));
 
         // cancelled
-        CompletableFuture<Void> cancelled = s.acquireAsync(2);
+        CompletableFuture<Permits> cancelled = s.acquireAsync(2);
         assertTrue(cancelled.cancel(false));
         assertEquals(List.of(1L, 1L, 0L, 0L, 0L), waitCounts());
 
         // timed out, blocking
-        assertFalse(s.tryAcquire(1, Duration.ofMillis(20)));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(20)));
         assertEquals(List.of(1L, 1L, 1L, 0L, 0L), waitCounts());
         assertTrue(timer(WaitOutcome.TIMED_OUT).totalTime(TimeUnit.MILLISECONDS) >= 15, // measured from joining the queue, a little after the call
                 "waited " + timer(WaitOutcome.TIMED_OUT).totalTime(TimeUnit.MILLISECONDS) + " ms");
 
         // failed: the capacity shrank below the weight
-        Acquisition tooHeavy = s.acquire(4, NO_OP);
+        Acquisition tooHeavy = s.acquireThen(4, NO_OP);
         s.setCapacity(3);
         assertInstanceOf(IllegalStateException.class, tooHeavy.failure());
         assertEquals(List.of(1L, 1L, 1L, 0L, 1L), waitCounts());
         assertEquals(4.0, weights(WaitOutcome.FAILED).totalAmount());
 
         // closed
-        CompletableFuture<Void> closed = s.acquireAsync(1);
+        CompletableFuture<Permits> closed = s.acquireAsync(1);
         s.close();
         ExecutionException e = assertThrows(ExecutionException.class, () -> closed.get(5, TimeUnit.SECONDS));
         assertInstanceOf(SemaphoreClosedException.class, e.getCause());
@@ -183,7 +190,7 @@ class SemaphoreMetricsTest {
         assertTrue(s.tryAcquire(1));
         s.acquireBlocking(1);
         s.acquireAsync(1).get();
-        assertTrue(s.tryAcquire(1, Duration.ofSeconds(1)));
+        assertTrue(s.tryAcquireBlocking(1, Duration.ofSeconds(1)));
         s.release(4);
         assertEquals(List.of(0L, 0L, 0L, 0L, 0L), waitCounts());
     }
@@ -194,8 +201,8 @@ class SemaphoreMetricsTest {
         Semaphore s = metrics.buildMonitored(Semaphore.builder(2).maxQueueLength(1));
         metrics.bindTo(registry);
         assertTrue(s.tryAcquire(2));
-        CompletableFuture<Void> waiting = s.acquireAsync(1);
-        assertThrows(SemaphoreRejectedException.class, () -> s.tryAcquire(1, Duration.ofSeconds(5)));
+        CompletableFuture<Permits> waiting = s.acquireAsync(1);
+        assertThrows(SemaphoreRejectedException.class, () -> s.tryAcquireBlocking(1, Duration.ofSeconds(5)));
         ExecutionException e = assertThrows(ExecutionException.class, () -> s.acquireAsync(2).get());
         assertInstanceOf(SemaphoreRejectedException.class, e.getCause());
         assertEquals(2.0, rejected().count());
@@ -213,10 +220,10 @@ class SemaphoreMetricsTest {
     @Test
     void withoutTheListenerNothingIsTimed() throws Exception {
         SemaphoreMetrics metrics = SemaphoreMetrics.of("test");
-        Semaphore forgotten = new Semaphore(1); // no waitListener(metrics)
+        Semaphore forgotten = new Semaphore(1); // no listener(metrics)
         metrics.monitor(forgotten).bindTo(registry);
         assertTrue(forgotten.tryAcquire(1));
-        assertFalse(forgotten.tryAcquire(1, Duration.ofMillis(5)));
+        assertFalse(forgotten.tryAcquireBlocking(1, Duration.ofMillis(5)));
         assertEquals(List.of(0L, 0L, 0L, 0L, 0L), waitCounts());
         assertEquals(0.0, gauge("handoff.semaphore.available"), "the gauges work without the listener");
 
@@ -225,7 +232,7 @@ class SemaphoreMetricsTest {
         Semaphore s = installed.buildMonitored(Semaphore.builder(1));
         installed.bindTo(second);
         assertTrue(s.tryAcquire(1));
-        assertFalse(s.tryAcquire(1, Duration.ofMillis(5)));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(5)));
         assertEquals(1, second.get("handoff.semaphore.wait").tag("outcome", "timed_out").timer().count());
     }
 
@@ -233,7 +240,7 @@ class SemaphoreMetricsTest {
     void composesWithOtherListeners() throws Exception {
         SemaphoreMetrics metrics = SemaphoreMetrics.of("test");
         AtomicLong mine = new AtomicLong();
-        Semaphore s = Semaphore.builder(1).waitListener(WaitListener.all(metrics, new WaitListener() {
+        Semaphore s = Semaphore.builder(1).listener(WaitListener.all(metrics, new WaitListener() {
             @Override
             public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
                 mine.incrementAndGet();
@@ -241,7 +248,7 @@ class SemaphoreMetricsTest {
         })).build();
         metrics.monitor(s).bindTo(registry);
         assertTrue(s.tryAcquire(1));
-        assertFalse(s.tryAcquire(1, Duration.ofMillis(5)));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(5)));
         assertEquals(1, mine.get());
         assertEquals(1, timer(WaitOutcome.TIMED_OUT).count());
     }
@@ -294,7 +301,7 @@ class SemaphoreMetricsTest {
         assertEquals(1024.0, registry.get("uploads.limiter.capacity").tag("region", "eu").gauge().value());
 
         assertTrue(s.tryAcquire(1000));
-        CompletableFuture<Void> w = s.acquireAsync(100);
+        CompletableFuture<Permits> w = s.acquireAsync(100);
         assertEquals(100.0, registry.get("uploads.limiter.queue.permits").gauge().value());
         s.release(1000);
         w.get(5, TimeUnit.SECONDS);
@@ -312,22 +319,23 @@ class SemaphoreMetricsTest {
         metrics.bindTo(registry); // again: nothing changes
         metrics.bindTo(other);
         assertTrue(s.tryAcquire(1));
-        assertFalse(s.tryAcquire(1, Duration.ofMillis(5)));
+        assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(5)));
         assertEquals(1, timer(WaitOutcome.TIMED_OUT).count());
         assertEquals(1, other.get("handoff.semaphore.wait").tag("outcome", "timed_out").timer().count());
     }
 
-    /** The snippet proposed for the Javadoc of the core's {@code Semaphore.Builder.waitListener}. */
+    /** The snippet of the Javadoc of the core's {@code Semaphore.Builder.listener}. */
     @Test
     void theCoreJavadocSnippet() throws Exception {
         SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
         Semaphore budget = Semaphore.builder(64 << 20)
-                .waitListener(metrics)
+                .name("uploads")
+                .listener(metrics)
                 .build();
         metrics.monitor(budget).bindTo(registry);
 
         assertTrue(budget.tryAcquire(64 << 20));
-        assertFalse(budget.tryAcquire(1, Duration.ofMillis(5)));
+        assertFalse(budget.tryAcquireBlocking(1, Duration.ofMillis(5)));
         assertEquals(1, registry.get("handoff.semaphore.wait").tag("name", "uploads").tag("outcome", "timed_out")
                 .timer().count());
         assertEquals("bytes", registry.get("handoff.semaphore.capacity").gauge().getId().getBaseUnit());
@@ -354,13 +362,178 @@ class SemaphoreMetricsTest {
         assertEquals(3.0, gauge("handoff.semaphore.capacity"));
     }
 
+    // ------------------------------------------------------------------ the primitive's name
+
+    @Test
+    void thePrimitivesNameIsTheDefaultNameTag() throws Exception {
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
+        assertNull(metrics.name(), "no name known before a primitive is monitored");
+        Semaphore s = Semaphore.builder(5).name("uploads").listener(metrics).build();
+        metrics.monitor(s).bindTo(registry);
+        assertEquals("uploads", metrics.name());
+        assertEquals(15, registry.getMeters().size());
+        for (Meter m : registry.getMeters()) {
+            assertEquals("uploads", m.getId().getTag("name"), m.getId().toString());
+        }
+        assertTrue(s.tryAcquire(5));
+        assertTrue(s.acquireAsync(1).cancel(false));
+        assertEquals(1, registry.get("handoff.semaphore.wait").tag("name", "uploads").tag("outcome", "cancelled")
+                .timer().count());
+
+        SemaphoreMetrics built = SemaphoreMetrics.builder().prefix("ingest").build();
+        Semaphore other = built.buildMonitored(Semaphore.builder(2).name("parts"));
+        built.bindTo(registry);
+        assertEquals(2.0, registry.get("ingest.capacity").tag("name", "parts").gauge().value());
+        assertEquals("parts", other.name());
+    }
+
+    @Test
+    void aNameGivenToTheMetricsWinsOverThePrimitives() {
+        SemaphoreMetrics metrics = SemaphoreMetrics.of("ingest-uploads");
+        metrics.buildMonitored(Semaphore.builder(3).name("uploads"));
+        metrics.bindTo(registry);
+        assertEquals("ingest-uploads", metrics.name());
+        for (Meter m : registry.getMeters()) {
+            assertEquals("ingest-uploads", m.getId().getTag("name"), m.getId().toString());
+        }
+    }
+
+    @Test
+    void withoutAnyNameMonitorIsRefused() {
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
+        Semaphore unnamed = new Semaphore(1);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> metrics.monitor(unnamed));
+        assertEquals("monitor(" + unnamed + "): neither the semaphore nor this SemaphoreMetrics has a name, and every"
+                + " meter is tagged with one; name the semaphore in its builder (.name(\"uploads\")) or the metrics"
+                + " (SemaphoreMetrics.builder(\"uploads\"))", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> metrics.monitor(new Mutex()));
+        assertThrows(IllegalArgumentException.class, () -> metrics.buildMonitored(RwLock.builder(2)));
+        IllegalStateException unbound = assertThrows(IllegalStateException.class, () -> metrics.bindTo(registry));
+        assertTrue(unbound.getMessage().contains("SemaphoreMetrics (unnamed) monitors nothing yet"), unbound.getMessage());
+
+        Semaphore named = Semaphore.builder(1).name("named").build();
+        assertSame(metrics, metrics.monitor(named), "nothing was monitored by the refused calls");
+        metrics.bindTo(registry);
+        assertEquals(1.0, registry.get("handoff.semaphore.capacity").tag("name", "named").gauge().value());
+    }
+
+    // ------------------------------------------------------------------ Mutex and RwLock
+
+    @Test
+    void aMutexHasItsOwnMeters() throws Exception {
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
+        Mutex m = metrics.buildMonitored(Mutex.builder().name("journal").maxQueueLength(1));
+        metrics.bindTo(registry);
+        Map<String, String> seen = new TreeMap<>();
+        for (Meter meter : registry.getMeters()) {
+            assertEquals("journal", meter.getId().getTag("name"), meter.getId().toString());
+            if (!meter.getId().getName().endsWith(".wait")) { // the timers' unit is time
+                assertNull(meter.getId().getBaseUnit(), "a mutex's meters count callers, not permits: " + meter.getId());
+            }
+            seen.merge(meter.getId().getName(), "1", (a, b) -> String.valueOf(Integer.parseInt(a) + 1));
+        }
+        assertEquals(Map.of("handoff.mutex.locked", "1", "handoff.mutex.queue.length", "1", "handoff.mutex.wait", "5",
+                "handoff.mutex.rejected", "1"), seen);
+
+        Gauge locked = registry.get("handoff.mutex.locked").gauge();
+        Gauge queued = registry.get("handoff.mutex.queue.length").gauge();
+        assertEquals(0.0, locked.value());
+        Permits held = m.lockBlocking();
+        assertEquals(1.0, locked.value());
+        CompletableFuture<Permits> next = m.lockAsync();
+        assertEquals(1.0, queued.value());
+        ExecutionException shed = assertThrows(ExecutionException.class, () -> m.lockAsync().get());
+        assertInstanceOf(SemaphoreRejectedException.class, shed.getCause());
+        assertEquals(1.0, registry.get("handoff.mutex.rejected").counter().count());
+        held.release();
+        next.get(5, TimeUnit.SECONDS).release();
+        assertEquals(0.0, queued.value());
+        assertEquals(0.0, locked.value());
+        assertEquals(1, timer("handoff.mutex", "journal", WaitOutcome.GRANTED).count());
+
+        assertTrue(m.tryLock());
+        assertTrue(m.lockAsync().cancel(false));
+        assertEquals(1, timer("handoff.mutex", "journal", WaitOutcome.CANCELLED).count());
+        m.unlock();
+    }
+
+    @Test
+    void anRwLockHasItsOwnMeters() throws Exception {
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder().tags("tier", "hot").build();
+        RwLock index = RwLock.builder(4).name("index").listener(metrics).build();
+        metrics.monitor(index).bindTo(registry);
+        assertEquals("handoff.rwlock", metrics.prefix());
+        assertEquals(3 + 5 + 1, registry.getMeters().size(), registry.getMeters().toString());
+        for (Meter meter : registry.getMeters()) {
+            assertEquals("index", meter.getId().getTag("name"), meter.getId().toString());
+            assertEquals("hot", meter.getId().getTag("tier"), meter.getId().toString());
+        }
+        Gauge writeLocked = registry.get("handoff.rwlock.write.locked").gauge();
+        Gauge readers = registry.get("handoff.rwlock.read.locks").gauge();
+        Gauge queued = registry.get("handoff.rwlock.queue.length").gauge();
+
+        Permits first = index.readLockBlocking();
+        Permits second = index.readLockBlocking();
+        assertEquals(2.0, readers.value());
+        assertEquals(0.0, writeLocked.value());
+        CompletableFuture<Permits> writer = index.writeLockAsync();
+        assertEquals(1.0, queued.value());
+        first.release();
+        second.release();
+        Permits write = writer.get(5, TimeUnit.SECONDS);
+        assertEquals(1.0, writeLocked.value());
+        assertEquals(0.0, readers.value());
+        assertEquals(0.0, queued.value());
+        assertEquals(1, timer("handoff.rwlock", "index", WaitOutcome.GRANTED).count());
+
+        CompletableFuture<Permits> reader = index.readLockAsync();
+        index.close();
+        assertThrows(ExecutionException.class, () -> reader.get(5, TimeUnit.SECONDS));
+        assertEquals(1, timer("handoff.rwlock", "index", WaitOutcome.CLOSED).count());
+        write.release();
+        assertEquals(0.0, writeLocked.value());
+    }
+
+    @Test
+    void aPrefixGivenReplacesTheDefaultOfEveryKind() {
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder("test").prefix("journal.lock").build();
+        assertEquals("journal.lock", metrics.prefix());
+        metrics.buildMonitored(Mutex.builder());
+        metrics.bindTo(registry);
+        assertEquals(0.0, registry.get("journal.lock.locked").tag("name", "test").gauge().value());
+        assertNull(registry.find("handoff.mutex.locked").gauge());
+    }
+
+    /**
+     * The core tells a listener the name of each named primitive it is given to: a second one is
+     * refused at build time, and monitor refuses a primitive other than the one listened to.
+     */
+    @Test
+    void oneMetricsListensToOnePrimitive() {
+        SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
+        Semaphore.Builder uploads = Semaphore.builder(2).name("uploads").listener(metrics);
+        Semaphore first = uploads.build();
+        IllegalStateException twice = assertThrows(IllegalStateException.class, uploads::build);
+        assertTrue(twice.getMessage().startsWith("attached(\"uploads\"): SemaphoreMetrics (unnamed) is the listener"
+                + " of the primitive named \"uploads\" already"), twice.getMessage());
+        assertThrows(IllegalStateException.class,
+                () -> Mutex.builder().name("journal").listener(WaitListener.all(new WaitListener() { }, metrics)).build(),
+                "WaitListener.all tells each of its listeners");
+
+        IllegalArgumentException other = assertThrows(IllegalArgumentException.class,
+                () -> metrics.monitor(Semaphore.builder(2).name("downloads").build()));
+        assertTrue(other.getMessage().contains("is the listener of the primitive named \"uploads\", not of the"
+                + " semaphore named \"downloads\""), other.getMessage());
+        assertSame(metrics, metrics.monitor(first));
+    }
+
     // ------------------------------------------------------------------ misuse
 
     @Test
     void bindingBeforeASemaphoreIsKnownIsRefused() {
         SemaphoreMetrics metrics = SemaphoreMetrics.of("uploads");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> metrics.bindTo(registry));
-        assertTrue(e.getMessage().startsWith("bindTo(SimpleMeterRegistry): SemaphoreMetrics \"uploads\" monitors no semaphore yet"),
+        assertTrue(e.getMessage().startsWith("bindTo(SimpleMeterRegistry): SemaphoreMetrics \"uploads\" monitors nothing yet"),
                 e.getMessage());
         assertTrue(registry.getMeters().isEmpty(), "nothing registered");
     }
@@ -368,7 +541,7 @@ class SemaphoreMetricsTest {
     @Test
     void aSecondSemaphoreIsRefused() {
         SemaphoreMetrics metrics = SemaphoreMetrics.of("test");
-        Semaphore first = Semaphore.builder(3).waitListener(metrics).build();
+        Semaphore first = Semaphore.builder(3).listener(metrics).build();
         Semaphore second = new Semaphore(5);
         assertSame(metrics, metrics.monitor(first));
         assertSame(metrics, metrics.monitor(first), "the same one again is fine");
@@ -377,9 +550,15 @@ class SemaphoreMetricsTest {
         assertThrows(IllegalStateException.class, () -> metrics.buildMonitored(Semaphore.builder(7)));
         metrics.bindTo(registry);
         assertEquals(3.0, gauge("handoff.semaphore.capacity"), "still the first semaphore");
-        assertThrows(NullPointerException.class, () -> metrics.monitor(null));
+        assertThrows(NullPointerException.class, () -> metrics.monitor((Semaphore) null));
+        assertEquals("monitor(null): the mutex is null (SemaphoreMetrics \"test\")",
+                assertThrows(NullPointerException.class, () -> metrics.monitor((Mutex) null)).getMessage());
+        assertThrows(NullPointerException.class, () -> metrics.monitor((RwLock) null));
+        assertThrows(IllegalStateException.class, () -> metrics.monitor(Mutex.builder().build()));
         assertThrows(NullPointerException.class, () -> metrics.bindTo(null));
-        assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored(null));
+        assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored((Semaphore.Builder) null));
+        assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored((Mutex.Builder) null));
+        assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored((RwLock.Builder) null));
     }
 
     @Test

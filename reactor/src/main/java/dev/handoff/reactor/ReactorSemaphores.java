@@ -2,6 +2,7 @@
 package dev.handoff.reactor;
 
 import dev.handoff.Mutex;
+import dev.handoff.Permits;
 import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import java.util.concurrent.CancellationException;
@@ -121,11 +122,14 @@ public final class ReactorSemaphores {
 
     /**
      * Acquires {@code n} permits on each subscription and emits a {@link Permits} handle once they
-     * are granted, for callers that release elsewhere (a callback, another pipeline). The
-     * subscriber that receives the handle owns the permits and must call
-     * {@link Permits#release()} (idempotent). A subscriber that cancels before receiving it holds
-     * nothing: the wait is withdrawn, or, if the grant won the race, the library releases it. See
-     * the class documentation for failures and threads.
+     * are granted, for callers that release elsewhere (a callback, another pipeline). The handle is
+     * the core's own, the one {@link Semaphore#acquireAsync(long)} completes with:
+     * {@link Permits#permits()} is {@code n}, and only the first {@link Permits#release()} (or
+     * {@link Permits#close()}) gives the permits back, so it is safe to call from several cleanup
+     * paths ({@code doFinally}, a discard hook, a {@code finally} block). The subscriber that
+     * receives the handle owns the permits and must release them. A subscriber that cancels before
+     * receiving it holds nothing: the wait is withdrawn, or, if the grant won the race, the library
+     * releases it. See the class documentation for failures and threads.
      *
      * <p>Once {@code onNext} has handed the handle over, only the subscriber can release it. A
      * subscriber or operator that drops a value arriving while it is being cancelled leaks the
@@ -338,48 +342,47 @@ public final class ReactorSemaphores {
     // ------------------------------------------------------------------ internals
 
     private static Mono<Permits> acquireUnchecked(Semaphore semaphore, long n) {
-        return lazyAcquisition(n, () -> semaphore.acquireAsync(n), () -> semaphore.release(n));
+        return lazyAcquisition(() -> semaphore.acquireAsync(n));
     }
 
     private static Mono<Permits> lockUnchecked(Mutex mutex) {
-        return lazyAcquisition(1, mutex::lockAsync, mutex::unlock);
+        return lazyAcquisition(mutex::lockAsync);
     }
 
     private static Mono<Permits> readLockUnchecked(RwLock lock) {
-        return lazyAcquisition(1, lock::readLockAsync, lock::readUnlock);
+        return lazyAcquisition(lock::readLockAsync);
     }
 
     private static Mono<Permits> writeLockUnchecked(RwLock lock) {
-        return lazyAcquisition(lock.maxReaders(), lock::writeLockAsync, lock::writeUnlock);
+        return lazyAcquisition(lock::writeLockAsync);
     }
 
     /**
      * The one acquisition every operator is built on. On subscribe, starts the core's future
-     * (so nothing is queued before); on the grant, emits a {@link Permits} handle.
+     * (so nothing is queued before); on the grant, emits the {@link Permits} handle that the
+     * future completes with (the core's own: no wrapper is allocated).
      *
      * <p>Who owns a granted handle is decided by the {@code MonoSink}: either {@code success}
      * delivers it to the subscriber (which then owns it), or the subscriber's cancel got there
      * first, in which case the sink runs {@code onCancel} and drops the value; never both. So
      * {@code onCancel} alone deals with the undelivered case: it withdraws the wait, and if the
      * wait could not be withdrawn ({@code cancel} returned false: the grant won), it releases the
-     * handle once the future has completed with the grant. The handle's own guard makes a second
-     * release (a discard hook of the user's, say) harmless.
+     * handle once the future has completed with the grant. The handle gives its permits back
+     * once only, so a second release (a discard hook of the user's, say) is harmless.
      */
-    private static Mono<Permits> lazyAcquisition(long weight, Supplier<CompletableFuture<Void>> start,
-            Runnable release) {
+    private static Mono<Permits> lazyAcquisition(Supplier<CompletableFuture<Permits>> start) {
         return Mono.create(sink -> {
-            CompletableFuture<Void> wait = start.get(); // throws only if the capacity shrank: onError
-            Permits permits = new Permits(weight, release);
+            CompletableFuture<Permits> wait = start.get(); // throws only if the capacity shrank: onError
             sink.onCancel(() -> {
                 if (!wait.cancel(false)) {
-                    wait.whenComplete((granted, failure) -> {
+                    wait.whenComplete((permits, failure) -> {
                         if (failure == null) {
                             permits.release(); // a grant nobody will receive
                         }
                     });
                 }
             });
-            wait.whenComplete((granted, failure) -> {
+            wait.whenComplete((permits, failure) -> {
                 if (failure == null) {
                     sink.success(permits);
                 } else if (!(wait.isCancelled() && failure instanceof CancellationException)) {

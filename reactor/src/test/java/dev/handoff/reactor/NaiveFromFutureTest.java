@@ -4,6 +4,7 @@ package dev.handoff.reactor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.handoff.Permits;
 import dev.handoff.Semaphore;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,7 +24,7 @@ class NaiveFromFutureTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
 
-        Mono<Void> naive = Mono.fromFuture(s.acquireAsync(1)); // built, never subscribed
+        Mono<Permits> naive = Mono.fromFuture(s.acquireAsync(1)); // built, never subscribed
         assertEquals(1, s.queueLength(), "queued before anyone subscribed");
 
         s.release(1); // the permit goes to the orphaned future: held by nobody
@@ -47,9 +48,9 @@ class NaiveFromFutureTest {
     void aCancelRacingTheGrantLeaks() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        CompletableFuture<Void> acquisition = s.acquireAsync(1);
+        CompletableFuture<Permits> acquisition = s.acquireAsync(1);
         Mono<Void> naive = Mono.fromFuture(acquisition)
-                .then(Mono.fromRunnable(() -> s.release(1))); // "the work, then release"
+                .flatMap(permits -> Mono.<Void>fromRunnable(permits::release)); // "the work, then release"
         Disposable subscription = naive.subscribe();
         acquisition.whenComplete((granted, failure) -> subscription.dispose());
 
@@ -68,13 +69,13 @@ class NaiveFromFutureTest {
         AtomicInteger bodies = new AtomicInteger();
         // A Java waiter queued first, whose grant callback cancels the Mono behind it just as the
         // Mono's own grant is about to land (the callback releases, which grants the Mono).
-        CompletableFuture<Void> first = s.acquireAsync(1);
+        CompletableFuture<Permits> first = s.acquireAsync(1);
         subscription.set(ReactorSemaphores.withPermits(s, 1, () -> {
             bodies.incrementAndGet();
             return Mono.never();
         }).subscribe());
-        first.thenRun(() -> {
-            s.release(1);                   // grants the Mono ...
+        first.thenAccept(permits -> {
+            permits.release();              // grants the Mono ...
             subscription.get().dispose();   // ... which is cancelled at once
         });
         s.release(1);

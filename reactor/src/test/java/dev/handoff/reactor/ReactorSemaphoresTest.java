@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.handoff.Mutex;
+import dev.handoff.Permits;
 import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreClosedException;
@@ -217,12 +218,12 @@ class ReactorSemaphoresTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         List<String> order = new CopyOnWriteArrayList<>();
-        CompletableFuture<Void> first = s.acquireAsync(1);
+        CompletableFuture<Permits> first = s.acquireAsync(1);
         first.thenRun(() -> order.add("future 1"));
         Disposable mono = ReactorSemaphores.withPermits(s, 1, () -> Mono.<Void>never()
                         .doOnSubscribe(x -> order.add("mono")))
                 .subscribe();
-        CompletableFuture<Void> third = s.acquireAsync(1);
+        CompletableFuture<Permits> third = s.acquireAsync(1);
         third.thenRun(() -> order.add("future 3"));
         assertEquals(3, s.queueLength());
 
@@ -345,11 +346,56 @@ class ReactorSemaphoresTest {
         assertEquals(3, p.permits());
         assertEquals(2, s.availablePermits());
         assertFalse(p.isReleased());
-        assertEquals("Permits[3, held]", p.toString());
         assertTrue(p.release());
         assertFalse(p.release());
+        p.close(); // close() is release(): a no-op now
         assertTrue(p.isReleased());
         assertEquals(5, s.availablePermits());
+    }
+
+    /** The handle delivered after a wait (the core's queue node) is a full {@code dev.handoff.Permits}. */
+    @Test
+    void permitsHandleDeliveredAfterAWaitClosesInTryWithResources() {
+        Semaphore s = new Semaphore(4);
+        assertTrue(s.tryAcquire(3));
+        AtomicReference<Permits> got = new AtomicReference<>();
+        ReactorSemaphores.acquire(s, 2).subscribe(got::set);
+        assertEquals(1, s.queueLength());
+        assertEquals(null, got.get());
+        s.release(3);                       // grants the waiting subscription
+        assertEquals(2, s.availablePermits());
+        try (Permits held = got.get()) {
+            assertEquals(2, held.permits());
+            assertFalse(held.isReleased());
+            assertEquals(2, s.availablePermits());
+        }
+        assertTrue(got.get().isReleased());
+        assertFalse(got.get().release(), "closed once: a later release changes nothing");
+        assertEquals(4, s.availablePermits());
+    }
+
+    /**
+     * Permits given back behind the handle's back (a direct {@code release(n)}): the handle's
+     * release refuses, changes nothing, and counts as done, so no cleanup path can over-release.
+     */
+    @Test
+    void permitsHandleReleasedBehindItsBackRefusesOnce() {
+        Semaphore s = new Semaphore(3);
+        Permits p = ReactorSemaphores.acquire(s, 3).block(Duration.ofSeconds(5));
+        s.release(3);
+        assertEquals(3, s.availablePermits());
+        assertThrows(IllegalStateException.class, p::release);
+        assertTrue(p.isReleased());
+        assertFalse(p.release());
+        assertEquals(3, s.availablePermits());
+
+        Mutex m = new Mutex();
+        Permits lock = ReactorSemaphores.lock(m).block(Duration.ofSeconds(5));
+        m.unlock();
+        assertThrows(IllegalStateException.class, lock::close);
+        assertFalse(m.isLocked());
+        assertTrue(m.tryLock(), "the refused release did not unlock anything else");
+        m.unlock();
     }
 
     @Test

@@ -10,13 +10,14 @@ import java.util.SplittableRandom;
 
 /**
  * An adaptive concurrency limit: a downstream whose latency rises with the load it is given, an
- * AIMD loop that resizes the semaphore with {@link Semaphore#setCapacity(long)} (additive increase
- * while latency is fine, multiplicative decrease when it is not), and a wait queue bounded by
+ * AIMD loop that resizes the semaphore (additive increase with {@link Semaphore#addCapacity(long)}
+ * while latency is fine, multiplicative decrease with {@link Semaphore#setCapacity(long)} when it
+ * is not), and a wait queue bounded by
  * weight ({@link Semaphore.Builder#maxQueuedPermits(long)}) that sheds requests once it is full.
  *
  * <p>It runs as a discrete-event simulation on one thread with a virtual clock, so it is fast and
  * gives the same figures every time: requests of weight 1 to 4 arrive every millisecond; each one
- * is admitted through the callback face ({@code acquire(n, waker)}: the waker starts the call when
+ * is admitted through the callback face ({@code acquireThen(n, waker)}: the waker starts the call when
  * the permits are granted) and released when the downstream answers. The downstream answers in
  * 10 ms while it has at most 30 permits' worth of work in flight, and 1 ms slower for each permit
  * above that. Every 50 ms the controller looks at the latency of the calls that finished in that
@@ -109,7 +110,7 @@ public final class AdaptiveLimitSample {
             arrivals++;
             long weight = 1 + random.nextInt(4);
             try {
-                limit.acquire(weight, () -> start(weight)); // the waker: called once, on the grant
+                limit.acquireThen(weight, () -> start(weight)); // the waker: called once, on the grant
             } catch (SemaphoreRejectedException full) {
                 shed++;
             }
@@ -143,12 +144,12 @@ public final class AdaptiveLimitSample {
             long next;
             if (windowCalls > 0 && avg > TARGET_LATENCY_MS) {
                 next = Math.max(4, c / 2);
+                limit.setCapacity(next);       // may shrink below what is in flight: debt, nothing revoked
                 decreases++;
             } else {
-                next = c + 2;
+                next = limit.addCapacity(2);   // atomic: no read-modify-write of capacity()
                 increases++;
             }
-            limit.setCapacity(next);
             minCapacity = Math.min(minCapacity, next);
             maxCapacity = Math.max(maxCapacity, next);
             if (now % 250 == 0) {
@@ -166,7 +167,7 @@ public final class AdaptiveLimitSample {
      * @param args ignored
      */
     public static void main(String[] args) {
-        System.out.println("== Adaptive limit: AIMD over setCapacity, shedding by weight ==");
+        System.out.println("== Adaptive limit: AIMD over addCapacity and setCapacity, shedding by weight ==");
         Figures f = run();
         f.timeline().forEach(line -> System.out.println("  " + line));
         System.out.printf("  %d requests: %d admitted, %d shed by the queue bound (%d permits), %d completed%n",

@@ -14,10 +14,10 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sample 2: callbacks ({@code acquire(n, Waker)}) driving a single event-loop thread.
+ * Sample 2: callbacks ({@code acquireThen(n, Waker)}) driving a single event-loop thread.
  *
  * <p>An event-loop server (think Netty or Vert.x) must never block its thread. It limits the
- * backend slots its requests use with {@link Semaphore#acquire(long, Waker)}: the waker
+ * backend slots its requests use with {@link Semaphore#acquireThen(long, Waker)}: the waker
  * only posts the request back to the loop, so every handler runs on the loop thread, whether the
  * slots were free at once or came later. The handler then reads the outcome from the request's
  * {@link Acquisition}: only a granted request uses the slots and gives them back; one that was
@@ -140,9 +140,9 @@ public final class CallbackSample {
         void submit(Request request) {
             checkOnLoop();
             Call call = new Call(request);
-            // The waker may run inside acquire (slots free at once, or closed); it only posts
+            // The waker may run inside acquireThen (slots free at once, or closed); it only posts
             // start() to the loop, which runs it after this task, once the handle is stored.
-            call.acquisition = slots.acquire(request.slots(), call);
+            call.acquisition = slots.acquireThen(request.slots(), call);
             if (request.timeoutMillis() > 0) {
                 call.timeout = loop.schedule(call::timeOut, request.timeoutMillis(), TimeUnit.MILLISECONDS);
             }
@@ -223,7 +223,7 @@ public final class CallbackSample {
      */
     public static void main(String[] args) throws InterruptedException {
         Figures f = run();
-        System.out.println("2. Callbacks: acquire(n, Waker) on a single event-loop thread");
+        System.out.println("2. Callbacks: acquireThen(n, Waker) on a single event-loop thread");
         System.out.printf("   %d requests, %d backend slots; \"export\" takes all of them for 100 ms,%n",
                 f.requests(), f.slots());
         System.out.println("   \"ping\" waits behind it with a 20 ms timeout and is cancelled;");

@@ -109,7 +109,7 @@ public final class ClusterBudgetSample {
                     worker.join(TimeUnit.SECONDS.toMillis(60));
                 }
                 boolean fullBudgetAfter;
-                try (Lease all = replicaA.tryAcquire(BUDGET_MIB, java.time.Duration.ofSeconds(10)).orElse(null)) {
+                try (Lease all = replicaA.tryAcquireBlocking(BUDGET_MIB, java.time.Duration.ofSeconds(10)).orElse(null)) {
                     fullBudgetAfter = all != null;
                 }
                 return new Figures(BUDGET_MIB, peak.get(), 2 * WORKERS_PER_REPLICA * UPLOADS_PER_WORKER,
@@ -122,7 +122,8 @@ public final class ClusterBudgetSample {
         }
     }
 
-    private static CuratorFramework connect(TestingServer zookeeper) throws InterruptedException {
+    /** A started client of the in-process server, connected (also used by sample 8). */
+    static CuratorFramework connect(TestingServer zookeeper) throws InterruptedException {
         CuratorFramework client = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), 8_000, 5_000,
                 new ExponentialBackoffRetry(50, 8));
         client.start();

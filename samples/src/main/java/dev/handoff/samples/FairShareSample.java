@@ -14,7 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sample 8: one backend shared fairly by three tenants with shares 1:2:4.
+ * Sample 14: one backend shared fairly by three tenants with shares 1:2:4.
  *
  * <p>A multi-tenant service sends every request to one backend that can take {@link #SLOTS}
  * requests at once. With a plain FIFO limit, the tenant that floods first makes everyone else wait
@@ -61,7 +61,7 @@ public final class FairShareSample {
      */
     public static void main(String[] args) {
         Figures f = run();
-        System.out.println("8. Fair share: three tenants with shares 1:2:4 flood one backend of " + SLOTS + " slots");
+        System.out.println("14. Fair share: three tenants with shares 1:2:4 flood one backend of " + SLOTS + " slots");
         System.out.println("   while all three waited (" + f.backlogged() + " grants): free " + f.free() + ", pro " + f.pro()
                 + ", enterprise " + f.enterprise() + "  (ratio 1 : " + ratio(f.pro(), f.free()) + " : "
                 + ratio(f.enterprise(), f.free()) + ")");

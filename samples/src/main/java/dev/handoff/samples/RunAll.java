@@ -14,10 +14,10 @@ public final class RunAll {
     }
 
     /**
-     * Runs the eight samples.
+     * Runs every sample.
      *
      * @param args ignored
-     * @throws Exception if interrupted, or if sample 7's in-process ZooKeeper cannot start
+     * @throws Exception if interrupted, or if the in-process ZooKeeper of sample 7 or 8 cannot start
      */
     public static void main(String[] args) throws Exception {
         System.out.println("handoff samples (JDK " + Runtime.version().feature() + ")");
@@ -35,6 +35,18 @@ public final class RunAll {
         AdaptiveLimitSample.main(args);
         System.out.println();
         ClusterBudgetSample.main(args);
+        System.out.println();
+        FencingSample.main(args);
+        System.out.println();
+        ReactorSample.main(args);
+        System.out.println();
+        ObservabilitySample.main(args);
+        System.out.println();
+        LocksSample.main(args);
+        System.out.println();
+        KotlinxMigrationSample.main(args);
+        System.out.println();
+        AdaptiveCapacitySample.main(args);
         System.out.println();
         FairShareSample.main(args);
     }

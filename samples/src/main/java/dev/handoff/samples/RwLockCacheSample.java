@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.samples;
 
+import dev.handoff.Permits;
 import dev.handoff.RwLock;
 import java.util.HashMap;
 import java.util.Map;
@@ -54,23 +55,17 @@ public final class RwLockCacheSample {
 
         /** A read: true if every entry has the same version, as it must. */
         boolean readConsistent() throws InterruptedException {
-            lock.readLockBlocking();
-            try {
+            try (Permits read = lock.readLockBlocking()) {             // read-unlocked when the block ends
                 long first = versions.get("item-0");
                 LockSupport.parkNanos(20_000);                         // a slow-ish read
                 return versions.values().stream().allMatch(v -> v == first);
-            } finally {
-                lock.readUnlock();
             }
         }
 
         /** A refresh: rewrites every entry, one at a time, under the write lock. */
         void refresh(long version) throws InterruptedException {
-            lock.writeLockBlocking();
-            try {
+            try (Permits write = lock.writeLockBlocking()) {           // write-unlocked when the block ends
                 versions.replaceAll((key, old) -> version);
-            } finally {
-                lock.writeUnlock();
             }
         }
 

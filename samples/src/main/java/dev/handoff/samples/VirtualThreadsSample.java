@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.samples;
 
+import dev.handoff.Permits;
 import dev.handoff.Semaphore;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -14,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Sample 3: {@code acquireBlocking} on 100,000 virtual threads sharing a pool of 100 connections.
  *
  * <p>Plain blocking code, one virtual thread per task: each task takes a connection with
- * {@link Semaphore#acquireBlocking(long)} and gives it back in {@code finally}. The blocking path
+ * {@link Semaphore#acquireBlocking(long)}, whose {@link Permits} handle gives it back at the end of
+ * a try-with-resources block, however the block ends. The blocking path
  * parks without {@code synchronized}, so a waiting virtual thread frees its carrier thread.
  *
  * <p>Virtual threads need JDK 21+. This library is built for Java 17, so the sample reaches
@@ -66,15 +68,13 @@ public final class VirtualThreadsSample {
         try {
             for (int i = 0; i < TASKS; i++) {
                 executor.execute(() -> {
-                    try {
-                        pool.acquireBlocking(1);
+                    try (Permits connection = pool.acquireBlocking(1)) { // given back when the block ends
+                        peak.accumulateAndGet(inUse.incrementAndGet(), Math::max);
                         try {
-                            peak.accumulateAndGet(inUse.incrementAndGet(), Math::max);
                             Thread.sleep(1);                    // the query: parks, frees the carrier
                             completed.incrementAndGet();
                         } finally {
-                            inUse.decrementAndGet();
-                            pool.release(1);
+                            inUse.decrementAndGet();            // counted out before it goes back
                         }
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();

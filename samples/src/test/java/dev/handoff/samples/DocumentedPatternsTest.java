@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.handoff.Acquisition;
 import dev.handoff.Mutex;
+import dev.handoff.Permits;
 import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreClosedException;
@@ -157,17 +158,17 @@ class DocumentedPatternsTest {
         ACQUIRE_ASYNC_CHAIN(true, true) {
             @Override
             Started start(Semaphore budget, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
-                CompletableFuture<Void> acquisition = budget.acquireAsync(N); // kept to cancel it
+                CompletableFuture<Permits> acquisition = budget.acquireAsync(N); // kept to cancel it
                 CompletableFuture<String> outcome =
                 // ---- doc: Semaphore.acquireAsync(long), with item.size() = N and download(item) = w.download()
                 acquisition
                       .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS) // fails the wait: nothing held
-                      .thenCompose(granted -> {                          // runs only after a grant
+                      .thenCompose(permits -> {                          // runs only after a grant
                           try {
                               return w.download()
-                                      .whenComplete((body, error) -> budget.release(N));
+                                      .whenComplete((body, error) -> permits.release());
                           } catch (Throwable t) {                        // download threw: no stage to wait for
-                              budget.release(N);
+                              permits.release();
                               throw t;
                           }
                       });
@@ -176,16 +177,16 @@ class DocumentedPatternsTest {
             }
         },
 
-        /** README, "Every face, in Java", 3: {@code acquireAsync(..).orTimeout(..).thenRun(try/finally)}. */
-        README_THEN_RUN(true, true) {
+        /** README, "Every face, in Java", 3: {@code acquireAsync(..).orTimeout(..).thenAccept(try-with-resources)}. */
+        README_THEN_ACCEPT(true, true) {
             @Override
             Started start(Semaphore budget, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
-                CompletableFuture<Void> acquisition = budget.acquireAsync(N); // kept to cancel it
+                CompletableFuture<Permits> acquisition = budget.acquireAsync(N); // kept to cancel it
                 CompletableFuture<Void> outcome =
                 // ---- doc: README "Every face", 3, with 200 = N and work() = w.run()
                 acquisition
                       .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS) // fails the wait: nothing held, nothing released
-                      .thenRun(() -> { try { w.run(); } finally { budget.release(N); } });
+                      .thenAccept(permits -> { try (permits) { w.run(); } });  // released when the block ends
                 // ---- end
                 return new Started(outcome, () -> acquisition.cancel(true));
             }
@@ -223,7 +224,7 @@ class DocumentedPatternsTest {
                     try {
                         // ---- doc: README "Every face", 2, with 300 = N, 1 s = timeout and work() = w.run()
                         CountDownLatch done = new CountDownLatch(1);
-                        Acquisition a = budget.acquire(N, done::countDown);
+                        Acquisition a = budget.acquireThen(N, done::countDown);
                         boolean woken;
                         try {
                             woken = done.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -252,7 +253,7 @@ class DocumentedPatternsTest {
 
         /**
          * The example of {@link Acquisition} (a deadline on an event loop), which includes the
-         * example of {@code Semaphore.acquire(long, Waker)} (the same {@code Send} without a
+         * example of {@code Semaphore.acquireThen(long, Waker)} (the same {@code Send} without a
          * deadline).
          */
         CALLBACK_SEND_ON_LOOP(true, true) {
@@ -380,7 +381,7 @@ class DocumentedPatternsTest {
         //      early ("the caller gives up")
         private Acquisition acquisition;
         void start() {
-            acquisition = budget.acquire(bytes, this);
+            acquisition = budget.acquireThen(bytes, this);
             loop.schedule(this::deadline, timeout.toMillis(), TimeUnit.MILLISECONDS);
         }
         void deadline() {
@@ -427,7 +428,7 @@ class DocumentedPatternsTest {
 
         void submit() {
             // ---- doc: Waker
-            pending = semaphore.acquire(4, () -> loop.execute(this::sendBatch));    // called on the loop
+            pending = semaphore.acquireThen(4, () -> loop.execute(this::sendBatch));    // called on the loop
             // ---- end
         }
 
@@ -608,14 +609,14 @@ class DocumentedPatternsTest {
         FakeWork w = new FakeWork(kind, null);
 
         CompletableFuture<String> saved = mutex.withLockAsync(w::download);
-        CompletableFuture<Void> next = mutex.lockAsync(); // queued behind it (granted at once after THROWS)
+        CompletableFuture<Permits> next = mutex.lockAsync(); // queued behind it (granted at once after THROWS)
         Throwable failure = settle(saved);
 
         assertEquals(kind == Work.SUCCEEDS, failure == null, () -> String.valueOf(failure));
-        next.get(10, TimeUnit.SECONDS);
+        Permits nextHolder = next.get(10, TimeUnit.SECONDS);
         quiet();
         assertTrue(mutex.isLocked(), "the next holder has the lock: withLockAsync did not unlock twice");
-        mutex.unlock(); // the next holder's unlock
+        assertTrue(nextHolder.release(), "the next holder's unlock, through its handle");
         assertFalse(mutex.isLocked());
         assertEquals(0, mutex.queueLength());
     }
@@ -702,14 +703,14 @@ class DocumentedPatternsTest {
         FakeWork w = new FakeWork(kind, null);
 
         CompletableFuture<String> r = write ? lock.withWriteLockAsync(w::download) : lock.withReadLockAsync(w::download);
-        CompletableFuture<Void> next = lock.writeLockAsync(); // queued behind it (at once after THROWS)
+        CompletableFuture<Permits> next = lock.writeLockAsync(); // queued behind it (at once after THROWS)
         Throwable failure = settle(r);
 
         assertEquals(kind == Work.SUCCEEDS, failure == null, () -> String.valueOf(failure));
-        next.get(10, TimeUnit.SECONDS);
+        Permits nextWriter = next.get(10, TimeUnit.SECONDS);
         quiet();
         assertTrue(lock.isWriteLocked(), "the next writer holds the lock: nothing was released twice");
-        lock.writeUnlock();
+        assertTrue(nextWriter.release(), "the next writer's unlock, through its handle");
         assertRwLockFree(lock);
     }
 

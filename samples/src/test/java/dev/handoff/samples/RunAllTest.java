@@ -27,7 +27,7 @@ class RunAllTest {
         String printed = captured.toString(StandardCharsets.UTF_8);
         out.print(printed);
         for (String header : new String[] {"1. Memory budget", "2. Callbacks", "3. Virtual threads",
-                "4. Kotlin withPermits", "5. RwLock cache", "7. Cluster budget", "8. Fair share"}) {
+                "4. Kotlin withPermits", "5. RwLock cache", "7. Cluster budget", "8. Fencing", "14. Fair share"}) {
             assertTrue(printed.contains(header), () -> "missing \"" + header + "\" in:\n" + printed);
         }
     }

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.zookeeper;
 
+import dev.handoff.SemaphoreClosedException;
+import dev.handoff.SemaphoreRejectedException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -12,11 +16,19 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
@@ -24,6 +36,7 @@ import org.apache.curator.framework.api.CuratorClosedException;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorEventType;
 import org.apache.curator.framework.api.CuratorListener;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -38,11 +51,11 @@ import org.apache.zookeeper.data.Stat;
  * A weighted, strictly FIFO semaphore shared by every client of one ZooKeeper path: the
  * cluster-wide counterpart of {@link dev.handoff.Semaphore}.
  *
- * <p>Every process that constructs a {@code ZooKeeperSemaphore} on the same ensemble and path with
- * the same capacity shares one budget of {@link #capacity()} permits. A request for {@code n}
- * permits is granted all at once or not at all, and requests are granted strictly in the order in
- * which they reached ZooKeeper, across all clients: a heavy request at the head blocks lighter
- * ones behind it (no barging, no starvation).
+ * <p>Every process that constructs a {@code ZooKeeperSemaphore} on the same ensemble and path
+ * shares one budget of {@link #capacity()} permits. A request for {@code n} permits is granted all
+ * at once or not at all, and requests are granted strictly in the order in which they reached
+ * ZooKeeper, across all clients: a heavy request at the head blocks lighter ones behind it (no
+ * barging, no starvation).
  *
  * <pre>{@code
  * ZooKeeperSemaphore budget = new ZooKeeperSemaphore(curator, "/budgets/downstream-bytes", 64 << 20);
@@ -51,14 +64,28 @@ import org.apache.zookeeper.data.Stat;
  * }
  * }</pre>
  *
- * <p><b>Session loss.</b> Each request is an ephemeral znode of the client's session. When the
- * session expires (a crashed or partitioned process), ZooKeeper deletes the nodes, so the permits
- * of a crashed holder come back by themselves; the holder's leases then report
- * {@link Lease#isValid()} {@code false} and complete {@link Lease#whenLost()}, and its waiting
- * requests fail with {@link SessionLostException}. While the connection is only suspended, leases
- * stay valid (their nodes still exist unless the session expires); a holder that must never
- * overlap with a successor should also stop work when Curator reports
- * {@link ConnectionState#SUSPENDED}, as with any ZooKeeper lock.
+ * <p><b>Leases.</b> Each request is an ephemeral znode of the client's session. A {@link Lease}
+ * says valid only while its holder can be sure the server has not expired that session: see
+ * {@link Lease} for what it promises (not valid while the connection is suspended, lost for good
+ * when the session is lost or a local deadline passes) and for the {@linkplain Lease#fencingToken()
+ * fencing token} that lets a downstream store refuse an overtaken holder. When the session expires
+ * (a crashed or partitioned process), ZooKeeper deletes the nodes, so the permits of a crashed
+ * holder come back by themselves; its waiting requests fail with {@link SessionLostException}.
+ *
+ * <p><b>Capacity.</b> {@link #setCapacity(long)} changes it for every client, with the core's
+ * rules: growth grants waiting requests, a shrink below what is held is a debt that releases pay
+ * first, and waiting requests heavier than the new capacity fail.
+ *
+ * <p><b>Limits.</b> The queue holds at most {@link #MAX_QUEUE_LENGTH} requests (a request queued
+ * beyond it fails with {@link SemaphoreRejectedException}), so that one read of it stays well
+ * under ZooKeeper's {@code jute.maxbuffer}. ZooKeeper numbers a node's children with a signed
+ * 32-bit counter that moves on every create and delete (two per request); before it can run out,
+ * the semaphore moves on to a new <em>generation</em> (a fresh child node, whose counter starts at
+ * zero), about every {@value #SWITCH_AT_SEQUENCE} counts, that is every 500 million requests:
+ * there is no limit on the requests in a path's lifetime. If the counter still misbehaves (a path
+ * used by an older client, a node made by hand), granting stops instead of guessing, and an alarm
+ * is raised: logged, counted by {@link #alarmCount()} and passed to the
+ * {@linkplain #addAlarmListener(Consumer) alarm listeners}.
  *
  * <p><b>Threads.</b> Every method is thread-safe and none uses {@code synchronized}: the blocking
  * faces park on a {@link CompletableFuture}, so virtual threads are not pinned. The future returned
@@ -73,95 +100,173 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      *
      * Znode layout
      * ------------
-     *   <path>                                   PERSISTENT, created by the first client if absent;
-     *                                            data = the capacity in decimal ASCII ("16")
-     *   <path>/[_c_<uuid>-]req-w<weight:19 digits>-<sequence:10 digits>
-     *                                            EPHEMERAL_SEQUENTIAL, one per request, created by
-     *                                            the requesting client; no data until granted, then
-     *                                            "granted" (a signal for the request behind it)
+     *   <path>                        PERSISTENT, created by the first client if absent; data = the
+     *                                 capacity in decimal ASCII ("16"); its data version is the
+     *                                 capacity's version (setCapacity writes with it)
+     *   <path>/gen-<10 digits>        PERSISTENT, one per generation; the highest is the newest,
+     *                                 where new requests go
+     *   <path>/gen-N/[_c_<uuid>-]req-w<weight:19 digits>-<sequence:10 digits>
+     *                                 EPHEMERAL_SEQUENTIAL, one per request, created by the
+     *                                 requesting client (protected mode: a create retried after a
+     *                                 connection loss finds its own node by the uuid); no data until
+     *                                 granted, then "granted" (a signal for the request behind it)
+     *   <path>/gen-N/seal-<sequence>  PERSISTENT_SEQUENTIAL: generation N is closed; its requests with
+     *                                 a larger sequence are void (their owners ask again in N+1)
      *
-     * The weight is in the node's NAME, not its data: one getChildren read then returns every
-     * request and every weight from one consistent snapshot, with no getData per child and no
-     * window in which a child read later disagrees with the list. The "_c_<uuid>-" prefix is
-     * Curator's protected mode: if the connection drops after the server created the node but
-     * before the reply arrived, the retried create finds its own node by the uuid instead of
-     * leaving an orphan that would block the queue until the session ends.
+     * The weight is in the node's NAME: one getChildren read returns every request of a generation
+     * and its weight from one consistent snapshot.
      *
-     * The rule
-     * --------
-     * Sort the children by sequence. Request k is granted exactly when
+     * The rule (QueueSnapshot)
+     * ------------------------
+     * Valid requests are ordered by (generation, sequence). Request k is granted exactly when the
+     * weights of the valid requests up to and including k sum to at most the capacity. The left side
+     * only decreases for a given k: a new request is queued after k (a higher sequence in k's
+     * generation, or a later generation), deletions only remove weight, and the requests of an older,
+     * sealed generation that count are those below its seal, all created before the seal and so
+     * all visible in any read that shows the seal. So a grant, once seen, stays true, and each client
+     * decides alone from its own reads. A client reads a generation after its own create succeeded
+     * (ZooKeeper's per-session FIFO order), so the read contains every request queued before it.
+     * Reading several generations one after the other is safe for the same reason: an older
+     * generation read earlier can only have lost requests since.
      *
-     *     sum of the weights of all requests with sequence <= k   <=   capacity.
+     * Generations: the sequence suffix is the parent's cversion, a signed 32-bit counter moved by
+     * every child create and delete. When a client sees a sequence >= SWITCH_AT_SEQUENCE in the
+     * newest generation (or a poisoned one), it creates a seal there, then the next generation.
+     * Requests created in the old generation after the seal (their client had not seen the switch)
+     * are void: their owner deletes them and asks again in the new generation. Drained old
+     * generations (only seals left) are deleted with their seals in one multi-op transaction.
      *
-     * The left side only ever decreases for a given k: a new request gets a larger sequence (it
-     * is never counted before k), and deletions only remove weight. So a grant, once seen, stays
-     * true, and each client decides alone from its own read, with no further coordination; the
-     * granted requests are always a prefix of the queue, and their weights never sum above the
-     * capacity (at every zxid, not only at the reads). A client reads after its own create
-     * succeeded (ZooKeeper's per-session FIFO order), so its read contains every request that got
-     * an earlier sequence, or that request's deletion.
+     * Fail closed: a child that looks like a request but does not parse, a negative sequence, a
+     * sequence shared by two children, or a seal that does not parse, poisons its generation: no
+     * request of it or of a later generation is granted while the child is there (their weights
+     * still count), an alarm names it, and its owner, if it is one of our waiting requests, deletes
+     * it and asks again in the newest generation.
      *
-     * Who watches what
-     * ----------------
-     * After a read, a request that is not granted is in one of two places:
+     * Who reads, who watches
+     * ----------------------
+     * One evaluation per semaphore object at a time (evaluation: 0 idle, 1 running, 2 must run
+     * again): read <path>'s children (the generations; the path's data version tells whether the
+     * cached capacity is current), then each generation's children, then decide for every local
+     * waiting request from that one snapshot. After a decision a waiting request is either
+     *   head:    every valid request before it is granted; only the deletion of one of those (or a
+     *            capacity growth) can grant it: exists watches on those nodes;
+     *   behind:  its predecessor waits; if that predecessor is one of ours, nothing to watch (the
+     *            same evaluation decides both); otherwise an exists watch on the predecessor, which
+     *            fires when it is deleted or when it is granted (a client that grants a request
+     *            with requests behind it writes "granted" into its node);
+     *   blocked: behind a poisoned generation: exists watches on the poisoning children.
+     * An arrival behind the head wakes nobody: there is no child watch, except while a local front
+     * holds a block and must learn that another request waits (then on the newest generation, until
+     * the first waiter is seen). A fired watch, a create that landed, a capacity change and a
+     * RECONNECTED each ask for an evaluation; requests coalesce into at most one more read. A failed
+     * read is retried after RETRY_MS: a pending re-evaluation is never dropped.
      *
-     *   head:  every request before it is granted; only the deletion of one of those can grant
-     *          it. It re-reads the children WITH a child watch (getChildren + watch is one atomic
-     *          operation, so no deletion slips between read and watch), and is woken by the next
-     *          child created or deleted under the path.
-     *   behind: the request just before it (its predecessor) is itself waiting. Under strict FIFO
-     *          it cannot be granted before its predecessor is, so it sets an exists watch on the
-     *          predecessor only. That watch fires when the predecessor is deleted (released,
-     *          cancelled, its session lost) or when its data changes: a request that is granted
-     *          by a read that showed requests after it writes "granted" into its node, in the
-     *          background, to wake the one behind. (A request behind that read the queue after
-     *          the grant saw the grant itself and never set that watch.) If the exists call finds
-     *          the predecessor gone, or its data version above 0 (already granted), the request
-     *          reads again at once.
+     * A request is decided only by a read sent after its create succeeded (readyAfter / readsSent).
      *
-     * If that background "granted" write fails (the connection dropped and Curator's retries ran
-     * out), the request behind is woken by the predecessor's deletion instead, later but never
-     * wrongly; a RECONNECTED makes every waiter read again in any case.
-     *
-     * So a deletion wakes the head only (plus the one request behind a cancelled waiter), and a
-     * grant wakes the next request only: no herd. The counters watchEvents / reads / grants below
-     * measure it (the benchmark in the tests prints watches fired per grant).
-     *
-     * Each request runs at most one read-decide-watch step at a time (evaluation, below): a watch
-     * that fires during a step makes the step run once more.
+     * Leases
+     * ------
+     * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. The local
+     * deadline: lastContact (the send time of the last of our requests the server answered) +
+     * 4/5 of the negotiated session timeout. The server cannot expire the session before
+     * lastContact + timeout. While leases are held a heartbeat (an exists on <path>, every fifth of
+     * the timeout) keeps lastContact fresh, and marks every lease LOST once the deadline has passed.
+     * RECONNECTED: one evaluation with confirm set: leases whose node is in the snapshot turn VALID
+     * again, the others LOST. LOST or the client closing: leases LOST, waiters fail.
+     * After close() the listeners and the heartbeat stay until the last lease is released.
      *
      * Cancellation
      * ------------
      * The Lease exists only if request.future.complete(lease) succeeded. A cancelled or failed
      * future withdraws its node (a guaranteed delete, retried by Curator across connection loss);
-     * a grant that finds the future already cancelled closes its fresh lease, which deletes the
-     * node. A create still in flight when the future is cancelled deletes its node when it lands.
-     *
-     * Session loss and reconnection
-     * -----------------------------
-     * LOST (the session expired, or Curator gave it up after the session timeout), or the Curator
-     * client closing (CuratorEventType.CLOSING; closing ends the session): ZooKeeper has
-     * deleted or will delete all of this client's nodes; every lease is marked lost and every
-     * waiting request fails with SessionLostException. RECONNECTED: ZooKeeper re-registers our
-     * watches itself, but every waiting request reads once more anyway, and each lease checks that
-     * its node is still there (after an expiry Curator reconnects with a new session).
+     * a grant that finds the future already cancelled releases its fresh lease. A create still in
+     * flight when the future is cancelled deletes its node when it lands.
      */
 
     /** The largest capacity: that of the local semaphore, {@link dev.handoff.Semaphore#MAX_PERMITS}. */
     public static final long MAX_CAPACITY = dev.handoff.Semaphore.MAX_PERMITS;
 
-    static final String NODE_PREFIX = "req-w";
-    private static final Pattern NODE_NAME = Pattern.compile("req-w(\\d{19})-(\\d{10})$");
+    /**
+     * The most requests the cluster queue holds (granted and waiting, across every client); a
+     * request queued beyond it fails with {@link SemaphoreRejectedException}. A request's node name
+     * is about 80 bytes, so one read of a full queue is about 330 KB, a third of ZooKeeper's
+     * default {@code jute.maxbuffer} (1 MB), beyond which every client of the path would lose its
+     * connection on each read.
+     */
+    public static final int MAX_QUEUE_LENGTH = 4096;
+
+    /**
+     * The sequence from which a generation is sealed and a new one started: a third of the way below
+     * the 32-bit counter's end ({@code 2147483647}), leaving room for the creates that race the switch.
+     */
+    public static final long SWITCH_AT_SEQUENCE = 1_000_000_000L;
+
+    static final String GENERATION_PREFIX = "gen-";
+    private static final Pattern GENERATION = Pattern.compile("^gen-(\\d{10})$");
     private static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_DATA = new byte[0];
+    private static final long RETRY_MS = 200;
+    private static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
+
+    /** Heartbeats, read retries and local fronts' hold limits: one daemon thread for every semaphore. */
+    static final ScheduledExecutorService TIMER;
+
+    static {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "handoff-zookeeper-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        TIMER = timer;
+    }
 
     private final CuratorFramework client;
     private final String path;
-    private final long capacity;
-    /** Requests not yet granted or failed; read by the connection listener. */
+    /** The capacity as last read, and the data version of <path> it was read at. Written by the event thread (and the constructor). */
+    private volatile long capacity;
+    private volatile int capacityVersion;
+    /** The newest generation seen; new requests are created there. */
+    private volatile long newestGeneration;
+    /** The queue bound; a field so that a test can lower it. */
+    volatile int maxQueueLength = MAX_QUEUE_LENGTH;
+    /** The clock of the local deadline; a test may replace it. */
+    volatile LongSupplier nanoClock = System::nanoTime;
+
+    /** Requests not yet granted or failed. */
     private final Set<Request> waiting = ConcurrentHashMap.newKeySet();
-    /** Leases granted and not yet closed; read by the connection listener. */
+    /** Waiting requests by node name, once created. */
+    private final Map<String, Request> byName = new ConcurrentHashMap<>();
+    /** Leases granted and not yet released (nor lost). */
     private final Set<Lease> held = ConcurrentHashMap.newKeySet();
+    /** Local fronts' blocks that must learn when another request waits behind them. */
+    private final Map<Lease, Runnable> handOn = new ConcurrentHashMap<>();
+    /** Node paths on which an exists watch of ours is pending. */
+    private final Set<String> watched = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger evaluation = new AtomicInteger();
+    private final ReentrantLock capacityLock = new ReentrantLock();
+    private final AtomicLong readsSent = new AtomicLong();
+    private final AtomicBoolean pendingConfirm = new AtomicBoolean();
+    private final AtomicBoolean switching = new AtomicBoolean();
+    /** nanoClock time of the send of the last request the server answered. */
+    private final AtomicLong lastContact = new AtomicLong();
+    private volatile boolean suspended;
+    private volatile int sessionTimeoutMs;
+    private volatile ScheduledFuture<?> heartbeat;
+    private volatile boolean closed;
+    private final AtomicBoolean detached = new AtomicBoolean();
+
+    private final List<Consumer<? super String>> alarmListeners = new CopyOnWriteArrayList<>();
+    private final Set<String> alarmed = ConcurrentHashMap.newKeySet();
+    private final AtomicLong alarms = new AtomicLong();
+
+    // Measurements, read by the tests and the benchmark.
+    /** Watches (node, capacity or generation) that fired, state events excluded. */
+    final AtomicLong watchEvents = new AtomicLong();
+    /** getChildren reads issued (the generations' list and each generation count one each). */
+    final AtomicLong reads = new AtomicLong();
+    /** Requests granted. */
+    final AtomicLong grants = new AtomicLong();
+
     private final ConnectionStateListener connectionListener = this::connectionChanged;
     /** Curator tells its CuratorListeners when the client closes; its session ends with it. */
     private final CuratorListener closingListener = (c, event) -> {
@@ -169,26 +274,35 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             sessionLost("the Curator client was closed");
         }
     };
-    private volatile boolean closed;
+    private final Watcher nodeWatcher = this::nodeChanged;
+    private final Watcher capacityWatcher = event -> {
+        if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
+            watchEvents.incrementAndGet();
+            readCapacity(true);
+        }
+    };
+    private final Watcher generationWatcher = event -> {
+        if (event.getType() != Watcher.Event.EventType.None) {
+            watchEvents.incrementAndGet();
+            evaluate();
+        }
+    };
 
-    // Measurements, read by the tests and the benchmark.
-    /** Node watches (child or exists) that fired, state events excluded. */
-    final AtomicLong watchEvents = new AtomicLong();
-    /** getChildren reads issued. */
-    final AtomicLong reads = new AtomicLong();
-    /** Requests granted. */
-    final AtomicLong grants = new AtomicLong();
 
     /**
      * Opens the semaphore at {@code path}: creates the path with the capacity as its data if it is
      * absent (parents as container nodes), otherwise checks that the capacity stored there is this
-     * one. Blocks for those one or two round trips.
+     * one. Blocks for those few round trips.
+     *
+     * <pre>{@code
+     * ZooKeeperSemaphore budget = new ZooKeeperSemaphore(curator, "/budgets/downstream-mib", 64);
+     * }</pre>
      *
      * @param client   a started Curator client; the semaphore's requests are ephemeral nodes of
      *                 its session
      * @param path     the semaphore's znode, for example {@code "/semaphores/downstream"}
      * @param capacity the number of permits shared by every client of {@code path}, from 1 to
-     *                 {@link #MAX_CAPACITY}
+     *                 {@link #MAX_CAPACITY}; after a {@link #setCapacity(long)}, the capacity it set
      * @throws NullPointerException     if {@code client} or {@code path} is null
      * @throws IllegalArgumentException if {@code path} is not a valid ZooKeeper path, if
      *                                  {@code capacity} is out of range, if the data at
@@ -216,9 +330,14 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         this.path = path;
         this.capacity = capacity;
+        long started = nanoClock.getAsLong();
         openPath();
+        lastContact.set(started);
+        sessionTimeoutMs = negotiatedTimeoutMs();
         client.getConnectionStateListenable().addListener(connectionListener);
         client.getCuratorListenable().addListener(closingListener);
+        long period = Math.max(20, sessionTimeoutMs / 5);
+        heartbeat = TIMER.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
     }
 
     private void openPath() {
@@ -227,18 +346,17 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         try {
             try {
                 client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT).forPath(path, mine);
-                return;
             } catch (KeeperException.NodeExistsException alreadyThere) {
                 // read it below
             }
             while (true) {
                 Stat stat = new Stat();
-                byte[] data = client.getData().storingStatIn(stat).forPath(path);
+                byte[] data = client.getData().storingStatIn(stat).usingWatcher(capacityWatcher).forPath(path);
                 if (data == null || data.length == 0) {
                     // An empty node (made by hand, or by a parent-creating call): claim it, once.
                     try {
                         client.setData().withVersion(stat.getVersion()).forPath(path, mine);
-                        return;
+                        continue;
                     } catch (KeeperException.BadVersionException raced) {
                         continue;
                     }
@@ -252,8 +370,22 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     throw new IllegalArgumentException(call + ": " + path + " already holds the capacity " + theirs
                             + ", not " + capacity + "; every client of a path must pass the same capacity");
                 }
-                return;
+                capacityVersion = stat.getVersion();
+                break;
             }
+            long newest = -1;
+            for (String child : client.getChildren().forPath(path)) {
+                newest = Math.max(newest, generationNumber(child));
+            }
+            if (newest < 0) {
+                newest = 0;
+                try {
+                    client.create().withMode(CreateMode.PERSISTENT).forPath(generationPath(0));
+                } catch (KeeperException.NodeExistsException raced) {
+                    // another client made it
+                }
+            }
+            newestGeneration = newest;
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (InterruptedException e) {
@@ -262,6 +394,20 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException(call + ": could not create or read " + path + ": " + e, e);
         }
+    }
+
+    private static long generationNumber(String child) {
+        Matcher m = GENERATION.matcher(child);
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    private String generationPath(long generation) {
+        return path + "/" + GENERATION_PREFIX + String.format("%010d", generation);
+    }
+
+    private int negotiatedTimeoutMs() {
+        int t = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        return t > 0 ? t : (sessionTimeoutMs > 0 ? sessionTimeoutMs : client.getZookeeperClient().getConnectionTimeoutMs());
     }
 
     /** The capacity in {@code data}, or -1 if it is not one. */
@@ -289,9 +435,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /**
-     * The number of permits shared by every client of the path.
+     * The number of permits shared by every client of the path, as this client last read it: a
+     * {@link #setCapacity(long)} by any client is seen here within about one round trip.
      *
-     * @return the capacity, as stored at the path
+     * @return the capacity
      */
     public long capacity() {
         return capacity;
@@ -307,6 +454,52 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /**
+     * Sets the capacity of the semaphore for every client of the path: a versioned write of the
+     * path's data, which every client watches. The core's rules apply: growing grants waiting
+     * requests in FIFO order; shrinking below the permits held is a debt, paid by releases before
+     * anyone new is granted (held permits are never revoked); waiting requests heavier than the new
+     * capacity fail with {@link IllegalStateException}. A grant decided by another client in the
+     * same instant may still use the old capacity (each client decides with the capacity it read
+     * with its queue).
+     *
+     * <pre>{@code
+     * budget.setCapacity(budget.capacity() * 2);   // the downstream was scaled up
+     * }</pre>
+     *
+     * @param n the new capacity, from 1 to {@link #MAX_CAPACITY}
+     * @throws IllegalArgumentException if {@code n} is out of range
+     * @throws IllegalStateException    if this semaphore is closed (a {@link SemaphoreClosedException}),
+     *                                  or ZooKeeper could not be reached (the cause is Curator's exception)
+     * @throws InterruptedException     if interrupted while writing
+     */
+    public void setCapacity(long n) throws InterruptedException {
+        if (n < 1 || n > MAX_CAPACITY) {
+            throw new IllegalArgumentException("setCapacity(" + n + ") on " + path + ": the capacity must be from 1 to " + MAX_CAPACITY);
+        }
+        if (closed) {
+            throw new SemaphoreClosedException("setCapacity(" + n + ") on " + path + ": this ZooKeeperSemaphore is closed");
+        }
+        byte[] data = Long.toString(n).getBytes(StandardCharsets.US_ASCII);
+        try {
+            while (true) {
+                Stat stat = new Stat();
+                client.getData().storingStatIn(stat).forPath(path);
+                try {
+                    Stat written = client.setData().withVersion(stat.getVersion()).forPath(path, data);
+                    capacityChanged(n, written.getVersion());
+                    return;
+                } catch (KeeperException.BadVersionException raced) {
+                    // another setCapacity won: write ours over the one we now read
+                }
+            }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("setCapacity(" + n + ") on " + path + ": could not write the capacity: " + e, e);
+        }
+    }
+
+    /**
      * Requests {@code n} permits: creates this request's node at once (in the background) and
      * completes the future with a {@link Lease} when the request is granted.
      *
@@ -314,12 +507,20 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * the requests' nodes were created; all {@code n} permits are granted together.
      *
      * <p><b>Cancellation.</b> {@code future.cancel(...)} withdraws the request (deletes its node);
-     * if the grant raced the cancel, the lease that lost is closed, so a cancelled future never
+     * if the grant raced the cancel, the lease that lost is released, so a cancelled future never
      * holds permits.
      *
      * <p>The future fails with {@link SessionLostException} if the client's session is lost (or the
-     * client is closed) before the grant, with {@link IllegalStateException} if this semaphore is
-     * {@linkplain #close() closed}, and with Curator's exception if the node cannot be created.
+     * client is closed) before the grant, with {@link SemaphoreClosedException} if this semaphore is
+     * {@linkplain #close() closed}, with {@link SemaphoreRejectedException} if the queue already
+     * holds {@link #MAX_QUEUE_LENGTH} requests, with {@link IllegalStateException} if a
+     * {@link #setCapacity(long)} made the capacity smaller than {@code n}, and with Curator's
+     * exception if the node cannot be created.
+     *
+     * <pre>{@code
+     * budget.acquireAsync(mib).thenCompose(lease ->
+     *         downstream.sendAsync(body).whenComplete((response, failure) -> lease.close()));
+     * }</pre>
      *
      * @param n the number of permits, from 1 to {@link #capacity()}
      * @return a future completed with the lease, on Curator's event thread
@@ -328,14 +529,18 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public CompletableFuture<Lease> acquireAsync(long n) {
         checkWeight("acquireAsync", n);
-        Request request = new Request(n);
+        return start("acquireAsync", n, false);
+    }
+
+    private CompletableFuture<Lease> start(String call, long n, boolean oneShot) {
+        Request request = new Request(call, n, oneShot);
         if (closed) {
-            request.future.completeExceptionally(closedException("acquireAsync", n));
+            request.future.completeExceptionally(closedException(call, n));
             return request.future;
         }
         if (client.getState() != CuratorFrameworkState.STARTED) {
             request.future.completeExceptionally(new SessionLostException(
-                    "acquireAsync(" + n + ") on " + path + ": the Curator client is " + client.getState()));
+                    call + "(" + n + ") on " + path + ": the Curator client is " + client.getState()));
             return request.future;
         }
         waiting.add(request);
@@ -345,7 +550,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 request.withdraw();
             }
         });
-        request.create();
+        request.create(newestGeneration);
         return request.future;
     }
 
@@ -356,42 +561,69 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * {@link InterruptedException} is thrown; if the grant won the race, this method returns the
      * lease normally with the thread's interrupt flag set.
      *
+     * <pre>{@code
+     * try (Lease lease = budget.acquireBlocking(mib)) {
+     *     downstream.send(body);
+     * }
+     * }</pre>
+     *
      * @param n the number of permits, from 1 to {@link #capacity()}
      * @return the lease; close it to release the permits
-     * @throws IllegalArgumentException if {@code n < 1} or {@code n > capacity()}
-     * @throws InterruptedException     if interrupted before the grant
-     * @throws SessionLostException     if the session was lost (or the client closed) before the grant
-     * @throws IllegalStateException    if this semaphore was closed
+     * @throws IllegalArgumentException    if {@code n < 1} or {@code n > capacity()}
+     * @throws InterruptedException        if interrupted before the grant
+     * @throws SessionLostException        if the session was lost (or the client closed) before the grant
+     * @throws SemaphoreClosedException    if this semaphore was closed
+     * @throws SemaphoreRejectedException  if the queue is full ({@link #MAX_QUEUE_LENGTH})
      */
     public Lease acquireBlocking(long n) throws InterruptedException {
         checkWeight("acquireBlocking", n);
-        return awaitLease(acquireAsync(n));
+        return awaitLease(start("acquireBlocking", n, false));
     }
 
     /**
      * Requests {@code n} permits and parks the calling thread until granted or until
      * {@code timeout} has passed; on timeout the request is withdrawn and nothing is held.
+     * A zero or negative timeout makes exactly one decision: the request's node is created, the
+     * queue read once, and the request granted if it is at the head and fits, otherwise withdrawn
+     * (one round trip more than a local semaphore, and never a wait for another holder).
      * Interrupts as for {@link #acquireBlocking(long)}.
      *
+     * <pre>{@code
+     * Optional<Lease> lease = budget.tryAcquireBlocking(4, Duration.ofSeconds(2));
+     * if (lease.isEmpty()) {
+     *     return Response.busy();
+     * }
+     * try (Lease held = lease.get()) {
+     *     return handle(request);
+     * }
+     * }</pre>
+     *
      * @param n       the number of permits, from 1 to {@link #capacity()}
-     * @param timeout how long to wait at most; zero or negative: one attempt, still a round trip
+     * @param timeout how long to wait at most; zero or negative: one decision
      * @return the lease, or empty on timeout
-     * @throws IllegalArgumentException if {@code n < 1} or {@code n > capacity()}
-     * @throws NullPointerException     if {@code timeout} is null
-     * @throws InterruptedException     if interrupted before the grant
-     * @throws SessionLostException     if the session was lost (or the client closed) before the grant
-     * @throws IllegalStateException    if this semaphore was closed
+     * @throws IllegalArgumentException    if {@code n < 1} or {@code n > capacity()}
+     * @throws NullPointerException        if {@code timeout} is null
+     * @throws InterruptedException        if interrupted before the grant
+     * @throws SessionLostException        if the session was lost (or the client closed) before the grant
+     * @throws SemaphoreClosedException    if this semaphore was closed
+     * @throws SemaphoreRejectedException  if the queue is full ({@link #MAX_QUEUE_LENGTH})
      */
-    public Optional<Lease> tryAcquire(long n, Duration timeout) throws InterruptedException {
-        checkWeight("tryAcquire", n);
+    public Optional<Lease> tryAcquireBlocking(long n, Duration timeout) throws InterruptedException {
+        checkWeight("tryAcquireBlocking", n);
         Objects.requireNonNull(timeout, "timeout");
-        return awaitLease(acquireAsync(n), timeout);
+        if (timeout.isZero() || timeout.isNegative()) {
+            return awaitOneDecision(start("tryAcquireBlocking", n, true));
+        }
+        return awaitLease(start("tryAcquireBlocking", n, false), timeout);
     }
 
     /**
-     * A local front of {@code localCapacity} permits: the callers of one JVM share one cluster
-     * request of {@code localCapacity} permits instead of each creating a node. See
-     * {@link LocalFront}.
+     * A local front of {@code localCapacity} permits that hands its block back after at most
+     * {@link LocalFront#DEFAULT_MAX_HOLD}; see {@link #withLocalFront(long, Duration)}.
+     *
+     * <pre>{@code
+     * LocalFront front = budget.withLocalFront(8);
+     * }</pre>
      *
      * @param localCapacity the block of cluster permits this JVM takes at a time, from 1 to
      *                      {@link #capacity()}
@@ -399,17 +631,73 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * @throws IllegalArgumentException if {@code localCapacity} is out of range
      */
     public LocalFront withLocalFront(long localCapacity) {
+        return withLocalFront(localCapacity, LocalFront.DEFAULT_MAX_HOLD);
+    }
+
+    /**
+     * A local front of {@code localCapacity} permits: the callers of one JVM share one cluster
+     * request of {@code localCapacity} permits instead of each creating a node. The front stops
+     * admitting local callers and hands its block back once another request waits in the cluster
+     * queue, or once it has held the block for {@code maxHold}. See {@link LocalFront}.
+     *
+     * <pre>{@code
+     * LocalFront front = budget.withLocalFront(8, Duration.ofMillis(500));
+     * }</pre>
+     *
+     * @param localCapacity the block of cluster permits this JVM takes at a time, from 1 to
+     *                      {@link #capacity()}
+     * @param maxHold       how long the front admits local callers on one block at most, positive
+     * @return a new local front over this semaphore
+     * @throws IllegalArgumentException if {@code localCapacity} or {@code maxHold} is out of range
+     * @throws NullPointerException     if {@code maxHold} is null
+     */
+    public LocalFront withLocalFront(long localCapacity, Duration maxHold) {
+        Objects.requireNonNull(maxHold, "maxHold");
         if (localCapacity < 1 || localCapacity > capacity) {
             throw new IllegalArgumentException("withLocalFront(" + localCapacity + "): the local capacity must be from 1 to the capacity " + capacity + " of " + path);
         }
-        return new LocalFront(this, localCapacity);
+        if (maxHold.isZero() || maxHold.isNegative()) {
+            throw new IllegalArgumentException("withLocalFront(" + localCapacity + ", " + maxHold + "): the maximum hold must be positive");
+        }
+        return new LocalFront(this, localCapacity, maxHold);
+    }
+
+    /**
+     * Registers a listener for alarms: a child of the path that the semaphore cannot order (a
+     * sequence that does not parse, is negative or is shared by two children), which stops
+     * granting until it is gone. Each alarm is also logged (WARNING, {@link System.Logger}) and
+     * counted by {@link #alarmCount()}. Called on Curator's event thread, once per offending child.
+     *
+     * <pre>{@code
+     * budget.addAlarmListener(message -> meterRegistry.counter("zookeeper.semaphore.alarms").increment());
+     * }</pre>
+     *
+     * @param listener receives a message naming the path, the child and the reason
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public void addAlarmListener(Consumer<? super String> listener) {
+        alarmListeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
+     * How many alarms this object has raised (see {@link #addAlarmListener(Consumer)}); for a gauge.
+     *
+     * @return the count since construction
+     */
+    public long alarmCount() {
+        return alarms.get();
     }
 
     /**
      * Stops this semaphore object (not the shared semaphore): every request of this object still
-     * waiting fails with {@link IllegalStateException} and withdraws its node, later acquisitions
-     * fail the same way, and the connection listener is removed. Leases already granted stay
-     * valid and still release on {@link Lease#close()}. Idempotent.
+     * waiting fails with {@link SemaphoreClosedException} and withdraws its node, and later
+     * acquisitions fail the same way. Leases already granted keep being watched (suspension,
+     * session loss, local deadline) until they are released, and still release on
+     * {@link Lease#close()}. Idempotent.
+     *
+     * <pre>{@code
+     * budget.close();   // at shutdown, before closing the Curator client
+     * }</pre>
      */
     @Override
     public void close() {
@@ -417,11 +705,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             return;
         }
         closed = true;
-        client.getConnectionStateListenable().removeListener(connectionListener);
-        client.getCuratorListenable().removeListener(closingListener);
         for (Request r : waiting) {
-            r.future.completeExceptionally(closedException("acquire", r.n));
+            r.future.completeExceptionally(closedException(r.call, r.n));
         }
+        detachIfDone();
     }
 
     /**
@@ -439,61 +726,110 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         if (n < 1) {
             throw new IllegalArgumentException(call + "(" + n + "): the number of permits must be at least 1");
         }
-        if (n > capacity) {
-            throw new IllegalArgumentException(call + "(" + n + "): exceeds the capacity " + capacity + " of " + path + ", so it could never be granted");
+        long c = capacity;
+        if (n > c) {
+            throw new IllegalArgumentException(call + "(" + n + "): exceeds the capacity " + c + " of " + path + ", so it could never be granted");
         }
     }
 
-    private IllegalStateException closedException(String call, long n) {
-        return new IllegalStateException(call + "(" + n + ") on " + path + ": this ZooKeeperSemaphore is closed");
+    private SemaphoreClosedException closedException(String call, long n) {
+        return new SemaphoreClosedException(call + "(" + n + ") on " + path + ": this ZooKeeperSemaphore is closed");
+    }
+
+    /** After close(): the listeners and the heartbeat go once no lease is left to watch. */
+    private void detachIfDone() {
+        if (closed && held.isEmpty() && detached.compareAndSet(false, true)) {
+            client.getConnectionStateListenable().removeListener(connectionListener);
+            client.getCuratorListenable().removeListener(closingListener);
+            ScheduledFuture<?> h = heartbeat;
+            if (h != null) {
+                h.cancel(false);
+            }
+        }
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Session
+    // Session, contact and the local deadline
 
     private void connectionChanged(CuratorFramework c, ConnectionState state) {
-        if (state == ConnectionState.LOST) {
-            sessionLost("the ZooKeeper session was lost");
-        } else if (state == ConnectionState.RECONNECTED) {
-            for (Request r : waiting) {
-                r.evaluate();
-            }
+        if (state == ConnectionState.SUSPENDED) {
+            suspended = true;
             for (Lease lease : held) {
-                checkLease(lease);
+                lease.markSuspended();
             }
+        } else if (state == ConnectionState.LOST) {
+            sessionLost("the ZooKeeper session was lost");
+        } else if (state == ConnectionState.RECONNECTED || state == ConnectionState.CONNECTED) {
+            suspended = false;
+            sessionTimeoutMs = negotiatedTimeoutMs();
+            pendingConfirm.set(true);
+            evaluate(); // one shared read: it decides every waiter and confirms every lease
         }
     }
 
     private void sessionLost(String why) {
         for (Request r : waiting) {
             r.future.completeExceptionally(new SessionLostException(
-                    "acquire(" + r.n + ") on " + path + ": " + why + " before the grant; the request is gone"));
+                    r.call + "(" + r.n + ") on " + path + ": " + why + " before the grant; the request is gone"));
         }
         for (Lease lease : held) {
             held.remove(lease);
             lease.markLost();
         }
+        watched.clear();
+        detachIfDone();
     }
 
-    private void checkLease(Lease lease) {
+    /** Whether the local deadline has passed: the server may have expired the session by now. */
+    boolean pastDeadline() {
+        long allowed = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs) / 5 * 4;
+        return nanoClock.getAsLong() - lastContact.get() > allowed;
+    }
+
+    /** The server answered a request of ours sent at sentAt (nanoClock). */
+    private void contact(long sentAt) {
+        if (!held.isEmpty() && pastDeadline()) {
+            expireLeases(); // lost for good: the deadline passed before this answer came
+        }
+        lastContact.accumulateAndGet(sentAt, Math::max);
+    }
+
+    private void expireLeases() {
+        for (Lease lease : held) {
+            held.remove(lease);
+            lease.markLost();
+        }
+        detachIfDone();
+    }
+
+    private void heartbeat() {
+        if (held.isEmpty()) {
+            return;
+        }
+        if (pastDeadline()) {
+            expireLeases();
+            return;
+        }
+        long sentAt = nanoClock.getAsLong();
         try {
-            client.checkExists().inBackground((c, event) -> {
-                if (event.getResultCode() == KeeperException.Code.NONODE.intValue() || (event.getResultCode() == 0 && event.getStat() == null)) {
-                    held.remove(lease);
-                    lease.markLost();
+            client.checkExists().inBackground((c, e) -> {
+                if (e.getResultCode() == 0) {
+                    contact(sentAt);
                 }
-            }).forPath(lease.node());
+            }).forPath(path);
         } catch (Exception e) {
-            // Curator's background calls report failures through the callback; nothing to do here.
+            // Background: failures come to the callback; the next heartbeat tries again.
         }
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Lease release
+    // Release and delete
 
     void release(Lease lease) {
         held.remove(lease);
+        handOn.remove(lease);
         delete(lease.node());
+        detachIfDone();
     }
 
     private void delete(String node) {
@@ -507,54 +843,476 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------------------------------------
+    // Local fronts
+
+    /** Runs onWaiter once a request waits behind block in the cluster queue (or at once if one does). */
+    void whenOthersWait(Lease block, Runnable onWaiter) {
+        handOn.put(block, onWaiter);
+        evaluate();
+    }
+
+    void stopWatchingForWaiters(Lease block) {
+        handOn.remove(block);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Evaluation: one shared read, every local decision
+
+    /** Asks for an evaluation: starts one, or makes the running one run once more. */
+    void evaluate() {
+        while (true) {
+            int s = evaluation.get();
+            if (s == 2) {
+                return;
+            }
+            if (evaluation.compareAndSet(s, s + 1)) {
+                if (s == 0) {
+                    read();
+                }
+                return;
+            }
+        }
+    }
+
+    private void evaluationDone() {
+        if (evaluation.compareAndSet(1, 0)) {
+            return;
+        }
+        evaluation.set(1);
+        read();
+    }
+
+    /** A read failed: evaluate again after RETRY_MS, never dropping the request for it. */
+    private void retryLater(boolean confirm) {
+        if (confirm) {
+            pendingConfirm.set(true);
+        }
+        TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
+        evaluationDone();
+    }
+
+    private void read() {
+        boolean confirm = pendingConfirm.getAndSet(false);
+        if (waiting.isEmpty() && handOn.isEmpty() && !confirm) {
+            evaluationDone();
+            return;
+        }
+        long sentAt = nanoClock.getAsLong();
+        long ticket = readsSent.incrementAndGet();
+        reads.incrementAndGet();
+        try {
+            client.getChildren().inBackground((c, e) -> generationsRead(e, sentAt, ticket, confirm)).forPath(path);
+        } catch (Exception e) {
+            retryLater(confirm);
+        }
+    }
+
+    private void generationsRead(CuratorEvent event, long sentAt, long ticket, boolean confirm) {
+        int rc = event.getResultCode();
+        if (rc == KeeperException.Code.NONODE.intValue()) {
+            for (Request r : waiting) {
+                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
+            }
+            evaluationDone();
+            return;
+        }
+        if (rc != 0) {
+            retryLater(confirm);
+            return;
+        }
+        contact(sentAt);
+        List<Long> generations = new ArrayList<>();
+        for (String child : event.getChildren()) {
+            long g = generationNumber(child);
+            if (g >= 0) {
+                generations.add(g);
+            }
+        }
+        generations.sort(null);
+        if (generations.isEmpty()) {
+            // The path was emptied by hand: start generation 0 again.
+            createGeneration(0);
+            retryLater(confirm);
+            return;
+        }
+        Stat stat = event.getStat();
+        if (stat != null && stat.getVersion() != capacityVersion) {
+            readCapacity(false);
+        }
+        readGeneration(generations, 0, new ArrayList<>(), new HashSet<>(), ticket, confirm);
+    }
+
+    private void readGeneration(List<Long> generations, int i, List<QueueSnapshot.Generation> acc, Set<String> allNodes,
+            long ticket, boolean confirm) {
+        if (i == generations.size()) {
+            try {
+                decide(QueueSnapshot.of(acc, capacity, SWITCH_AT_SEQUENCE), allNodes, ticket, confirm);
+            } finally {
+                evaluationDone();
+            }
+            return;
+        }
+        long g = generations.get(i);
+        String genPath = generationPath(g);
+        boolean newest = i == generations.size() - 1;
+        long sentAt = nanoClock.getAsLong();
+        reads.incrementAndGet();
+        try {
+            var builder = client.getChildren();
+            var watchedBuilder = newest && !handOn.isEmpty() ? builder.usingWatcher(generationWatcher) : builder;
+            watchedBuilder.inBackground((c, e) -> {
+                int rc = e.getResultCode();
+                if (rc == KeeperException.Code.NONODE.intValue()) {
+                    acc.add(new QueueSnapshot.Generation(g, List.of())); // deleted once drained
+                } else if (rc != 0) {
+                    retryLater(confirm);
+                    return;
+                } else {
+                    contact(sentAt);
+                    acc.add(new QueueSnapshot.Generation(g, e.getChildren()));
+                    for (String child : e.getChildren()) {
+                        allNodes.add(genPath + "/" + child);
+                    }
+                }
+                readGeneration(generations, i + 1, acc, allNodes, ticket, confirm);
+            }).forPath(genPath);
+        } catch (Exception e) {
+            retryLater(confirm);
+        }
+    }
+
+    private void readCapacity(boolean thenEvaluate) {
+        try {
+            client.getData().usingWatcher(capacityWatcher).inBackground((c, e) -> {
+                if (e.getResultCode() == 0 && e.getStat() != null) {
+                    long n = parseCapacity(e.getData());
+                    if (n > 0) {
+                        capacityChanged(n, e.getStat().getVersion());
+                    } else {
+                        alarm(path, "the data at the path is not a capacity: \"" + printable(e.getData()) + "\"; keeping " + capacity);
+                    }
+                }
+                if (thenEvaluate) {
+                    evaluate();
+                }
+            }).forPath(path);
+        } catch (Exception e) {
+            TIMER.schedule(() -> readCapacity(thenEvaluate), RETRY_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** A newer capacity was read or written: waiters that can no longer fit fail; the others are decided again. */
+    private void capacityChanged(long n, int version) {
+        capacityLock.lock();
+        try {
+            if (version < capacityVersion || (version == capacityVersion && n == capacity)) {
+                return; // not newer than the one we have
+            }
+            capacity = n;
+            capacityVersion = version;
+        } finally {
+            capacityLock.unlock();
+        }
+        for (Request r : waiting) {
+            if (r.n > n) {
+                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + ") on " + path
+                        + ": the weight " + r.n + " exceeds the capacity " + n + " (set by setCapacity), so it could never be granted"));
+            }
+        }
+        evaluate();
+    }
+
+    private void alarm(String child, String reason) {
+        if (!alarmed.add(child + " " + reason)) {
+            return;
+        }
+        alarms.incrementAndGet();
+        String message = "ZooKeeperSemaphore " + path + ": granting stopped by " + child + ": " + reason;
+        LOG.log(System.Logger.Level.WARNING, message);
+        for (Consumer<? super String> l : alarmListeners) {
+            try {
+                l.accept(message);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "alarm listener failed", e);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The decision
+
+    /** Runs on Curator's event thread, one at a time (evaluation). */
+    private void decide(QueueSnapshot s, Set<String> allNodes, long ticket, boolean confirm) {
+        if (confirm) {
+            for (Lease lease : held) {
+                if (allNodes.contains(lease.node())) {
+                    lease.markConfirmed();
+                } else {
+                    held.remove(lease);
+                    lease.markLost(); // the node is gone: the session expired meanwhile
+                }
+            }
+            detachIfDone();
+        }
+        if (s.newest > newestGeneration) {
+            newestGeneration = s.newest;
+        }
+        for (Map.Entry<String, String> p : s.poison.entrySet()) {
+            alarm(p.getKey(), p.getValue());
+        }
+        boolean open = !(s.newestNeedsSwitch || s.newestSealed);
+        if (!open) {
+            switchGeneration(s.newest, s.newestSealed);
+        }
+        for (long g : s.drained) {
+            deleteGeneration(g, allNodes);
+        }
+        List<Request> decided = new ArrayList<>();
+        for (Request r : waiting) {
+            if (r.future.isDone()) {
+                continue;
+            }
+            if (r.node == null) {
+                if (r.pendingCreate && open && !r.creating) {
+                    r.create(s.newest);
+                }
+                continue;
+            }
+            if (r.readyAfter >= ticket) {
+                continue; // created after this read was sent: the next read decides it
+            }
+            if (s.misplaced.contains(r.name)) {
+                r.recreate(open ? s.newest : -1);
+                continue;
+            }
+            QueueSnapshot.Entry e = s.byName.get(r.name);
+            if (e == null) {
+                if (!allNodes.contains(r.node)) {
+                    r.future.completeExceptionally(new SessionLostException(r.call + "(" + r.n + ") on " + path
+                            + ": the request's node " + r.name + " is gone (its session expired) before the grant"));
+                }
+                continue;
+            }
+            decided.add(r);
+        }
+        decided.sort((a, b) -> Integer.compare(s.byName.get(a.name).index, s.byName.get(b.name).index));
+        boolean headWatched = false;
+        for (Request r : decided) {
+            QueueSnapshot.Entry e = s.byName.get(r.name);
+            boolean successors = e.index < s.order.size() - 1;
+            if (e.granted) {
+                grant(r, successors);
+                continue;
+            }
+            if (r.oneShot) {
+                r.future.completeExceptionally(NOT_GRANTED);
+                continue;
+            }
+            if (e.index >= maxQueueLength) {
+                r.future.completeExceptionally(new SemaphoreRejectedException(r.call + "(" + r.n + ") on " + path
+                        + ": the queue already holds " + e.index + " requests, the most it may hold is " + maxQueueLength));
+                continue;
+            }
+            if (e.blocked) {
+                for (Map.Entry<String, Long> child : s.poisonGeneration.entrySet()) {
+                    watchNode(generationPath(child.getValue()) + "/" + child.getKey(), true);
+                }
+                continue;
+            }
+            QueueSnapshot.Entry predecessor = s.order.get(e.index - 1); // index 0 is always granted or blocked
+            if (predecessor.granted) {
+                if (!headWatched) {
+                    headWatched = true;
+                    for (int i = 0; i < e.index; i++) {
+                        QueueSnapshot.Entry before = s.order.get(i);
+                        watchNode(generationPath(before.generation) + "/" + before.name, false);
+                    }
+                }
+            } else if (!byName.containsKey(predecessor.name)) {
+                watchNode(generationPath(predecessor.generation) + "/" + predecessor.name, true);
+            }
+        }
+        for (Map.Entry<Lease, Runnable> w : handOn.entrySet()) {
+            Lease block = w.getKey();
+            QueueSnapshot.Entry b = s.byName.get(block.node().substring(block.node().lastIndexOf('/') + 1));
+            if (b == null) {
+                continue;
+            }
+            for (int i = b.index + 1; i < s.order.size(); i++) {
+                if (!s.order.get(i).granted) {
+                    if (handOn.remove(block, w.getValue())) {
+                        w.getValue().run();
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    private void grant(Request r, boolean successors) {
+        grants.incrementAndGet();
+        if (successors) {
+            try {
+                client.setData().inBackground().forPath(r.node, GRANTED);
+            } catch (Exception e) {
+                // Background; the successor is woken by our deletion at the latest.
+            }
+        }
+        Lease lease = new Lease(r.n, r.node, r.czxid, this, this::release);
+        held.add(lease);
+        if (suspended) {
+            lease.markSuspended();
+        }
+        if (!r.future.complete(lease)) {
+            lease.close(); // cancelled meanwhile: never leak the grant
+        }
+    }
+
+    /** An exists watch on node: it wakes us when the node goes (and, if wakeIfGranted, when it is granted). */
+    private void watchNode(String node, boolean wakeIfGranted) {
+        if (!watched.add(node)) {
+            return;
+        }
+        try {
+            client.checkExists().usingWatcher(nodeWatcher).inBackground((c, e) -> {
+                int rc = e.getResultCode();
+                if (rc == 0 && e.getStat() != null && (e.getStat().getVersion() == 0 || !wakeIfGranted)) {
+                    return; // there (and not granted, if that matters): the watch waits
+                }
+                watched.remove(node);
+                if (rc == 0 || rc == KeeperException.Code.NONODE.intValue()) {
+                    evaluate(); // gone, or granted already: decide again
+                } else {
+                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
+                }
+            }).forPath(node);
+        } catch (Exception e) {
+            watched.remove(node);
+            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void nodeChanged(WatchedEvent event) {
+        if (event.getType() == Watcher.Event.EventType.None) {
+            return; // connection states come through the ConnectionStateListener
+        }
+        if (event.getPath() != null) {
+            watched.remove(event.getPath());
+        }
+        watchEvents.incrementAndGet();
+        evaluate();
+    }
+
+    /** Seals generation g (unless sealed already) and creates g + 1; then evaluates again. */
+    private void switchGeneration(long g, boolean sealed) {
+        if (!switching.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            if (sealed) {
+                createGeneration(g + 1);
+                return;
+            }
+            client.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).inBackground((c, e) -> {
+                if (e.getResultCode() == 0) {
+                    LOG.log(System.Logger.Level.INFO, "ZooKeeperSemaphore " + path + ": generation " + g + " sealed at " + e.getName());
+                    createGeneration(g + 1);
+                } else {
+                    switching.set(false);
+                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
+                }
+            }).forPath(generationPath(g) + "/seal-", NO_DATA);
+        } catch (Exception e) {
+            switching.set(false);
+            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void createGeneration(long g) {
+        try {
+            client.create().withMode(CreateMode.PERSISTENT).inBackground((c, e) -> {
+                switching.set(false);
+                int rc = e.getResultCode();
+                if (rc == 0 || rc == KeeperException.Code.NODEEXISTS.intValue()) {
+                    if (g > newestGeneration) {
+                        newestGeneration = g;
+                    }
+                    evaluate();
+                } else {
+                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
+                }
+            }).forPath(generationPath(g), NO_DATA);
+        } catch (Exception e) {
+            switching.set(false);
+            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Deletes a drained old generation and its seals in one transaction (it fails if a request appeared). */
+    private void deleteGeneration(long g, Set<String> allNodes) {
+        String genPath = generationPath(g);
+        List<CuratorOp> ops = new ArrayList<>();
+        try {
+            for (String node : allNodes) {
+                if (node.startsWith(genPath + "/")) {
+                    ops.add(client.transactionOp().delete().forPath(node));
+                }
+            }
+            ops.add(client.transactionOp().delete().forPath(genPath));
+            client.transaction().inBackground().forOperations(ops);
+        } catch (Exception e) {
+            // Another client deletes it, or the next evaluation tries again.
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
     // A request
 
-    /** One node's parsed name. */
-    static final class Entry {
-        final String name;
-        final long weight;
-        final long sequence;
-
-        Entry(String name, long weight, long sequence) {
-            this.name = name;
-            this.weight = weight;
-            this.sequence = sequence;
-        }
-    }
-
-    /** Parses a child's name; null if it is not a request node (other children are ignored). */
-    static Entry parse(String name) {
-        Matcher m = NODE_NAME.matcher(name);
-        if (!m.find()) {
-            return null;
-        }
-        return new Entry(name, Long.parseLong(m.group(1)), Long.parseLong(m.group(2)));
-    }
-
+    /** A request node's name before its sequence suffix. */
     static String nodeName(long n) {
-        return NODE_PREFIX + String.format("%019d", n) + "-";
+        return QueueSnapshot.REQUEST_MARK + String.format("%019d", n) + "-";
     }
 
-    private final class Request implements Watcher {
-        final long n;
-        final CompletableFuture<Lease> future = new CompletableFuture<>();
-        /** The created node's full path; written once by the create callback. */
-        volatile String node;
-        /** 0: no step running; 1: a step running; 2: a step running, and it must run once more. */
-        private final AtomicInteger evaluation = new AtomicInteger();
-        /** The last step found this request at the head: read with a child watch next time. Step-confined. */
-        private boolean head;
+    /** A one-shot request that was not granted by its one decision; never seen by callers. */
+    private static final RuntimeException NOT_GRANTED = new IllegalStateException("not granted by its one decision") {
+        private static final long serialVersionUID = 1L;
 
-        Request(long n) {
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this;
+        }
+    };
+
+    private final class Request {
+        final String call;
+        final long n;
+        final boolean oneShot;
+        final CompletableFuture<Lease> future = new CompletableFuture<>();
+        /** The created node's full path and name; written by the create callback (null while none). */
+        volatile String node;
+        volatile String name;
+        volatile long czxid;
+        /** readsSent when the create landed: only a later read may decide the request. */
+        volatile long readyAfter = Long.MAX_VALUE;
+        /** The node must be created (again) in the newest open generation by the next decision. */
+        volatile boolean pendingCreate;
+        volatile boolean creating;
+
+        Request(String call, long n, boolean oneShot) {
+            this.call = call;
             this.n = n;
+            this.oneShot = oneShot;
         }
 
-        void create() {
+        void create(long generation) {
+            creating = true;
+            pendingCreate = false;
             try {
                 client.create().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .inBackground(this::created)
-                        .forPath(path + "/" + nodeName(n), NO_DATA);
+                        .inBackground((c, e) -> created(e))
+                        .forPath(generationPath(generation) + "/" + nodeName(n), NO_DATA);
             } catch (Exception e) {
+                creating = false;
                 fail(e);
             }
         }
@@ -562,202 +1320,85 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         /** Fails the request with e, or with SessionLostException if the client was closed. */
         void fail(Throwable e) {
             if (e instanceof CuratorClosedException || client.getState() == CuratorFrameworkState.STOPPED) {
-                future.completeExceptionally(new SessionLostException("acquire(" + n + ") on " + path
+                future.completeExceptionally(new SessionLostException(call + "(" + n + ") on " + path
                         + ": the Curator client was closed before the grant", e));
             } else {
                 future.completeExceptionally(e);
             }
         }
 
-        private void created(CuratorFramework c, CuratorEvent event) {
-            if (event.getResultCode() != 0) {
-                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                fail(code == KeeperException.Code.NONODE
-                        ? new IllegalStateException("acquire(" + n + "): " + path + " no longer exists (deleted by hand?)")
-                        : KeeperException.create(code, event.getPath()));
+        private void created(CuratorEvent event) {
+            creating = false;
+            int rc = event.getResultCode();
+            if (rc == KeeperException.Code.NONODE.intValue()) {
+                // The generation was deleted (drained, and newer ones exist): read, then create in the newest.
+                pendingCreate = true;
+                evaluate();
                 return;
             }
-            node = event.getName();
+            if (rc != 0) {
+                fail(KeeperException.create(KeeperException.Code.get(rc), event.getPath()));
+                return;
+            }
+            String created = event.getName();
+            node = created;
+            name = created.substring(created.lastIndexOf('/') + 1);
             if (future.isDone()) {
-                // Cancelled (or failed) while the create was in flight: withdraw() saw no node.
-                delete(node);
+                delete(created); // cancelled (or failed) while the create was in flight
                 return;
             }
+            byName.put(name, this);
+            Stat stat = event.getStat();
+            if (stat != null && stat.getCzxid() != 0) {
+                ready(stat.getCzxid());
+                return;
+            }
+            // A create recovered by protected mode may come without its stat: ask for it.
+            try {
+                client.checkExists().inBackground((c, e) -> {
+                    if (e.getResultCode() == 0 && e.getStat() != null) {
+                        ready(e.getStat().getCzxid());
+                    } else {
+                        ready(0); // gone already: the read finds out and fails the request
+                    }
+                }).forPath(created);
+            } catch (Exception e) {
+                fail(e);
+            }
+        }
+
+        private void ready(long zxid) {
+            czxid = zxid;
+            readyAfter = readsSent.get();
             evaluate();
+        }
+
+        /** Our node cannot be ordered (or is void): delete it and ask again in the newest open generation. */
+        void recreate(long openGeneration) {
+            String old = node;
+            byName.remove(name);
+            node = null;
+            name = null;
+            readyAfter = Long.MAX_VALUE;
+            delete(old);
+            if (openGeneration >= 0) {
+                create(openGeneration);
+            } else {
+                pendingCreate = true; // after the switch
+            }
         }
 
         void withdraw() {
             String mine = node;
+            String mineName = name;
+            if (mineName != null) {
+                byName.remove(mineName, this);
+            }
             if (mine != null) {
                 delete(mine);
             }
         }
-
-        /** Runs a read-decide-watch step, or makes the running one run again. */
-        void evaluate() {
-            if (node == null) {
-                return; // the create callback evaluates
-            }
-            while (true) {
-                int s = evaluation.get();
-                if (s == 2) {
-                    return;
-                }
-                if (evaluation.compareAndSet(s, s + 1)) {
-                    if (s == 0) {
-                        read(head);
-                    }
-                    return;
-                }
-            }
-        }
-
-        /** The end of a step: run another if a watch fired during this one. */
-        private void stepDone() {
-            if (evaluation.compareAndSet(1, 0)) {
-                return;
-            }
-            evaluation.set(1);
-            read(head);
-        }
-
-        private void read(boolean watch) {
-            if (future.isDone()) {
-                evaluation.set(0);
-                return;
-            }
-            reads.incrementAndGet();
-            try {
-                if (watch) {
-                    client.getChildren().usingWatcher(this).inBackground((c, e) -> readDone(e, true)).forPath(path);
-                } else {
-                    client.getChildren().inBackground((c, e) -> readDone(e, false)).forPath(path);
-                }
-            } catch (Exception e) {
-                fail(e);
-                evaluation.set(0);
-            }
-        }
-
-        private void readDone(CuratorEvent event, boolean watched) {
-            if (future.isDone()) {
-                evaluation.set(0);
-                return;
-            }
-            int rc = event.getResultCode();
-            if (rc != 0) {
-                if (rc == KeeperException.Code.NONODE.intValue()) {
-                    future.completeExceptionally(new IllegalStateException("acquire(" + n + "): " + path + " no longer exists (deleted by hand?)"));
-                }
-                // Connection loss: the RECONNECTED listener evaluates again; LOST fails the request.
-                evaluation.set(0);
-                return;
-            }
-            decide(event.getChildren(), watched);
-        }
-
-        private void decide(List<String> children, boolean watched) {
-            String mine = node.substring(node.lastIndexOf('/') + 1);
-            Entry me = parse(mine);
-            List<Entry> entries = new ArrayList<>(children.size());
-            for (String child : children) {
-                Entry e = parse(child);
-                if (e != null) {
-                    entries.add(e);
-                }
-            }
-            entries.sort((a, b) -> Long.compare(a.sequence, b.sequence));
-            long before = 0; // sum of the weights before mine, saturated above capacity
-            Entry predecessor = null;
-            boolean predecessorGranted = true;
-            boolean found = false;
-            boolean successors = false;
-            for (Entry e : entries) {
-                if (e.sequence < me.sequence) {
-                    before = Math.min(before + e.weight, capacity + 1);
-                    predecessor = e;
-                    predecessorGranted = before <= capacity;
-                } else if (e.name.equals(mine)) {
-                    found = true;
-                } else {
-                    successors = true;
-                }
-            }
-            if (!found) {
-                future.completeExceptionally(new SessionLostException("acquire(" + n + ") on " + path
-                        + ": the request's node " + mine + " is gone (its session expired) before the grant"));
-                evaluation.set(0);
-                return;
-            }
-            if (before + n <= capacity) {
-                grant(successors);
-                evaluation.set(0);
-                return;
-            }
-            if (predecessorGranted) {
-                // The head: only a deletion can grant it. Make sure the read that decided set the watch.
-                head = true;
-                if (watched) {
-                    stepDone();
-                } else {
-                    read(true);
-                }
-                return;
-            }
-            head = false;
-            String watchPath = path + "/" + predecessor.name;
-            try {
-                client.checkExists().usingWatcher(this).inBackground((c, event) -> {
-                    Stat stat = event.getStat();
-                    if (event.getResultCode() == 0 && stat != null && stat.getVersion() == 0) {
-                        stepDone(); // waiting and watched
-                    } else if (event.getResultCode() == 0 || event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                        read(false); // gone, or already granted: decide again at once
-                    } else {
-                        evaluation.set(0); // connection loss: RECONNECTED evaluates again
-                    }
-                }).forPath(watchPath);
-            } catch (Exception e) {
-                fail(e);
-                evaluation.set(0);
-            }
-        }
-
-        private void grant(boolean successors) {
-            grants.incrementAndGet();
-            String mine = node;
-            if (successors) {
-                try {
-                    client.setData().inBackground().forPath(mine, GRANTED);
-                } catch (Exception e) {
-                    // Background; the successor is woken by our deletion at the latest.
-                }
-            }
-            Lease lease = new Lease(n, mine, ZooKeeperSemaphore.this::release);
-            held.add(lease);
-            if (!future.complete(lease)) {
-                lease.close(); // cancelled meanwhile: never leak the grant
-            }
-        }
-
-        @Override
-        public void process(WatchedEvent event) {
-            if (event.getType() == Event.EventType.None) {
-                Event.KeeperState s = event.getState();
-                if (s == Event.KeeperState.Closed) {
-                    future.completeExceptionally(new SessionLostException("acquire(" + n + ") on " + path
-                            + ": the Curator client was closed before the grant"));
-                } else if (s == Event.KeeperState.Expired) {
-                    future.completeExceptionally(new SessionLostException("acquire(" + n + ") on " + path
-                            + ": the ZooKeeper session expired before the grant"));
-                }
-                return;
-            }
-            watchEvents.incrementAndGet();
-            evaluate();
-        }
     }
-
     // ---------------------------------------------------------------------------------------------
     // Blocking faces, shared with LocalFront
 
@@ -772,6 +1413,18 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             return joinGranted(future);
         } catch (ExecutionException e) {
             throw unwrap(e.getCause());
+        }
+    }
+
+    /** Waits for a one-shot request's one decision: its lease, or empty if it was not granted. */
+    static Optional<Lease> awaitOneDecision(CompletableFuture<Lease> future) throws InterruptedException {
+        try {
+            return Optional.of(awaitLease(future));
+        } catch (RuntimeException e) {
+            if (e == NOT_GRANTED) {
+                return Optional.empty();
+            }
+            throw e;
         }
     }
 

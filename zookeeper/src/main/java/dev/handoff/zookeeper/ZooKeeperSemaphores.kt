@@ -32,6 +32,7 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  * @return the lease
  * @throws IllegalArgumentException if [permits] is below 1 or above the capacity; nothing is created
  * @throws SessionLostException if the session is lost or the client closed before the grant
+ * @throws dev.handoff.SemaphoreClosedException if this semaphore object is closed before the grant
  */
 public suspend fun ZooKeeperSemaphore.acquire(permits: Long): Lease = awaitLease(acquireAsync(permits))
 

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -30,15 +29,20 @@ final class Clients implements AutoCloseable {
     }
 
     CuratorFramework start(int sessionMs) throws InterruptedException {
+        return start(connectString, sessionMs);
+    }
+
+    /** A client to another address (a proxy before the server), closed with the others. */
+    CuratorFramework start(String to, int sessionMs) throws InterruptedException {
         CuratorFramework c = CuratorFrameworkFactory.builder()
-                .connectString(connectString)
+                .connectString(to)
                 .sessionTimeoutMs(sessionMs)
                 .connectionTimeoutMs(5_000)
                 .retryPolicy(new ExponentialBackoffRetry(50, 8, 1_000))
                 .build();
         c.start();
         if (!c.blockUntilConnected(10, TimeUnit.SECONDS)) {
-            fail("no connection to " + connectString);
+            fail("no connection to " + to);
         }
         open.add(c);
         return c;
@@ -59,13 +63,19 @@ final class Clients implements AutoCloseable {
         twin.close();
     }
 
-    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    /** A condition that may read ZooKeeper. */
+    interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    /** A hang detector: waits until the condition holds, failing after a generous bound (20 s). */
+    static void await(String what, Condition condition) throws InterruptedException {
         await(what, condition, 20_000);
     }
 
-    static void await(String what, BooleanSupplier condition, long millis) throws InterruptedException {
+    static void await(String what, Condition condition, long millis) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (!condition.getAsBoolean()) {
+        while (!holds(condition)) {
             if (System.nanoTime() > deadline) {
                 fail("timed out waiting until " + what);
             }
@@ -73,13 +83,31 @@ final class Clients implements AutoCloseable {
         }
     }
 
-    /** The request nodes under path now. */
+    private static boolean holds(Condition condition) {
+        try {
+            return condition.holds();
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
+            return false; // a read that failed (connection loss during a fault): ask again
+        }
+    }
+
+    /** The request nodes under path now (in every generation). */
     static List<String> children(CuratorFramework c, String path) throws Exception {
-        List<String> all = c.getChildren().forPath(path);
         List<String> requests = new ArrayList<>();
-        for (String name : all) {
-            if (ZooKeeperSemaphore.parse(name) != null) {
-                requests.add(name);
+        for (String generation : c.getChildren().forPath(path)) {
+            if (!generation.startsWith(ZooKeeperSemaphore.GENERATION_PREFIX)) {
+                continue;
+            }
+            try {
+                for (String name : c.getChildren().forPath(path + "/" + generation)) {
+                    if (QueueSnapshot.looksLikeRequest(name)) {
+                        requests.add(name);
+                    }
+                }
+            } catch (org.apache.zookeeper.KeeperException.NoNodeException deleted) {
+                // a drained generation, deleted meanwhile
             }
         }
         return requests;

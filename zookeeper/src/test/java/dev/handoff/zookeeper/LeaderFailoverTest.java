@@ -96,7 +96,7 @@ class LeaderFailoverTest {
         while (!stop.get()) {
             long n = 1 + random.nextInt(3);
             try {
-                Optional<Lease> got = s.tryAcquire(n, Duration.ofSeconds(5));
+                Optional<Lease> got = s.tryAcquireBlocking(n, Duration.ofSeconds(5));
                 if (got.isEmpty()) {
                     continue;
                 }

@@ -55,7 +55,7 @@ class SessionFailureTest extends ServerPerTest {
     }
 
     @Test
-    void suspendedAndReconnectedNeitherDoubleGrantsNorLosesANode() throws Exception {
+    void suspendedLeasesAreInDoubtAndReconnectedNeitherDoubleGrantsNorLosesANode() throws Exception {
         CuratorFramework c1 = clients.start(20_000);
         CuratorFramework c2 = clients.start(20_000);
         List<ConnectionState> states = new CopyOnWriteArrayList<>();
@@ -69,7 +69,10 @@ class SessionFailureTest extends ServerPerTest {
 
         server.stop();
         await("suspended", () -> states.contains(ConnectionState.SUSPENDED));
-        assertTrue(held.isValid(), "suspended is not lost");
+        await("the lease is in doubt while suspended", () -> held.state() == Lease.State.SUSPENDED);
+        assertFalse(held.isValid(), "suspended: not certainly held");
+        assertTrue(held.whenSuspended().toCompletableFuture().isDone());
+        assertFalse(held.whenLost().toCompletableFuture().isDone(), "suspended is not lost");
         CompletableFuture<Lease> duringOutage = s1.acquireAsync(1); // its create is retried by Curator
         Thread.sleep(300);
         server.restart();
@@ -79,7 +82,7 @@ class SessionFailureTest extends ServerPerTest {
         Thread.sleep(300);
         assertFalse(waiting.isDone(), "no double grant: 3 + 2 > 4 still");
         assertFalse(duringOutage.isDone(), "FIFO: the 1 is behind the 2");
-        assertTrue(held.isValid());
+        await("valid again once its node is confirmed", held::isValid);
         List<String> after = children(c2, path);
         assertTrue(after.containsAll(before), "no node lost: " + before + " vs " + after);
 
@@ -118,6 +121,36 @@ class SessionFailureTest extends ServerPerTest {
         got.close();
         held.close();
         await("empty", () -> count(holder) == 0);
+    }
+
+    @Test
+    void aReconnectionCostsOneSharedReadNotOnePerWaiter() throws Exception {
+        CuratorFramework c1 = clients.start(20_000);
+        CuratorFramework c2 = clients.start(20_000);
+        List<ConnectionState> states = new CopyOnWriteArrayList<>();
+        c1.getConnectionStateListenable().addListener((c, s) -> states.add(s));
+        ZooKeeperSemaphore s1 = new ZooKeeperSemaphore(c1, path, 1);
+        ZooKeeperSemaphore s2 = new ZooKeeperSemaphore(c2, path, 1);
+        Lease held = s2.acquireBlocking(1);
+        List<CompletableFuture<Lease>> waiters = new java.util.ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            waiters.add(s1.acquireAsync(1));
+        }
+        await("queued", () -> count(c2) == 21);
+        Thread.sleep(200);
+        long readsBefore = s1.reads.get();
+        server.stop();
+        await("suspended", () -> states.contains(ConnectionState.SUSPENDED));
+        server.restart();
+        await("reconnected", () -> states.contains(ConnectionState.RECONNECTED));
+        Thread.sleep(500);
+        long reads = s1.reads.get() - readsBefore;
+        assertTrue(reads <= 8, "reads after one reconnection: " + reads + " (one per waiter would be 20 or more)");
+        held.close();
+        for (CompletableFuture<Lease> w : waiters) {
+            w.get(20, TimeUnit.SECONDS).close();
+        }
+        await("empty", () -> count(c2) == 0);
     }
 
     private int count(CuratorFramework c) {

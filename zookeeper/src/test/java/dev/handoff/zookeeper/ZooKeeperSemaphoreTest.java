@@ -140,8 +140,8 @@ class ZooKeeperSemaphoreTest {
         assertEquals("acquireAsync(17): exceeds the capacity 16 of " + path + ", so it could never be granted", tooBig.getMessage());
         IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> s.acquireBlocking(0));
         assertTrue(zero.getMessage().startsWith("acquireBlocking(0): "), zero.getMessage());
-        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> s.tryAcquire(-3, Duration.ofSeconds(1)));
-        assertTrue(negative.getMessage().startsWith("tryAcquire(-3): "), negative.getMessage());
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> s.tryAcquireBlocking(-3, Duration.ofSeconds(1)));
+        assertTrue(negative.getMessage().startsWith("tryAcquireBlocking(-3): "), negative.getMessage());
         assertEquals(0, childCount(), "nothing created");
 
         IllegalArgumentException mismatch = assertThrows(IllegalArgumentException.class, () -> new ZooKeeperSemaphore(b, path, 8));
@@ -188,7 +188,7 @@ class ZooKeeperSemaphoreTest {
     void timeoutAndInterruptWithdrawTheNode() throws Exception {
         ZooKeeperSemaphore s = new ZooKeeperSemaphore(a, path, 2);
         Lease held = s.acquireBlocking(2);
-        Optional<Lease> none = s.tryAcquire(1, Duration.ofMillis(200));
+        Optional<Lease> none = s.tryAcquireBlocking(1, Duration.ofMillis(200));
         assertTrue(none.isEmpty());
         await("timed-out node deleted", () -> childCount() == 1);
 
@@ -210,7 +210,7 @@ class ZooKeeperSemaphoreTest {
         assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
         await("interrupted node deleted", () -> childCount() == 1);
         held.close();
-        Optional<Lease> got = s.tryAcquire(2, Duration.ofSeconds(10));
+        Optional<Lease> got = s.tryAcquireBlocking(2, Duration.ofSeconds(10));
         assertTrue(got.isPresent());
         got.get().close();
     }
@@ -232,7 +232,7 @@ class ZooKeeperSemaphoreTest {
             }
         }
         await("no node left behind", () -> childCount() == 0);
-        Lease all = s.tryAcquire(1, Duration.ofSeconds(10)).orElseThrow();
+        Lease all = s.tryAcquireBlocking(1, Duration.ofSeconds(10)).orElseThrow();
         all.close();
     }
 
@@ -269,12 +269,109 @@ class ZooKeeperSemaphoreTest {
         await("queued", () -> childCount() == 2);
         s.close();
         Throwable failure = assertThrows(Exception.class, () -> waiting.get(10, TimeUnit.SECONDS)).getCause();
-        assertTrue(failure instanceof IllegalStateException, String.valueOf(failure));
+        assertTrue(failure instanceof dev.handoff.SemaphoreClosedException, String.valueOf(failure));
         await("the waiter's node withdrawn", () -> childCount() == 1);
         assertTrue(held.isValid());
         held.close();
         await("empty", () -> childCount() == 0);
         assertTrue(s.acquireAsync(1).isCompletedExceptionally());
+    }
+
+    @Test
+    void aZeroTimeoutMakesOneDecisionAndCleansUp() throws Exception {
+        ZooKeeperSemaphore s = new ZooKeeperSemaphore(a, path, 2);
+        Lease first = s.tryAcquireBlocking(1, Duration.ZERO).orElseThrow(() -> new AssertionError("free: granted at once"));
+        Lease second = s.tryAcquireBlocking(1, Duration.ofMillis(-5)).orElseThrow();
+        for (int i = 0; i < 5; i++) {
+            assertTrue(s.tryAcquireBlocking(1, Duration.ZERO).isEmpty(), "full: one decision, no wait");
+        }
+        await("every refused node withdrawn", () -> childCount() == 2);
+        first.close();
+        Lease third = s.tryAcquireBlocking(1, Duration.ZERO).orElseThrow();
+        third.close();
+        second.close();
+        await("empty", () -> childCount() == 0);
+    }
+
+    @Test
+    void arrivalsBehindTheHeadWakeNobody() throws Exception {
+        ZooKeeperSemaphore sa = new ZooKeeperSemaphore(a, path, 2);
+        ZooKeeperSemaphore sb = new ZooKeeperSemaphore(b, path, 2);
+        Lease held = sb.acquireBlocking(2);
+        CompletableFuture<Lease> head = sa.acquireAsync(1);
+        await("the head queued and decided", () -> childCount() == 2 && sa.reads.get() >= 2);
+        Thread.sleep(100); // the head's watches set
+        long readsBefore = sa.reads.get();
+        List<CompletableFuture<Lease>> arrivals = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            arrivals.add(sb.acquireAsync(1));
+        }
+        await("50 arrivals queued", () -> childCount() == 52);
+        Thread.sleep(200);
+        assertEquals(readsBefore, sa.reads.get(), "the head re-read the queue for arrivals behind it");
+        held.close();
+        head.get(10, TimeUnit.SECONDS).close();
+        for (CompletableFuture<Lease> f : arrivals) {
+            f.get(20, TimeUnit.SECONDS).close();
+        }
+        long grants = sb.grants.get();
+        long reads = sb.reads.get();
+        assertTrue(reads <= 6 * grants, "reads per grant: " + reads + " for " + grants);
+    }
+
+    @Test
+    void theQueueIsBoundedWithAClearRejection() throws Exception {
+        ZooKeeperSemaphore s = new ZooKeeperSemaphore(a, path, 1);
+        s.maxQueueLength = 3;
+        Lease held = s.acquireBlocking(1);
+        CompletableFuture<Lease> second = s.acquireAsync(1);
+        CompletableFuture<Lease> third = s.acquireAsync(1);
+        await("queued", () -> childCount() == 3);
+        CompletableFuture<Lease> fourth = s.acquireAsync(1);
+        Throwable refused = assertThrows(java.util.concurrent.ExecutionException.class, () -> fourth.get(10, TimeUnit.SECONDS)).getCause();
+        assertTrue(refused instanceof dev.handoff.SemaphoreRejectedException, String.valueOf(refused));
+        assertTrue(refused.getMessage().startsWith("acquireAsync(1) on " + path + ": the queue already holds 3 requests, the most it may hold is 3"),
+                refused.getMessage());
+        await("the refused node withdrawn", () -> childCount() == 3);
+        held.close();
+        second.get(10, TimeUnit.SECONDS).close();
+        third.get(10, TimeUnit.SECONDS).close();
+    }
+
+    @Test
+    void setCapacityGrowsGrantsShrinksAsDebtAndFailsWhatCanNeverFit() throws Exception {
+        ZooKeeperSemaphore sa = new ZooKeeperSemaphore(a, path, 4);
+        ZooKeeperSemaphore sb = new ZooKeeperSemaphore(b, path, 4);
+        Lease three = sa.acquireBlocking(3);
+        CompletableFuture<Lease> two = sb.acquireAsync(2);
+        await("queued", () -> childCount() == 2);
+        assertFalse(two.isDone());
+
+        sa.setCapacity(6); // growth grants
+        Lease gotTwo = two.get(10, TimeUnit.SECONDS);
+        await("the other client sees the new capacity", () -> sb.capacity() == 6);
+        assertEquals("6", new String(a.getData().forPath(path), StandardCharsets.US_ASCII));
+
+        CompletableFuture<Lease> one = sb.acquireAsync(2); // 3 + 2 + 2 > 6: waits
+        CompletableFuture<Lease> four = sb.acquireAsync(4);
+        await("queued", () -> childCount() == 4);
+        Thread.sleep(100);
+        assertFalse(one.isDone());
+        sb.setCapacity(3); // 5 held: a debt of 2; the 4 can never fit
+        Throwable tooHeavy = assertThrows(java.util.concurrent.ExecutionException.class, () -> four.get(10, TimeUnit.SECONDS)).getCause();
+        assertTrue(tooHeavy instanceof IllegalStateException && tooHeavy.getMessage().contains("exceeds the capacity 3"), String.valueOf(tooHeavy));
+        await("the other client sees it", () -> sa.capacity() == 3);
+        Thread.sleep(200);
+        assertFalse(one.isDone(), "the debt is paid first: 5 held on a capacity of 3");
+        gotTwo.close(); // 3 held: 3 + 2 > 3 still
+        Thread.sleep(200);
+        assertFalse(one.isDone());
+        three.close();
+        one.get(10, TimeUnit.SECONDS).close();
+        assertThrows(IllegalArgumentException.class, () -> sa.acquireAsync(4));
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> sa.setCapacity(0));
+        assertTrue(bad.getMessage().startsWith("setCapacity(0) on " + path), bad.getMessage());
+        await("empty", () -> childCount() == 0);
     }
 
     private int childCount() {

@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.adaptive;
+
+import dev.handoff.Permits;
+import dev.handoff.Semaphore;
+import dev.handoff.SemaphoreRejectedException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A capacity that sizes itself: resizes a {@link Semaphore} from the measured hold time and
+ * {@link Outcome} of each use of its permits, so that as many calls run at once as the downstream
+ * can serve without queueing — and fewer when it slows down or times out.
+ *
+ * <pre>{@code
+ * Semaphore inFlight = Semaphore.builder(20).maxQueueLength(1_000).build();
+ * AdaptiveCapacity adaptive = AdaptiveCapacity.builder(inFlight)
+ *         .minCapacity(4)
+ *         .maxCapacity(500)
+ *         .build();
+ *
+ * Response r = adaptive.withPermitsBlocking(1, () -> client.send(request));   // timed and classified
+ * }</pre>
+ *
+ * <p><b>How it samples.</b> Every use of permits taken through this object is one sample: the
+ * time from the grant to the release (the <em>hold time</em>, the latency of the downstream
+ * without the wait for permits) and an {@link Outcome}. The scoped calls
+ * ({@link #withPermitsBlocking}, {@link #withPermitsAsync}, Kotlin's {@code withPermits}) classify
+ * it: a body that completes is a success, a body that throws (or whose stage fails) is a failure,
+ * unless it is a {@link TimeoutException}, which is a drop; a rejection by a full queue
+ * ({@link SemaphoreRejectedException}) is recorded as {@link Outcome#REJECTED} and rethrown. A
+ * {@link SampledPermits} handle ({@link #acquireBlocking}, {@link #acquireAsync},
+ * {@link #tryAcquire}) is a success unless marked with {@link SampledPermits#markFailure()} or
+ * {@link SampledPermits#markDropped()} before it is closed. Permits taken through the semaphore
+ * itself are not sampled; wrap them with {@link #startSample(long)}, or report a rejection with
+ * {@link #recordRejection(long)}. Sampling takes no lock and allocates nothing (the scoped
+ * blocking call allocates nothing at all while nobody waits; the handle faces allocate the handle).
+ *
+ * <p><b>How it resizes.</b> Without {@link Builder#limit(com.netflix.concurrency.limits.Limit)},
+ * by the built-in algorithm: per window of samples (100 ms by default), the mean hold time of the
+ * successes is compared with a baseline, the lowest window mean of the last few seconds; while
+ * latency is within {@link Builder#tolerance(double) tolerance} of the baseline and the capacity is
+ * in use, it grows by about its square root per window; above, it shrinks toward the point where
+ * latency is back within tolerance; on drops it shrinks by a fifth. It never grows when latency
+ * does not allow it or when the permits are not in use, a dropped request never counts as a fast
+ * one, and the baseline is refreshed by one short window at about half the use every few seconds
+ * (never by pinning the capacity to its minimum). With a Netflix {@code Limit}, by that algorithm:
+ * each sample goes to its {@code onSample} and each change of its limit becomes the capacity.
+ * Either way the capacity stays within {@link Builder#minCapacity(long)} and
+ * {@link Builder#maxCapacity(long)}, and changes through {@link Semaphore#setCapacity(long)}: it
+ * never blocks, never revokes permits that are held (a shrink below what is held is paid back by
+ * the next releases), and keeps the semaphore's FIFO order. The adaptive capacity owns the
+ * semaphore's capacity: do not set it yourself.
+ *
+ * <p><b>Weights.</b> A call may take more than one permit, at most {@link #minCapacity()}, so that
+ * no shrink can leave it unable to fit.
+ *
+ * <p>Thread-safe. Memory consistency effects: as the semaphore's acquire and release.
+ */
+public final class AdaptiveCapacity {
+
+    private final Semaphore semaphore;
+    private final long minCapacity;
+    private final long maxCapacity;
+    private final LongSupplier clock;
+    private final Controller controller;
+    /** The present target; written by the controller's thread of the moment (see apply). */
+    private volatile long target;
+    /** Permits held through this object: atomic adds by every caller. */
+    private volatile long inFlight;
+
+    private AdaptiveCapacity(Builder b) {
+        this.semaphore = b.semaphore;
+        this.minCapacity = b.minCapacity;
+        this.maxCapacity = b.maxCapacity == 0 ? Math.max(Builder.DEFAULT_MAX_CAPACITY, b.minCapacity) : b.maxCapacity;
+        this.clock = b.clock;
+        long start = b.limit != null ? LimitBridge.initial(b.limit) : semaphore.capacity();
+        this.target = clamp(start);
+        semaphore.setCapacity(target);
+        this.controller = b.limit != null
+                ? new LimitBridge(b.limit, this)
+                : new BaselineGradient(this, target, b.windowNanos, b.tolerance, b.smoothing, clock.getAsLong());
+    }
+
+    /**
+     * Starts a builder for an adaptive capacity that drives {@code semaphore}. Building it sets
+     * the semaphore's capacity to the starting value: the semaphore's present capacity (or the
+     * {@code Limit}'s initial limit), within the bounds.
+     *
+     * <pre>{@code
+     * AdaptiveCapacity adaptive = AdaptiveCapacity.builder(new Semaphore(10)).maxCapacity(200).build();
+     * }</pre>
+     *
+     * @param semaphore the semaphore whose capacity it will own
+     * @return a new builder
+     * @throws NullPointerException if {@code semaphore} is null
+     */
+    public static Builder builder(Semaphore semaphore) {
+        if (semaphore == null) {
+            throw new NullPointerException("builder(null): the semaphore is null");
+        }
+        return new Builder(semaphore);
+    }
+
+    /**
+     * Configures an {@link AdaptiveCapacity}. Every setting is optional.
+     */
+    public static final class Builder {
+        static final long DEFAULT_MAX_CAPACITY = 1_000;
+        static final long DEFAULT_WINDOW_NANOS = 100_000_000L;
+        static final double DEFAULT_TOLERANCE = 1.5;
+        static final double DEFAULT_SMOOTHING = 1.0;
+
+        private final Semaphore semaphore;
+        private long minCapacity = 1;
+        private long maxCapacity; // 0: the default
+        private @Nullable Object limit; // a com.netflix.concurrency.limits.Limit, kept as Object (see limit)
+        private LongSupplier clock = System::nanoTime;
+        private long windowNanos = DEFAULT_WINDOW_NANOS;
+        private double tolerance = DEFAULT_TOLERANCE;
+        private double smoothing = DEFAULT_SMOOTHING;
+        private boolean tuned;
+
+        private Builder(Semaphore semaphore) {
+            this.semaphore = semaphore;
+        }
+
+        /**
+         * The least capacity, default {@code 1}. Also the most permits one call may take.
+         *
+         * @param min the least capacity, from {@code 1} to {@link Semaphore#MAX_PERMITS}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code min < 1} or {@code min > Semaphore.MAX_PERMITS}
+         */
+        public Builder minCapacity(long min) {
+            if (min < 1 || min > Semaphore.MAX_PERMITS) {
+                throw new IllegalArgumentException("minCapacity(" + min
+                        + "): the least capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")");
+            }
+            this.minCapacity = min;
+            return this;
+        }
+
+        /**
+         * The greatest capacity, default {@code 1000} (or {@link #minCapacity(long)} if that is more).
+         *
+         * @param max the greatest capacity, from {@code 1} to {@link Semaphore#MAX_PERMITS}, and not
+         *     below {@code minCapacity} (checked by {@link #build()})
+         * @return this builder
+         * @throws IllegalArgumentException if {@code max < 1} or {@code max > Semaphore.MAX_PERMITS}
+         */
+        public Builder maxCapacity(long max) {
+            if (max < 1 || max > Semaphore.MAX_PERMITS) {
+                throw new IllegalArgumentException("maxCapacity(" + max
+                        + "): the greatest capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")");
+            }
+            this.maxCapacity = max;
+            return this;
+        }
+
+        /**
+         * Resizes by a Netflix concurrency-limits algorithm ({@code AIMDLimit}, {@code VegasLimit},
+         * {@code Gradient2Limit}, {@code GradientLimit}, {@code WindowedLimit}, ...) instead of the
+         * built-in one. Needs {@code com.netflix.concurrency-limits:concurrency-limits-core} on the
+         * class path (an optional dependency of this module). Each success is sent as
+         * {@code onSample(start, holdTime, inFlight, false)}, each drop with {@code didDrop = true};
+         * failures and rejections are not sent, as Netflix's own limiters do. The starting capacity
+         * is the limit's {@code getLimit()}. The limit must not be shared with another limiter.
+         *
+         * <pre>{@code
+         * AdaptiveCapacity adaptive = AdaptiveCapacity.builder(semaphore)
+         *         .limit(VegasLimit.newDefault())
+         *         .build();
+         * }</pre>
+         *
+         * @param limit the algorithm
+         * @return this builder
+         * @throws NullPointerException if {@code limit} is null
+         */
+        public Builder limit(com.netflix.concurrency.limits.Limit limit) {
+            if (limit == null) {
+                throw new NullPointerException("limit(null): the limit is null");
+            }
+            this.limit = limit;
+            return this;
+        }
+
+        /**
+         * The built-in algorithm's tolerance, default {@code 1.5}: how far above the baseline (the
+         * uncongested latency) the mean latency may rise before the capacity shrinks. The capacity
+         * settles where the downstream queues about {@code tolerance - 1} of a call's time.
+         *
+         * @param tolerance from {@code 1.05} to {@code 10}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code tolerance} is outside that range (or NaN)
+         */
+        public Builder tolerance(double tolerance) {
+            if (!(tolerance >= 1.05 && tolerance <= 10)) {
+                throw new IllegalArgumentException("tolerance(" + tolerance + "): must be between 1.05 and 10");
+            }
+            this.tolerance = tolerance;
+            this.tuned = true;
+            return this;
+        }
+
+        /**
+         * The built-in algorithm's smoothing of decreases, default {@code 1}: the share of the way
+         * to the computed capacity taken per window ({@code 1} = all of it at once; a decrease is
+         * never more than half per window anyway). Lower it for a downstream whose latency is noisy
+         * from one window to the next.
+         *
+         * @param smoothing above {@code 0}, at most {@code 1}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code smoothing} is not in {@code (0, 1]} (or NaN)
+         */
+        public Builder smoothing(double smoothing) {
+            if (!(smoothing > 0 && smoothing <= 1)) {
+                throw new IllegalArgumentException("smoothing(" + smoothing + "): must be above 0 and at most 1");
+            }
+            this.smoothing = smoothing;
+            this.tuned = true;
+            return this;
+        }
+
+        /**
+         * The built-in algorithm's window, default 100 ms: the least time between two changes of
+         * the capacity. A window also waits for 10 successes (or a drop), up to ten times as long.
+         * Make it a few times the downstream's usual latency.
+         *
+         * @param window from 1 ms to 1 hour
+         * @return this builder
+         * @throws NullPointerException if {@code window} is null
+         * @throws IllegalArgumentException if {@code window} is outside that range
+         */
+        public Builder window(Duration window) {
+            if (window == null) {
+                throw new NullPointerException("window(null): the window is null");
+            }
+            if (window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(Duration.ofHours(1)) > 0) {
+                throw new IllegalArgumentException("window(" + window + "): must be between PT0.001S and PT1H");
+            }
+            this.windowNanos = window.toNanos();
+            this.tuned = true;
+            return this;
+        }
+
+        /**
+         * The clock hold times are measured with, in nanoseconds, default {@link System#nanoTime()}.
+         * For simulations and tests that run on virtual time (also passed to a Netflix
+         * {@code Limit} as the samples' start times).
+         *
+         * <pre>{@code
+         * AtomicLong now = new AtomicLong();
+         * AdaptiveCapacity adaptive = AdaptiveCapacity.builder(semaphore).nanoClock(now::get).build();
+         * }</pre>
+         *
+         * @param nanoClock returns the present time in nanoseconds
+         * @return this builder
+         * @throws NullPointerException if {@code nanoClock} is null
+         */
+        public Builder nanoClock(LongSupplier nanoClock) {
+            if (nanoClock == null) {
+                throw new NullPointerException("nanoClock(null): the clock is null");
+            }
+            this.clock = nanoClock;
+            return this;
+        }
+
+        /**
+         * Builds the adaptive capacity and sets the semaphore's capacity to the starting value.
+         *
+         * @return the adaptive capacity
+         * @throws IllegalArgumentException if {@code maxCapacity < minCapacity}
+         * @throws IllegalStateException if both {@link #limit} and a setting of the built-in
+         *     algorithm ({@link #tolerance}, {@link #smoothing}, {@link #window}) were given
+         */
+        public AdaptiveCapacity build() {
+            if (maxCapacity != 0 && maxCapacity < minCapacity) {
+                throw new IllegalArgumentException("build(): maxCapacity (" + maxCapacity
+                        + ") is below minCapacity (" + minCapacity + ")");
+            }
+            if (limit != null && tuned) {
+                throw new IllegalStateException("build(): tolerance, smoothing and window set the built-in algorithm,"
+                        + " which limit(" + limit + ") replaces");
+            }
+            return new AdaptiveCapacity(this);
+        }
+    }
+
+    /**
+     * Returns the semaphore whose capacity this object drives.
+     *
+     * @return the semaphore
+     */
+    public Semaphore semaphore() {
+        return semaphore;
+    }
+
+    /**
+     * Returns the present target capacity: the semaphore's capacity, within
+     * {@link #minCapacity()} and {@link #maxCapacity()}.
+     *
+     * @return the capacity
+     */
+    public long capacity() {
+        return target;
+    }
+
+    /**
+     * Returns the least capacity.
+     *
+     * @return the bound set by {@link Builder#minCapacity(long)}
+     */
+    public long minCapacity() {
+        return minCapacity;
+    }
+
+    /**
+     * Returns the greatest capacity.
+     *
+     * @return the bound set by {@link Builder#maxCapacity(long)}, or its default
+     */
+    public long maxCapacity() {
+        return maxCapacity;
+    }
+
+    /**
+     * Returns how many permits are held through this object now (a snapshot).
+     *
+     * @return the permits held by sampled uses
+     */
+    public long inFlight() {
+        return inFlight;
+    }
+
+    /**
+     * Runs {@code body} holding {@code n} permits, waiting for them as
+     * {@link Semaphore#acquireBlocking(long)} does, releases them, and samples the hold time and
+     * the outcome: success if {@code body} returns, drop if it throws a {@link TimeoutException},
+     * failure if it throws anything else. A rejection by a full queue is recorded as
+     * {@link Outcome#REJECTED} and thrown. Allocates nothing of its own while nobody waits.
+     *
+     * <pre>{@code
+     * String page = adaptive.withPermitsBlocking(1, () -> http.get(url));
+     * }</pre>
+     *
+     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @param body the work to run holding them
+     * @param <T> the result type
+     * @return what {@code body} returned
+     * @throws Exception what {@code body} threw (after the permits are released)
+     * @throws InterruptedException if interrupted while waiting for the permits (nothing held)
+     * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T extends @Nullable Object> T withPermitsBlocking(long n, Callable<T> body) throws Exception {
+        checkPermits("withPermitsBlocking", n);
+        if (body == null) {
+            throw new NullPointerException("withPermitsBlocking(" + n + ", null): the body is null");
+        }
+        if (!semaphore.tryAcquire(n)) {
+            acquireSlow(n);
+        }
+        long held = addInFlight(n);
+        controller.acquired(held);
+        long start = clock.getAsLong();
+        Outcome outcome = Outcome.FAILURE;
+        try {
+            T result = body.call();
+            outcome = Outcome.SUCCESS;
+            return result;
+        } catch (Throwable t) {
+            outcome = classify(t);
+            throw t;
+        } finally {
+            end(n, start, held, outcome);
+        }
+    }
+
+    private void acquireSlow(long n) throws InterruptedException {
+        try {
+            semaphore.acquireBlocking(n); // released by count in end()
+        } catch (SemaphoreRejectedException rejected) {
+            recordRejection(n);
+            throw rejected;
+        }
+    }
+
+    /**
+     * Runs {@code body} holding {@code n} permits and releases them when the stage it returns
+     * completes, as {@link Semaphore#withPermitsAsync} does, sampling the time from the grant to
+     * that completion and the outcome: success if the stage completes normally, drop if it fails
+     * with a {@link TimeoutException} (as {@code orTimeout} fails it), failure otherwise (also when
+     * {@code body} throws or returns {@code null}). A rejection by a full queue fails the result
+     * with the {@link SemaphoreRejectedException} and is recorded as {@link Outcome#REJECTED}.
+     * Cancelling the result before the grant withdraws the wait; a grant that wins that race is
+     * released without running {@code body} and without a sample.
+     *
+     * <pre>{@code
+     * CompletableFuture<HttpResponse<String>> r = adaptive.withPermitsAsync(1,
+     *         () -> client.sendAsync(request, ofString()).orTimeout(2, TimeUnit.SECONDS));
+     * }</pre>
+     *
+     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @param body the work to run holding them; returns the stage whose completion releases them
+     * @param <T> the result type
+     * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
+     *     acquisition's exception
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(long n,
+            Supplier<? extends CompletionStage<T>> body) {
+        checkPermits("withPermitsAsync", n);
+        if (body == null) {
+            throw new NullPointerException("withPermitsAsync(" + n + ", null): the body is null");
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        if (semaphore.tryAcquire(n)) {
+            runAsync(n, body, result);
+            return result;
+        }
+        whenGranted(n, result, () -> runAsync(n, body, result));
+        return result;
+    }
+
+    /**
+     * Waits for {@code n} permits for {@code result}, as {@link Semaphore#acquireAsync(long)}: on
+     * the grant runs {@code granted}, unless {@code result} is done already (then gives them back,
+     * not sampled); a failure of the wait fails {@code result} (a rejection is recorded); when
+     * {@code result} completes first (cancelled, timed out), the wait is withdrawn.
+     */
+    private void whenGranted(long n, CompletableFuture<?> result, Runnable granted) {
+        CompletableFuture<Permits> grant = semaphore.acquireAsync(n);
+        grant.whenComplete((permits, failure) -> {
+            if (failure != null) {
+                if (unwrap(failure) instanceof SemaphoreRejectedException) {
+                    recordRejection(n);
+                }
+                result.completeExceptionally(unwrap(failure));
+            } else if (result.isDone()) {
+                permits.release(); // cancelled while the grant was on its way: not run, not sampled
+            } else {
+                granted.run();
+            }
+        });
+        result.whenComplete((value, failure) -> {
+            if (!grant.isDone()) {
+                grant.cancel(false); // withdraws the wait; a grant that wins is released above
+            }
+        });
+    }
+
+    private <T> void runAsync(long n, Supplier<? extends CompletionStage<T>> body, CompletableFuture<T> result) {
+        long held = addInFlight(n);
+        controller.acquired(held);
+        long start = clock.getAsLong();
+        CompletionStage<T> stage;
+        try {
+            stage = body.get();
+        } catch (Throwable t) {
+            end(n, start, held, classify(t));
+            result.completeExceptionally(t);
+            return;
+        }
+        if (stage == null) {
+            end(n, start, held, Outcome.FAILURE);
+            result.completeExceptionally(new NullPointerException("withPermitsAsync(" + n + "): the body returned null"));
+            return;
+        }
+        stage.whenComplete((value, failure) -> {
+            try {
+                end(n, start, held, failure == null ? Outcome.SUCCESS : classify(failure));
+            } finally {
+                if (failure == null) {
+                    result.complete(value);
+                } else {
+                    result.completeExceptionally(unwrap(failure));
+                }
+            }
+        });
+    }
+
+    /**
+     * Takes {@code n} permits, waiting as {@link Semaphore#acquireBlocking(long)} does, and returns
+     * a handle that samples their use when it is closed. A rejection by a full queue is recorded as
+     * {@link Outcome#REJECTED} and thrown.
+     *
+     * <pre>{@code
+     * try (SampledPermits p = adaptive.acquireBlocking(1)) {
+     *     Result r = call();
+     *     if (r.isOverloaded()) p.markDropped();
+     *     return r;
+     * }
+     * }</pre>
+     *
+     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @return the handle; close it to release and sample
+     * @throws InterruptedException if interrupted while waiting (nothing held)
+     * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     */
+    public SampledPermits acquireBlocking(long n) throws InterruptedException {
+        checkPermits("acquireBlocking", n);
+        if (!semaphore.tryAcquire(n)) {
+            acquireSlow(n);
+        }
+        return sampleFrom(n);
+    }
+
+    /**
+     * Takes {@code n} permits as {@link Semaphore#acquireAsync(long)} does; the future completes
+     * with a handle that samples their use when it is closed. A rejection by a full queue fails the
+     * future with the {@link SemaphoreRejectedException} and is recorded as {@link Outcome#REJECTED}.
+     * If the future is cancelled before the grant, the wait is withdrawn and nothing is sampled.
+     *
+     * <pre>{@code
+     * adaptive.acquireAsync(1).thenCompose(p -> call().whenComplete((r, e) -> {
+     *     if (e instanceof TimeoutException) p.markDropped();
+     *     p.close();
+     * }));
+     * }</pre>
+     *
+     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @return a future completed with the handle when the permits are granted
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     */
+    public CompletableFuture<SampledPermits> acquireAsync(long n) {
+        checkPermits("acquireAsync", n);
+        if (semaphore.tryAcquire(n)) {
+            return CompletableFuture.completedFuture(sampleFrom(n));
+        }
+        CompletableFuture<SampledPermits> result = new CompletableFuture<>();
+        whenGranted(n, result, () -> {
+            if (!result.complete(sampleFrom(n))) { // lost a race with a cancel: given back, not sampled
+                INFLIGHT.getAndAdd(this, -n);
+                semaphore.release(n);
+            }
+        });
+        return result;
+    }
+
+    /**
+     * Takes {@code n} permits if they are free now (and nobody waits), as
+     * {@link Semaphore#tryAcquire(long)} does, and returns a handle that samples their use;
+     * otherwise records a {@link Outcome#REJECTED} and returns {@code null}: for load shedding.
+     *
+     * <pre>{@code
+     * SampledPermits p = adaptive.tryAcquire(1);
+     * if (p == null) return Response.status(503).build();
+     * try (p) { return handle(request); }
+     * }</pre>
+     *
+     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @return the handle, or {@code null} if the permits were not free
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     */
+    public @Nullable SampledPermits tryAcquire(long n) {
+        checkPermits("tryAcquire", n);
+        if (semaphore.tryAcquire(n)) {
+            return sampleFrom(n);
+        }
+        recordRejection(n);
+        return null;
+    }
+
+    /**
+     * Starts sampling {@code n} permits that the caller already holds, taken from the semaphore by
+     * another face (the callback face {@code acquireThen}, Kotlin's {@code acquire}, a Reactor
+     * operator...): the hold time runs from now; closing the handle releases them to the semaphore
+     * by count and records the sample.
+     *
+     * <pre>{@code
+     * semaphore.acquireThen(1, () -> {
+     *     SampledPermits p = adaptive.startSample(1);
+     *     callDownstream().whenComplete((r, e) -> p.close());
+     * });
+     * }</pre>
+     *
+     * @param n the number of permits held, from {@code 0} to {@link #minCapacity()}
+     * @return the handle; close it to release and sample
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     */
+    public SampledPermits startSample(long n) {
+        checkPermits("startSample", n);
+        return sampleFrom(n);
+    }
+
+    private SampledPermits sampleFrom(long n) {
+        long held = addInFlight(n);
+        controller.acquired(held);
+        return new Sample(this, n, clock.getAsLong(), held);
+    }
+
+    /**
+     * Records that a use of {@code n} permits was refused before it got them (a full queue, a wait
+     * that timed out, a request shed by the caller): an {@link Outcome#REJECTED} sample. The faces of
+     * this class record their own rejections.
+     *
+     * <pre>{@code
+     * if (!semaphore.tryAcquireBlocking(1, Duration.ofMillis(50))) {
+     *     adaptive.recordRejection(1);
+     *     throw new Overloaded();
+     * }
+     * }</pre>
+     *
+     * @param n the number of permits asked for, {@code >= 0}
+     * @throws IllegalArgumentException if {@code n < 0}
+     */
+    public void recordRejection(long n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("recordRejection(" + n + "): the number of permits must not be negative");
+        }
+        long now = clock.getAsLong();
+        controller.sample(now, now, n, 0, Outcome.REJECTED);
+    }
+
+    /** The end of a sampled use: permits back to the semaphore, then the sample. */
+    void end(long n, long start, long held, Outcome outcome) {
+        long end = clock.getAsLong();
+        INFLIGHT.getAndAdd(this, -n);
+        try {
+            semaphore.release(n);
+        } finally {
+            controller.sample(start, end, n, held, outcome);
+        }
+    }
+
+    /**
+     * Sets the target: clamps it into the bounds, rounds it, and sets the semaphore's capacity if
+     * it changed. Called by the controller (one thread at a time for the built-in one; under the
+     * Limit's own lock for the bridge). Returns the clamped value (unrounded).
+     */
+    double apply(double next) {
+        double clamped = Math.max(minCapacity, Math.min(maxCapacity, next));
+        long rounded = Math.round(clamped);
+        if (rounded != target) {
+            target = rounded;
+            semaphore.setCapacity(rounded);
+        }
+        return clamped;
+    }
+
+    /** The controller, for tests in this package. */
+    Controller controller() {
+        return controller;
+    }
+
+    private long clamp(long value) {
+        return Math.max(minCapacity, Math.min(maxCapacity, value));
+    }
+
+    private void checkPermits(String call, long n) {
+        if (n < 0 || n > minCapacity) {
+            throw new IllegalArgumentException(call + "(" + n + "): the number of permits must be between 0 and minCapacity ("
+                    + minCapacity + "), so that no shrink of the capacity can leave it unable to fit");
+        }
+    }
+
+    private long addInFlight(long n) {
+        return (long) INFLIGHT.getAndAdd(this, n) + n;
+    }
+
+    /** A timeout is a drop; anything else thrown is a failure. Looks through CompletionException and ExecutionException. */
+    static Outcome classify(Throwable t) {
+        return unwrap(t) instanceof TimeoutException ? Outcome.DROPPED : Outcome.FAILURE;
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable cause = t;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+
+    /**
+     * Describes the capacity, the bounds, what is in flight and the algorithm.
+     *
+     * @return for example {@code AdaptiveCapacity[capacity=42, min=1, max=1000, inFlight=40, BaselineGradient[...]]}
+     */
+    @Override
+    public String toString() {
+        return "AdaptiveCapacity[capacity=" + target + ", min=" + minCapacity + ", max=" + maxCapacity
+                + ", inFlight=" + inFlight + ", " + controller + "]";
+    }
+
+    /** The handle of a sampled use. */
+    private static final class Sample implements SampledPermits {
+        private static final int FAILED = 1;
+        private static final int DROPPED = 2;
+        private static final int MARKS = 3;
+        private static final int RELEASED = 4;
+
+        private final AdaptiveCapacity owner;
+        private final long permits;
+        private final long start;
+        private final long held;
+        /** The mark (0, FAILED or DROPPED), plus RELEASED once released: marks and the release CAS it. */
+        private volatile int state;
+
+        Sample(AdaptiveCapacity owner, long permits, long start, long held) {
+            this.owner = owner;
+            this.permits = permits;
+            this.start = start;
+            this.held = held;
+        }
+
+        @Override
+        public long permits() {
+            return permits;
+        }
+
+        @Override
+        public boolean release() {
+            int s;
+            do {
+                s = state;
+                if ((s & RELEASED) != 0) {
+                    return false;
+                }
+            } while (!STATE.compareAndSet(this, s, s | RELEASED));
+            owner.end(permits, start, held, outcomeOf(s));
+            return true;
+        }
+
+        @Override
+        public boolean isReleased() {
+            return (state & RELEASED) != 0;
+        }
+
+        @Override
+        public void markFailure() {
+            mark(FAILED, "markFailure()");
+        }
+
+        @Override
+        public void markDropped() {
+            mark(DROPPED, "markDropped()");
+        }
+
+        private void mark(int mark, String call) {
+            int s;
+            do {
+                s = state;
+                if ((s & RELEASED) != 0) {
+                    throw new IllegalStateException(call + ": the " + permits
+                            + " permits were already released and sampled as " + outcomeOf(s) + "; mark before closing");
+                }
+            } while (!STATE.compareAndSet(this, s, mark));
+        }
+
+        @Override
+        public Outcome outcome() {
+            return outcomeOf(state);
+        }
+
+        private static Outcome outcomeOf(int state) {
+            int mark = state & MARKS;
+            return mark == FAILED ? Outcome.FAILURE : mark == DROPPED ? Outcome.DROPPED : Outcome.SUCCESS;
+        }
+
+        @Override
+        public String toString() {
+            return "SampledPermits[" + permits + ", " + (isReleased() ? "released, " : "held, ") + outcome() + "]";
+        }
+
+        private static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(Sample.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+    }
+
+    // VarHandle mechanics
+    private static final VarHandle INFLIGHT;
+
+    static {
+        try {
+            INFLIGHT = MethodHandles.lookup().findVarHandle(AdaptiveCapacity.class, "inFlight", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.benchmarks;
+
+import com.netflix.concurrency.limits.Limit;
+import com.netflix.concurrency.limits.Limiter;
+import com.netflix.concurrency.limits.limit.AIMDLimit;
+import com.netflix.concurrency.limits.limit.Gradient2Limit;
+import com.netflix.concurrency.limits.limit.GradientLimit;
+import com.netflix.concurrency.limits.limit.VegasLimit;
+import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+import dev.handoff.Acquisition;
+import dev.handoff.Semaphore;
+import dev.handoff.SemaphoreRejectedException;
+import dev.handoff.adaptive.AdaptiveCapacity;
+import dev.handoff.adaptive.SampledPermits;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.SplittableRandom;
+
+/**
+ * The adaptive-capacity simulation: a downstream with a knee, an open-loop load, and every
+ * contender in the same run — handoff's {@code AdaptiveCapacity} with its built-in algorithm, each
+ * Netflix concurrency-limits {@code Limit} through {@code AdaptiveCapacity}'s bridge, Netflix's own
+ * {@code SimpleLimiter} and {@code BlockingLimiter}, and a sweep of static capacities.
+ *
+ * <p><b>The model.</b> The downstream has {@code c} workers; a call takes 8 to 12 ms (uniform) of
+ * one worker's time; calls beyond {@code c} wait in the downstream's FIFO queue, so latency rises
+ * past {@code c} in flight. Halfway through the run {@code c} changes (one scenario halves it,
+ * one doubles it). Requests arrive open-loop (Poisson, a fixed rate: the load does not slow down
+ * when the service does). Each request goes through the contender's limiter: admitted, queued (at
+ * most {@code MAX_QUEUE} waiting, for at most {@code QUEUE_TIMEOUT}), or rejected. An admitted
+ * call that gets no answer within {@code CALL_TIMEOUT} is dropped by the caller (its permits come
+ * back, the downstream still does the work). Goodput is answers within the timeout.
+ *
+ * <p><b>Virtual time.</b> One thread runs a discrete-event simulation on a virtual clock, which is
+ * also the clock every limiter reads ({@code AdaptiveCapacity.Builder.nanoClock},
+ * Netflix's {@code AbstractLimiter.Builder.nanoClock}). So the results are the same on every
+ * machine and at any load (the random draws are seeded), and a minute of traffic takes a second.
+ * Netflix's {@code BlockingLimiter} parks threads on a monitor, which a one-thread simulation
+ * cannot do: its wait loop is modelled exactly as written (on each release every waiter wakes, and
+ * they retry the delegate {@code SimpleLimiter} in an arbitrary order, here random; a new arrival
+ * tries before them; each gives up at its timeout), around a real {@code SimpleLimiter}. The other
+ * contenders run the libraries' real code.
+ */
+final class AdaptiveSimulation {
+
+    static final long MS = 1_000_000L;
+    static final long QUEUE_TIMEOUT = 100 * MS;
+    static final int MAX_QUEUE = 100;
+    static final long CALL_TIMEOUT = 100 * MS;
+    static final long SERVICE_MIN = 8 * MS;
+    static final long SERVICE_MAX = 12 * MS;
+    static final long BUCKET = 1_000 * MS;
+    static final long TIMELINE_STEP = 100 * MS;
+
+    /** One run's settings. */
+    record Scenario(String name, long durationNanos, int workersBefore, int workersAfter, double arrivalsPerSecond, long seed) {
+        long changeAt() {
+            return durationNanos / 2;
+        }
+
+        /** The knee halves: 40 workers, then 20; 3,000 requests a second (75% of the first, 150% of the second). */
+        static Scenario halves(long seconds) {
+            return new Scenario("knee halves (40 -> 20 workers)", seconds * 1_000 * MS, 40, 20, 3_000, 42);
+        }
+
+        /** The knee doubles: 20 workers, then 40; the same load. */
+        static Scenario doubles(long seconds) {
+            return new Scenario("knee doubles (20 -> 40 workers)", seconds * 1_000 * MS, 20, 40, 3_000, 43);
+        }
+
+        /** What the downstream can answer per second, capped by the demand, after the change. */
+        double goodputCeilingAfter() {
+            return Math.min(arrivalsPerSecond, workersAfter * 1e9 / ((SERVICE_MIN + SERVICE_MAX) / 2.0));
+        }
+    }
+
+    /**
+     * What one contender did in one scenario: {@code successes} answered within the run,
+     * {@code lateSuccesses} answered while it drained, {@code dropped} timed out (caller side).
+     */
+    record Result(String contender, long arrivals, long successes, long lateSuccesses, long rejected, long dropped,
+                  double goodputPerSecond,
+                  double p50Millis, double p99Millis, double p99WithWaitMillis, double convergeSeconds,
+                  double[] limitTimeline, double[] p99Timeline, double[] goodputTimeline, boolean allPermitsBack) {
+    }
+
+    // ---------------------------------------------------------------- the engine
+
+    /** One simulation: clock, events, downstream, load, statistics. */
+    static final class Run {
+        final Scenario scenario;
+        final SplittableRandom random;
+        private final PriorityQueue<long[]> events = new PriorityQueue<>(
+                (a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
+        private final List<Runnable> actions = new ArrayList<>();
+        private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+        long now;
+        private long seq;
+        // downstream
+        int workers;
+        int busy;
+        private final ArrayDeque<Call> downstreamQueue = new ArrayDeque<>();
+        // statistics
+        long arrivals;
+        long rejected;
+        long dropped;
+        final LongList successAt = new LongList();
+        final LongList latency = new LongList();
+        final LongList latencyWithWait = new LongList();
+
+        Run(Scenario scenario) {
+            this.scenario = scenario;
+            this.random = new SplittableRandom(scenario.seed());
+            this.workers = scenario.workersBefore();
+        }
+
+        void at(long time, Runnable action) {
+            int slot;
+            if (freeSlots.isEmpty()) {
+                slot = actions.size();
+                actions.add(action);
+            } else {
+                slot = freeSlots.pop();
+                actions.set(slot, action);
+            }
+            events.add(new long[] {time, seq++, slot});
+        }
+
+        void runUntil(long end) {
+            long[] e;
+            while ((e = events.peek()) != null && e[0] <= end) {
+                events.poll();
+                now = e[0];
+                Runnable action = actions.get((int) e[2]);
+                actions.set((int) e[2], null);
+                freeSlots.push((int) e[2]);
+                action.run();
+            }
+            now = end;
+        }
+
+        /** The downstream takes a call: a free worker, or its queue. */
+        void submit(Call call) {
+            call.service = SERVICE_MIN + random.nextLong(SERVICE_MAX - SERVICE_MIN + 1);
+            if (busy < workers && downstreamQueue.isEmpty()) {
+                serve(call);
+            } else {
+                downstreamQueue.add(call);
+            }
+        }
+
+        private void serve(Call call) {
+            busy++;
+            at(now + call.service, () -> {
+                busy--;
+                fill(); // the downstream's queue first: FIFO
+                call.answered();
+            });
+        }
+
+        void fill() {
+            while (busy < workers && !downstreamQueue.isEmpty()) {
+                serve(downstreamQueue.poll());
+            }
+        }
+    }
+
+    /** One request. */
+    static final class Call {
+        final Run run;
+        final Gate gate;
+        final long arrived;
+        long admitted;
+        long service;
+        boolean done;
+        Object token; // the gate's: its handle, listener or acquisition
+
+        Call(Run run, Gate gate) {
+            this.run = run;
+            this.gate = gate;
+            this.arrived = run.now;
+        }
+
+        /** The gate admitted it: off to the downstream, with a deadline. */
+        void start() {
+            admitted = run.now;
+            run.submit(this);
+            run.at(admitted + CALL_TIMEOUT, () -> {
+                if (!done) {
+                    done = true;
+                    run.dropped++;
+                    gate.finished(this, false);
+                }
+            });
+        }
+
+        void answered() {
+            if (done) {
+                return; // the caller gave up: wasted work
+            }
+            done = true;
+            run.successAt.add(run.now);
+            run.latency.add(run.now - admitted);
+            run.latencyWithWait.add(run.now - arrived);
+            gate.finished(this, true);
+        }
+
+        void reject() {
+            run.rejected++;
+        }
+    }
+
+    /** A contender: how requests are admitted. */
+    interface Gate {
+        void arrive(Call call);
+
+        /** The call ended: answered ({@code true}) or timed out. */
+        void finished(Call call, boolean success);
+
+        /** The limit in force, for the timeline. */
+        double limit();
+
+        /** Whether every permit came back at the end (after the run drained). */
+        boolean allBack();
+    }
+
+    /** handoff's Semaphore, static or driven by an AdaptiveCapacity. */
+    static final class SemaphoreGate implements Gate {
+        final Semaphore semaphore;
+        final AdaptiveCapacity adaptive; // null: static
+
+        /** Static if {@code adaptive} is false; else the built-in algorithm, or {@code limit} through the bridge. */
+        SemaphoreGate(Run run, long capacity, boolean adaptive, Limit limit) {
+            this.semaphore = Semaphore.builder(capacity).maxQueueLength(MAX_QUEUE).build();
+            if (!adaptive) {
+                this.adaptive = null;
+            } else {
+                AdaptiveCapacity.Builder b = AdaptiveCapacity.builder(semaphore).minCapacity(1).maxCapacity(MAX)
+                        .nanoClock(() -> run.now);
+                this.adaptive = (limit == null ? b : b.limit(limit)).build();
+            }
+        }
+
+        @Override
+        public void arrive(Call call) {
+            Acquisition[] holder = new Acquisition[1];
+            Acquisition a;
+            try {
+                a = semaphore.acquireThen(1, () -> {
+                    if (adaptive != null) {
+                        call.token = adaptive.startSample(1);
+                    }
+                    call.start();
+                });
+            } catch (SemaphoreRejectedException full) {
+                rejected(call);
+                return;
+            }
+            holder[0] = a;
+            if (!a.isGranted()) {
+                call.run.at(call.run.now + QUEUE_TIMEOUT, () -> {
+                    if (holder[0].cancel()) {
+                        rejected(call);
+                    }
+                });
+            }
+        }
+
+        private void rejected(Call call) {
+            call.reject();
+            if (adaptive != null) {
+                adaptive.recordRejection(1);
+            }
+        }
+
+        @Override
+        public void finished(Call call, boolean success) {
+            if (adaptive == null) {
+                semaphore.release(1);
+                return;
+            }
+            SampledPermits p = (SampledPermits) call.token;
+            if (!success) {
+                p.markDropped();
+            }
+            p.close();
+        }
+
+        @Override
+        public double limit() {
+            return adaptive == null ? semaphore.capacity() : adaptive.capacity();
+        }
+
+        @Override
+        public boolean allBack() {
+            return semaphore.queueLength() == 0 && semaphore.availablePermits() == semaphore.capacity()
+                    && (adaptive == null || adaptive.inFlight() == 0);
+        }
+    }
+
+    /** Netflix's SimpleLimiter: admits up to its limit, rejects the rest at once. */
+    static class SimpleGate implements Gate {
+        final SimpleLimiter<Void> limiter;
+
+        SimpleGate(Run run, Limit limit) {
+            this.limiter = SimpleLimiter.newBuilder().limit(limit).nanoClock(() -> run.now).build();
+        }
+
+        @Override
+        public void arrive(Call call) {
+            Optional<Limiter.Listener> listener = limiter.acquire(null);
+            if (listener.isEmpty()) {
+                call.reject();
+                return;
+            }
+            call.token = listener.get();
+            call.start();
+        }
+
+        @Override
+        public void finished(Call call, boolean success) {
+            Limiter.Listener listener = (Limiter.Listener) call.token;
+            if (success) {
+                listener.onSuccess();
+            } else {
+                listener.onDropped();
+            }
+        }
+
+        @Override
+        public double limit() {
+            return limiter.getLimit();
+        }
+
+        @Override
+        public boolean allBack() {
+            return limiter.getInflight() == 0;
+        }
+    }
+
+    /**
+     * Netflix's BlockingLimiter around a SimpleLimiter, its wait loop modelled: a request that the
+     * delegate refuses waits (at most QUEUE_TIMEOUT); every release wakes all waiters
+     * ({@code notifyAll}), and they retry in an arbitrary order (random here); arrivals try first.
+     */
+    static final class BlockingGate extends SimpleGate {
+        private final List<Call> waiting = new ArrayList<>();
+        private final Run run;
+
+        BlockingGate(Run run, Limit limit) {
+            super(run, limit);
+            this.run = run;
+        }
+
+        @Override
+        public void arrive(Call call) {
+            Optional<Limiter.Listener> listener = limiter.acquire(null);
+            if (listener.isPresent()) {
+                call.token = listener.get();
+                call.start();
+                return;
+            }
+            waiting.add(call);
+            run.at(run.now + QUEUE_TIMEOUT, () -> {
+                if (waiting.remove(call)) {
+                    call.reject();
+                }
+            });
+        }
+
+        @Override
+        public void finished(Call call, boolean success) {
+            super.finished(call, success);
+            // notifyAll: every waiter retries, in an order the monitor does not promise.
+            int n = waiting.size();
+            if (n == 0) {
+                return;
+            }
+            int from = run.random.nextInt(n);
+            List<Call> admitted = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Call w = waiting.get((from + i) % n);
+                Optional<Limiter.Listener> listener = limiter.acquire(null);
+                if (listener.isEmpty()) {
+                    break; // the delegate is full: the rest find it full too
+                }
+                w.token = listener.get();
+                admitted.add(w);
+            }
+            waiting.removeAll(admitted);
+            for (Call w : admitted) {
+                w.start();
+            }
+        }
+
+        @Override
+        public boolean allBack() {
+            return super.allBack() && waiting.isEmpty();
+        }
+    }
+
+    /** A contender: a name and how to make its gate for a run. */
+    record Contender(String name, java.util.function.Function<Run, Gate> gate) {
+    }
+
+    static final long INITIAL = 20;
+    static final long MAX = 1_000;
+
+    /** Ours, each Netflix Limit through the bridge, SimpleLimiter, BlockingLimiter (each Netflix algorithm with its defaults). */
+    static List<Contender> contenders() {
+        List<Contender> list = new ArrayList<>();
+        list.add(new Contender(OURS, run -> new SemaphoreGate(run, INITIAL, true, null)));
+        list.add(new Contender("handoff + Gradient2Limit", run -> new SemaphoreGate(run, INITIAL, true, Gradient2Limit.newDefault())));
+        list.add(new Contender("handoff + GradientLimit", run -> new SemaphoreGate(run, INITIAL, true, GradientLimit.newDefault())));
+        list.add(new Contender("handoff + VegasLimit", run -> new SemaphoreGate(run, INITIAL, true, VegasLimit.newDefault())));
+        list.add(new Contender("handoff + AIMDLimit", run -> new SemaphoreGate(run, INITIAL, true, AIMDLimit.newBuilder().build())));
+        list.add(new Contender("Netflix SimpleLimiter (Gradient2)", run -> new SimpleGate(run, Gradient2Limit.newDefault())));
+        list.add(new Contender("Netflix BlockingLimiter (Gradient2)", run -> new BlockingGate(run, Gradient2Limit.newDefault())));
+        return list;
+    }
+
+    static final String OURS = "handoff AdaptiveCapacity (built-in)";
+    static final String STATIC = "static ";
+
+    /** The static capacities of the sweep. */
+    static List<Contender> sweep() {
+        List<Contender> list = new ArrayList<>();
+        for (long c = 5; c <= 80; c += 5) {
+            long capacity = c;
+            list.add(new Contender(STATIC + capacity, run -> new SemaphoreGate(run, capacity, false, null)));
+        }
+        return list;
+    }
+
+    // ---------------------------------------------------------------- one run
+
+    /** Runs one contender through one scenario, then lets every call end. */
+    static Result run(Scenario scenario, Contender contender) {
+        Run run = new Run(scenario);
+        Gate gate = contender.gate().apply(run);
+        long end = scenario.durationNanos();
+        // Poisson arrivals: exponential gaps, drawn as the run goes.
+        double meanGap = 1e9 / scenario.arrivalsPerSecond();
+        Runnable[] arrive = new Runnable[1];
+        arrive[0] = () -> {
+            run.arrivals++;
+            gate.arrive(new Call(run, gate));
+            long gap = Math.max(1, Math.round(-meanGap * Math.log(1 - run.random.nextDouble())));
+            if (run.now + gap < end) {
+                run.at(run.now + gap, arrive[0]);
+            }
+        };
+        run.at(0, arrive[0]);
+        run.at(scenario.changeAt(), () -> {
+            run.workers = scenario.workersAfter();
+            run.fill();
+        });
+        int steps = (int) (end / TIMELINE_STEP);
+        double[] limits = new double[steps];
+        for (int i = 0; i < steps; i++) {
+            run.runUntil(i * TIMELINE_STEP);
+            limits[i] = gate.limit();
+        }
+        run.runUntil(end);
+        long successes = run.successAt.size();
+        run.runUntil(end + 10 * CALL_TIMEOUT + 10 * QUEUE_TIMEOUT); // drain: every call ends
+        return summarize(scenario, contender.name(), run, successes, limits, gate.allBack());
+    }
+
+    private static Result summarize(Scenario scenario, String name, Run run, long successes, double[] limits, boolean allBack) {
+        long end = scenario.durationNanos();
+        int buckets = (int) (end / BUCKET);
+        double[] p99s = new double[buckets];
+        double[] goodputs = new double[buckets];
+        long[] at = run.successAt.toArray();
+        long[] lat = run.latency.toArray();
+        LongList[] inBucket = new LongList[buckets];
+        for (int b = 0; b < buckets; b++) {
+            inBucket[b] = new LongList();
+        }
+        for (int i = 0; i < at.length; i++) {
+            int b = (int) (at[i] / BUCKET);
+            if (b < buckets) {
+                inBucket[b].add(lat[i]);
+            }
+        }
+        for (int b = 0; b < buckets; b++) {
+            goodputs[b] = inBucket[b].size() * 1e9 / BUCKET;
+            p99s[b] = inBucket[b].size() == 0 ? Double.NaN : percentile(inBucket[b].toArray(), 0.99) / 1e6;
+        }
+        long[] inRun = Arrays.copyOf(lat, (int) successes);
+        long[] withWait = Arrays.copyOf(run.latencyWithWait.toArray(), (int) successes);
+        double converge = convergeSeconds(scenario, p99s, goodputs);
+        return new Result(name, run.arrivals, successes, run.successAt.size() - successes, run.rejected, run.dropped,
+                successes * 1e9 / end,
+                percentile(inRun, 0.50) / 1e6, percentile(inRun, 0.99) / 1e6, percentile(withWait, 0.99) / 1e6,
+                converge, limits, p99s, goodputs, allBack);
+    }
+
+    /** The unloaded p99 latency: the p99 of a call's own time, with nothing queued (the target is twice this). */
+    static double unloadedP99Millis() {
+        return (SERVICE_MIN + 0.99 * (SERVICE_MAX - SERVICE_MIN)) / 1e6;
+    }
+
+    /**
+     * Seconds from the change until the first one-second bucket from which every later bucket is
+     * healthy: p99 within twice the unloaded p99, and goodput at least 90% of what the downstream
+     * can answer (capped by the demand). {@code +Infinity} if that never happens.
+     */
+    static double convergeSeconds(Scenario scenario, double[] p99s, double[] goodputs) {
+        int first = (int) (scenario.changeAt() / BUCKET);
+        double ceiling = scenario.goodputCeilingAfter();
+        int healthyFrom = -1;
+        for (int b = p99s.length - 1; b >= first; b--) {
+            boolean healthy = !Double.isNaN(p99s[b]) && p99s[b] <= 2 * unloadedP99Millis() && goodputs[b] >= 0.9 * ceiling;
+            if (!healthy) {
+                break;
+            }
+            healthyFrom = b;
+        }
+        return healthyFrom < 0 ? Double.POSITIVE_INFINITY : (healthyFrom - first) * BUCKET / 1e9;
+    }
+
+    static double percentile(long[] values, double q) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        long[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[(int) Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+    }
+
+    /** A growable array of longs. */
+    static final class LongList {
+        private long[] values = new long[1024];
+        private int size;
+
+        void add(long v) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = v;
+        }
+
+        int size() {
+            return size;
+        }
+
+        long[] toArray() {
+            return Arrays.copyOf(values, size);
+        }
+    }
+
+    // ---------------------------------------------------------------- the report
+
+    /** One scenario, every contender and the sweep: the results, the best static one named. */
+    record Comparison(Scenario scenario, List<Result> contenders, List<Result> sweep, Result bestStatic) {
+    }
+
+    static Comparison compare(Scenario scenario) {
+        List<Result> results = new ArrayList<>();
+        for (Contender c : contenders()) {
+            results.add(run(scenario, c));
+        }
+        List<Result> statics = new ArrayList<>();
+        for (Contender c : sweep()) {
+            statics.add(run(scenario, c));
+        }
+        Result best = statics.get(0);
+        for (Result r : statics) {
+            // The most goodput; among those within 1% of it, the lowest p99.
+            if (r.goodputPerSecond() > best.goodputPerSecond() * 1.01
+                    || (r.goodputPerSecond() >= best.goodputPerSecond() * 0.99 && r.p99Millis() < best.p99Millis())) {
+                best = r;
+            }
+        }
+        return new Comparison(scenario, results, statics, best);
+    }
+
+    static String table(Comparison c) {
+        StringBuilder sb = new StringBuilder();
+        Scenario s = c.scenario();
+        sb.append(String.format(Locale.ROOT, "%s: %d s, %.0f requests/s, change at %d s; unloaded p99 %.1f ms%n%n",
+                s.name(), s.durationNanos() / 1_000_000_000L, s.arrivalsPerSecond(), s.changeAt() / 1_000_000_000L,
+                unloadedP99Millis()));
+        sb.append("| contender | goodput/s | vs best static | p50 ms | p99 ms | p99 with wait ms | rejected | timed out | converged after change |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        List<Result> rows = new ArrayList<>(c.contenders());
+        rows.add(c.bestStatic());
+        for (Result r : rows) {
+            String name = r == c.bestStatic() ? "best static (" + r.contender().substring(STATIC.length()) + ", from the sweep)" : r.contender();
+            sb.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f%% | %.1f | %.1f | %.1f | %d | %d | %s |%n",
+                    name, r.goodputPerSecond(), 100 * r.goodputPerSecond() / c.bestStatic().goodputPerSecond(),
+                    r.p50Millis(), r.p99Millis(), r.p99WithWaitMillis(), r.rejected(), r.dropped(),
+                    Double.isInfinite(r.convergeSeconds()) ? "never" : String.format(Locale.ROOT, "%.0f s", r.convergeSeconds())));
+        }
+        return sb.toString();
+    }
+
+    /**
+     * Runs both scenarios and prints the tables; with {@code --out DIR}, writes {@code adaptive.md}
+     * (the tables) and {@code adaptive.png} (the chart) there. {@code --seconds N} sets the length
+     * of each run (default 60).
+     *
+     * @param args {@code [--seconds N] [--out DIR]}
+     * @throws IOException if the files cannot be written
+     */
+    public static void main(String[] args) throws IOException {
+        long seconds = 60;
+        Path out = null;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--seconds" -> seconds = Long.parseLong(args[++i]);
+                case "--out" -> out = Path.of(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i] + "; usage: [--seconds N] [--out DIR]");
+            }
+        }
+        List<Comparison> comparisons = List.of(compare(Scenario.halves(seconds)), compare(Scenario.doubles(seconds)));
+        StringBuilder md = new StringBuilder();
+        for (Comparison c : comparisons) {
+            md.append(table(c)).append('\n');
+        }
+        System.out.print(md);
+        if (out != null) {
+            Files.createDirectories(out);
+            Files.writeString(out.resolve("adaptive-results.md"), md.toString());
+            AdaptiveChart.write(out.resolve("adaptive.png"), comparisons);
+            System.out.println("wrote " + out.resolve("adaptive-results.md") + " and " + out.resolve("adaptive.png"));
+        }
+    }
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.docs;
+
+// tag::adaptive-quick-start[]
+import dev.handoff.Semaphore;
+import dev.handoff.adaptive.AdaptiveCapacity;
+import dev.handoff.adaptive.SampledPermits;
+// end::adaptive-quick-start[]
+// tag::adaptive-netflix[]
+import com.netflix.concurrency.limits.limit.Gradient2Limit;
+// end::adaptive-netflix[]
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** The Java examples of docs/guide/adaptive.md, over a stand-in client. */
+final class Adaptive {
+
+    /** A response with a status. */
+    record Response(int status) {
+        static Response status(int status) {
+            return new Response(status);
+        }
+    }
+
+    /** What the examples call: the downstream. */
+    interface Client {
+        Response send(String request) throws Exception;
+
+        CompletableFuture<Response> sendAsync(String request);
+    }
+
+    private final Client client;
+
+    Adaptive(Client client) {
+        this.client = client;
+    }
+
+    // tag::adaptive-quick-start[]
+    final Semaphore inFlight = Semaphore.builder(20)   // the starting capacity
+            .maxQueueLength(1_000)                     // shed beyond this many waiters
+            .build();
+    final AdaptiveCapacity adaptive = AdaptiveCapacity.builder(inFlight)
+            .minCapacity(4)                            // never below (and the most permits one call may take)
+            .maxCapacity(500)                          // never above
+            .build();
+
+    Response call(String request) throws Exception {
+        // Timed and classified: a TimeoutException is a drop, another exception a failure.
+        return adaptive.withPermitsBlocking(1, () -> client.send(request));
+    }
+
+    CompletableFuture<Response> callAsync(String request) {
+        // The permits are held until the stage completes; orTimeout's TimeoutException is a drop.
+        return adaptive.withPermitsAsync(1,
+                () -> client.sendAsync(request).orTimeout(2, TimeUnit.SECONDS));
+    }
+
+    Response callWithHandle(String request) throws Exception {
+        try (SampledPermits p = adaptive.acquireBlocking(1)) {
+            Response r = client.send(request);
+            if (r.status() == 503) {
+                p.markDropped();                       // overload: the capacity shrinks
+            }
+            return r;                                  // an exception passing through counts as a success:
+        }                                              // catch and mark, or use withPermitsBlocking
+    }
+
+    Response shed(String request) throws Exception {
+        SampledPermits p = adaptive.tryAcquire(1);    // never waits
+        if (p == null) {
+            return Response.status(503);              // recorded as a rejection
+        }
+        try (p) {
+            return client.send(request);
+        }
+    }
+    // end::adaptive-quick-start[]
+
+    static AdaptiveCapacity netflix(Semaphore inFlight) {
+        // tag::adaptive-netflix[]
+        AdaptiveCapacity adaptive = AdaptiveCapacity.builder(inFlight)
+                .limit(Gradient2Limit.newDefault())   // or VegasLimit, AIMDLimit, GradientLimit, WindowedLimit...
+                .build();
+        // end::adaptive-netflix[]
+        return adaptive;
+    }
+}

@@ -1554,12 +1554,18 @@ public final class FairShareSemaphore<K> {
 
         @Override
         public boolean release() {
-            return PermitHandles.release((PermitHandles.GiveBack) BACK.getAndSet(this, null), permits());
+            return PermitHandles.release(this, BACK, permits());
         }
 
         @Override
         public boolean isReleased() {
-            return back == null;
+            return PermitHandles.isReleased(back);
+        }
+
+        /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
+        @Override
+        public String toString() {
+            return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
         }
 
     }

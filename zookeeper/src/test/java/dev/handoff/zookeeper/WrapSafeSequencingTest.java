@@ -48,13 +48,28 @@ class WrapSafeSequencingTest extends ServerPerTest {
             int expected = i + 1;
             await("request " + i + " created", () -> children(c, path).size() >= expected); // one at a time
         }
-        // The first request may be granted before its generation's seal shares its sequence; from then
-        // on the generation cannot be ordered and nothing more is granted until that lease is released.
-        await("a grant", () -> granted(futures) >= 1);
+        // The first request may be granted before the generation's seal; the requests that then share
+        // the saturated sequence cannot be ordered: granting stops (fail-closed) with an alarm. How many
+        // are caught that way depends on when the client learns of the seal, so this test does not
+        // count on any of them being granted later.
+        await("an alarm for the sequence shared by several children", () -> s.alarmCount() >= 1);
         Thread.sleep(300); // room for a wrong grant to show (the code under review granted all five)
         assertTrue(granted(futures) <= 2, "capacity 2: never more than 2 leases at once");
-        assertTrue(s.alarmCount() >= 1, "an alarm for the sequence shared by two children");
-        releaseAsGranted(futures, 2);
+        // Withdrawing the requests that cannot be ordered unblocks the semaphore: the children that
+        // stopped granting are gone, and a new request is served in the next generation.
+        for (CompletableFuture<Lease> f : futures) {
+            if (!f.isDone()) {
+                f.cancel(false);
+            }
+        }
+        for (CompletableFuture<Lease> f : futures) {
+            if (f.isDone() && !f.isCancelled() && !f.isCompletedExceptionally()) {
+                f.join().close();
+            }
+        }
+        CompletableFuture<Lease> next = s.acquireAsync(1);
+        await("a request after the withdrawal is granted", () -> next.isDone() && !next.isCompletedExceptionally());
+        next.join().close();
         await("the old generation deleted once drained", () -> !c.getChildren().forPath(path).contains(generation(0).substring(path.length() + 1)));
         assertTrue(c.getChildren().forPath(path).contains(generation(1).substring(path.length() + 1)));
         assertEquals(0, children(c, path).size());

@@ -217,6 +217,10 @@ import org.jspecify.annotations.Nullable;
  * (a node waiting in the front queues is not in this core's queue; a handed-over one is withdrawn
  * through cancelQueued), and await(), which parks for any node whose wake() unparks the caller.
  * Tags, eligibility, per-key caps and the fairness bound are in FairShareSemaphore's notes.
+ * While only one key is active and nothing waits, the fair share takes and returns that key's
+ * permits by one CAS of this word, without either lock ("Solo mode" in its notes): word(),
+ * quiet() and casCount() serve that path, and advanceStamp() ends it (the next CAS of every solo
+ * operation that read the word before fails; quiet() excludes the wide layout, which has no stamp).
  *
  * Provisional grants
  * ------------------
@@ -724,6 +728,54 @@ final class BatchSemaphore {
                     checkDrained();
                 }
                 return -1;
+            }
+            s = witness;
+        }
+    }
+
+    // ------------------------------------------------------------------ for a scheduler in front
+
+    /** The state word, for the lock-free solo path of a fair share (see "A scheduler in front"). */
+    long word() {
+        return state;
+    }
+
+    /**
+     * Whether {@code s} is a word of a core at rest: compact layout, nothing queued, not closed,
+     * no gate (no debt, no resize of a wide word, no provisional grant) and no claim window. In
+     * such a word, held = capacity - free.
+     */
+    static boolean quiet(long s) {
+        return (s & (QUEUED | CLOSED | GATED | WIDE | WINDOW)) == 0;
+    }
+
+    /** The free permits of a word. */
+    static long freeIn(long s) {
+        return free(s);
+    }
+
+    /**
+     * One CAS of the count from {@code s} to {@code s} plus {@code delta} permits; the caller made
+     * sure that {@code s} is quiet and that the count stays between 0 and the capacity.
+     */
+    boolean casCount(long s, long delta) {
+        return STATE.compareAndSet(this, s, s + (delta << SHIFT));
+    }
+
+    /**
+     * Advances the resize stamp of a quiet word without changing anything else, so that every CAS
+     * of a word read before fails; returns the new word. Called by the fair share, under its lock,
+     * to end its solo mode (the core's lock is not needed: nothing but solo CASes runs meanwhile).
+     */
+    long advanceStamp() {
+        long s = state;
+        for (;;) {
+            if ((s & WIDE) != 0) {
+                throw new AssertionError("a solo mode on a wide word: " + this);
+            }
+            long witness = (long) STATE.compareAndExchange(this, s, s + STAMP_UNIT);
+            if (witness == s) {
+                return s + STAMP_UNIT;
             }
             s = witness;
         }

@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
@@ -29,8 +28,9 @@ import org.jspecify.annotations.Nullable;
  * request blocks the lighter ones behind it, cancellation returns the partial permits. Across keys,
  * the waiting keys are served in the order of their virtual start tags (start-time fair queuing):
  * a key's next request is tagged with the larger of the system's virtual time and the virtual time
- * at which its previous grant finished, each grant of {@code n} permits advancing that key's virtual
- * time by {@code n / share}. So while keys {@code a} and {@code b} both wait, the permits granted to
+ * at which its previous grant finished, each grant of {@code n} permits to a waiting request
+ * advancing that key's virtual time by {@code n / share} (a grant made at once, when nothing that
+ * could be served was waiting, took nobody's turn and is not charged). So while keys {@code a} and {@code b} both wait, the permits granted to
  * them, divided by their shares, differ by at most one largest request of each divided by its share:
  * {@code |granted(a)/share(a) - granted(b)/share(b)| <= maxRequest(a)/share(a) + maxRequest(b)/share(b)}.
  * A key that was idle starts at the current virtual time: it cannot bank credit while idle.
@@ -121,7 +121,11 @@ public final class FairShareSemaphore<K> {
      * of the request last dispatched (or granted at once). When a key's head enters the heap (it
      * became the head, or its key became eligible again) it is tagged max(V, finish(key)); a key
      * that becomes active starts with finish = V, so idle time earns no credit. Ties go to the
-     * earlier arrival. A grant at once (nothing eligible waits) is tagged the same way and moves V.
+     * earlier arrival. A grant at once (nothing that could be served waits) is not charged: it
+     * moves neither V nor the key's finish. It took nobody's turn, and no stretch of the fairness
+     * bound below contains one (while a key waits servable, nothing is granted at once); charging
+     * it would only make the key's next wait start later by that one grant. Not charging it is
+     * also what lets solo mode (below) take and return permits without the lock.
      * Why start tags, not finish tags: the order must not depend on a request's own weight, or a
      * light request of a key would overtake an older heavy one of another key again and again (with
      * finish tags a heavy head can be passed over by every lighter arrival with a smaller finish
@@ -162,14 +166,48 @@ public final class FairShareSemaphore<K> {
      * -------------
      * A KeyState<K> exists while its key holds or waits: created on the first grant or queueing
      * (reading the share), removed from the map when held == 0 and no request waits. Handles keep
-     * their KeyState<K> only to give back by key (release(key, n) looks the key up again).
+     * their KeyState<K> only to give back by key (release(key, n) looks the key up again). The one
+     * exception is the solo key (below), kept while it holds nothing until the next section: one
+     * object, so a million distinct keys over time still leave at most one idle state behind.
+     *
+     * Solo mode: one key, no lock
+     * ---------------------------
+     * The common quiet case is one key at work and nothing waiting. Then every held permit is that
+     * key's, so its holding is the core's: held(key) = capacity - free, and a grant at once or a
+     * release of that key is exactly one CAS of the core's word, as on a Semaphore. At the end of a
+     * section (unlockFront) the front enters solo mode with the key it just served if that key is
+     * the only one in the map, nothing waits or is dispatched, the front is open, the key's finish
+     * is <= V (so its becoming active again later cannot change its tag: max(V, finish) = V either
+     * way), and the core's word is quiet (compact layout, no QUEUED, CLOSED, GATED or WINDOW) with
+     * capacity - free = held(key): it publishes solo = that key. In solo mode:
+     *  - soloTake(key, n) reads the word w, then solo, then the capacity; if solo is that key and w
+     *    is quiet, it CASes the count from w to w - n when n fits (free >= n, cap respected), else
+     *    answers "not now" once a second read finds the word still w; soloGive CASes w to w + n, or
+     *    reports an over-release the same way. A key whose holding is 0 becomes active again: its
+     *    share is read, and if it changed, the lock decides (activation reads the share).
+     *  - every section starts (lockFront) by leaving solo mode: solo = null, then advanceStamp()
+     *    (one CAS that changes the word's resize stamp only), then held(key) = capacity - free of
+     *    that new word, and the key leaves the map if it holds nothing.
+     * Why a solo CAS is right: if the CAS from w succeeds, the word did not change between its read
+     * and the CAS, so no section left solo mode in between (that is such a section's first act), and solo
+     * (read after w) was published by the last section before w was read, or by a section that
+     * ended without changing the word after that read: either way the front was quiet in solo mode
+     * for that key at the CAS, its linearization point. The second read makes a refusal
+     * linearizable at the read of solo the same way. A section reads the holding from the word its
+     * own stamp CAS wrote, so it counts every solo CAS before it and none after. The capacity read
+     * after solo is current: it changes only inside sections, before the section that publishes solo
+     * ends. The stamp has 19 bits: a solo CAS could succeed wrongly only if 2^19 sections left solo
+     * mode and the count came back to the same value between its read and its CAS (the same limit
+     * as the core's resize stamp).
      *
      * Observers
      * ---------
      * The map is a ConcurrentHashMap written under the lock; the counters are plain fields read
      * between two equal stamps of the lock (as the core's observers do), so heldPermits(key),
      * queueLength(), queueLength(key) and availablePermits() never take the lock and are
-     * linearizable. availablePermits() is 0 while a request that could be served waits.
+     * linearizable. availablePermits() is 0 while a request that could be served waits. In solo
+     * mode heldPermits(key) of the solo key is capacity - free of the word, read between the same
+     * stamps (no section ran meanwhile, so solo mode held throughout and the word is the state).
      *
      * References
      * ----------
@@ -223,6 +261,13 @@ public final class FairShareSemaphore<K> {
     private Ticket<K> chainLast;
     /** Set once by close(), under the lock. */
     private volatile boolean closed;
+    /**
+     * The one active key while in solo mode (see the notes), else null. Written under the lock:
+     * set at the end of a section, cleared at the start of the next one.
+     */
+    private volatile @Nullable KeyState<K> solo;
+    /** What {@link #soloTake} returns when it cannot decide without the lock. */
+    private final KeyState<K> undecided = new KeyState<>(this, null, 1L);
 
     private FairShareSemaphore(Builder<K> b) {
         this.core = new BatchSemaphore(b.capacity, this, this::cancel);
@@ -435,14 +480,20 @@ public final class FairShareSemaphore<K> {
      */
     public long heldPermits(K key) {
         Objects.requireNonNull(key, "heldPermits(null): the key is null");
-        if (lock.heldBy(Thread.currentThread())) { // a claim() asking: it sees its own section
+        if (lock.heldBy(Thread.currentThread())) { // a claim() asking: it sees its own section (never solo)
             KeyState<K> k = keys.get(key);
             return k == null ? 0L : k.held;
         }
         for (;;) {
             int stamp = lock.quietStamp();
-            KeyState<K> k = keys.get(key);
-            long v = k == null ? 0L : k.held;
+            KeyState<K> s = solo;
+            long v;
+            if (s != null && s.key.equals(key)) {
+                v = core.capacity - BatchSemaphore.freeIn(core.word()); // solo: every held permit is its
+            } else {
+                KeyState<K> k = keys.get(key);
+                v = k == null ? 0L : k.held;
+            }
             if (lock.unchangedSince(stamp)) {
                 return v;
             }
@@ -506,7 +557,20 @@ public final class FairShareSemaphore<K> {
      * @return a snapshot
      */
     public int activeKeys() {
-        return keys.size();
+        if (lock.heldBy(Thread.currentThread())) {
+            return keys.size(); // never in solo mode inside a section
+        }
+        for (;;) {
+            int stamp = lock.quietStamp();
+            int n = keys.size();
+            KeyState<K> s = solo;
+            if (s != null && core.capacity == BatchSemaphore.freeIn(core.word())) {
+                n--; // the solo key stays in the map while it holds nothing (see the notes): not active
+            }
+            if (lock.unchangedSince(stamp)) {
+                return n;
+            }
+        }
     }
 
     /**
@@ -535,7 +599,7 @@ public final class FairShareSemaphore<K> {
     @Override
     public String toString() {
         return "FairShareSemaphore[" + (name == null ? "" : "name=" + name + ", ") + "capacity=" + capacity()
-                + ", available=" + availablePermits() + ", queued=" + queueLength() + ", keys=" + keys.size()
+                + ", available=" + availablePermits() + ", queued=" + queueLength() + ", keys=" + activeKeys()
                 + ", closed=" + closed + "]";
     }
 
@@ -575,11 +639,17 @@ public final class FairShareSemaphore<K> {
         if (n > maxPermitsPerKey || n > core.capacity) {
             return false;
         }
-        lock.lock();
+        KeyState<K> s = soloTake(key, n);
+        if (s != undecided) {
+            return s != null;
+        }
+        KeyState<K> k = null;
+        lockFront();
         try {
-            return !closed && takeAtOnce(key, n, call) != null;
+            k = closed ? null : takeAtOnce(key, n, call);
+            return k != null;
         } finally {
-            lock.unlock();
+            unlockFront(k);
         }
     }
 
@@ -754,14 +824,21 @@ public final class FairShareSemaphore<K> {
         if (n == 0) {
             return;
         }
+        long soloHeld = soloGive(key, n);
+        if (soloHeld == DONE) {
+            return;
+        }
+        if (soloHeld >= 0) {
+            throw overRelease(call, key, n, soloHeld);
+        }
         boolean afterClose;
-        lock.lock();
+        KeyState<K> k;
+        lockFront();
         try {
-            KeyState<K> k = keys.get(key);
+            k = keys.get(key);
             long held = k == null ? 0L : k.held;
             if (n > held) {
-                throw new IllegalStateException(call + "(" + key + ", " + n + "): exceeds the " + held
-                        + " permits held by that key, so nothing was released");
+                throw overRelease(call, key, n, held);
             }
             k.held -= n;
             afterClose = closed;
@@ -772,11 +849,16 @@ public final class FairShareSemaphore<K> {
             refresh(k); // it may have room under its cap again, or be idle now
             dispatch();
         } finally {
-            unlockAndWake(null);
+            unlockAndWake(null, keys.get(key));
         }
         if (afterClose) {
             giveToCore(n); // may complete closeAndAwait's future: not under the lock
         }
+    }
+
+    private static IllegalStateException overRelease(String call, Object key, long n, long held) {
+        return new IllegalStateException(call + "(" + key + ", " + n + "): exceeds the " + held
+                + " permits held by that key, so nothing was released");
     }
 
     /**
@@ -818,7 +900,7 @@ public final class FairShareSemaphore<K> {
      * returns {@code false}; {@link #release(Object, long)} keeps working.
      */
     public void close() {
-        lock.lock();
+        lockFront();
         try {
             if (closed) {
                 return;
@@ -886,16 +968,131 @@ public final class FairShareSemaphore<K> {
         return new IllegalArgumentException(call + "(key, " + n + "): the number of permits must not be negative");
     }
 
+    // ------------------------------------------------------------------ solo mode (see the notes)
+
+    /** What {@link #soloGive} returns once the permits are back. */
+    private static final long DONE = -1L;
+    /** What {@link #soloGive} returns when it cannot decide without the lock. */
+    private static final long UNDECIDED = -2L;
+
+    /**
+     * Solo mode's take: {@code n > 0} permits for {@code key} by one CAS of the core's word.
+     * Returns the solo key's state if granted, null if not now (a quiet instant at which they did
+     * not fit: a linearizable refusal), or {@link #undecided} (not in solo mode for this key, or the
+     * key would become active again and its share has changed: decide under the lock).
+     */
+    private @Nullable KeyState<K> soloTake(K key, long n) {
+        for (;;) {
+            long w = core.word(); // the word first, solo after: see "Solo mode" for why
+            KeyState<K> s = solo;
+            if (s == null || !BatchSemaphore.quiet(w) || !s.key.equals(key)) {
+                return undecided;
+            }
+            long free = BatchSemaphore.freeIn(w);
+            long held = core.capacity - free;
+            if (free < n || held + n > maxPermitsPerKey) {
+                if (core.word() == w) {
+                    return null; // solo was read while the word was w: a quiet state where n does not fit
+                }
+                continue;
+            }
+            if (held == 0 && !sameShare(s)) {
+                return undecided; // the key becomes active again: its share is read, and it changed
+            }
+            if (core.casCount(w, -n)) {
+                return s;
+            }
+        }
+    }
+
+    /**
+     * Solo mode's release: {@code n > 0} permits of {@code key} back by one CAS of the core's word.
+     * Returns {@link #DONE}, the permits held if that is fewer than {@code n} (an over-release,
+     * nothing changed), or {@link #UNDECIDED}.
+     */
+    private long soloGive(K key, long n) {
+        for (;;) {
+            long w = core.word();
+            KeyState<K> s = solo;
+            if (s == null || !BatchSemaphore.quiet(w) || !s.key.equals(key)) {
+                return UNDECIDED;
+            }
+            long held = core.capacity - BatchSemaphore.freeIn(w);
+            if (n > held) {
+                if (core.word() == w) {
+                    return held;
+                }
+                continue;
+            }
+            if (core.casCount(w, n)) {
+                return DONE;
+            }
+        }
+    }
+
+    /** For tests: the stamp of the front's lock (one more at every lock and unlock). */
+    int sectionStamp() {
+        return lock.quietStamp();
+    }
+
+    /** For tests: whether the front is in solo mode. */
+    boolean inSoloMode() {
+        return solo != null;
+    }
+
+    /** Whether the share function still gives the solo key the share it was activated with. */
+    private boolean sameShare(KeyState<K> s) {
+        try {
+            return share.applyAsLong(s.key) == s.share;
+        } catch (RuntimeException e) {
+            return false; // the locked path calls it again and reports it
+        }
+    }
+
+    /** Takes the lock; a section never runs in solo mode. */
+    private void lockFront() {
+        lock.lock();
+        KeyState<K> s = solo;
+        if (s != null) {
+            solo = null;
+            long w = core.advanceStamp(); // after this, no solo CAS that read an older word succeeds
+            s.held = core.capacity - BatchSemaphore.freeIn(w);
+            if (s.held == 0 && keys.get(s.key) == s) {
+                keys.remove(s.key); // idle: its state goes (waiting == 0 in solo mode)
+            }
+        }
+    }
+
+    /** Enters solo mode with {@code k} if it is the only active key and all is quiet, then unlocks. */
+    private void unlockFront(@Nullable KeyState<K> k) {
+        if (k != null && !closed && waiting == 0 && dispatched == null && heapSize == 0 && k.finish <= virtualTime
+                && keys.get(k.key) == k && keys.size() == 1) {
+            long w = core.word();
+            if (BatchSemaphore.quiet(w) && core.capacity - BatchSemaphore.freeIn(w) == k.held) {
+                solo = k;
+            }
+        }
+        lock.unlock();
+    }
+
     /** The immediate grant of the future and blocking faces: the key's state if granted, else null. */
     private KeyState<K> tryAtOnce(K key, long n, String call) {
         if (closed) {
             return null;
         }
-        lock.lock();
+        if (n > 0) {
+            KeyState<K> s = soloTake(key, n);
+            if (s != undecided) {
+                return s; // granted, or not now: the caller queues (and decides again under the lock)
+            }
+        }
+        KeyState<K> k = null;
+        lockFront();
         try {
-            return closed ? null : takeAtOnce(key, n, call);
+            k = closed ? null : takeAtOnce(key, n, call);
+            return k;
         } finally {
-            lock.unlock();
+            unlockFront(k);
         }
     }
 
@@ -949,13 +1146,12 @@ public final class FairShareSemaphore<K> {
         return k;
     }
 
-    /** Under the lock: a grant at once of {@code n} to {@code k}, tagged as if dispatched. */
-    private void grantedAtOnce(KeyState<K> k, long n) {
-        long start = Math.max(virtualTime, k.finish);
-        virtualTime = start;
-        k.finish = start + advance(n, k.share);
+    /**
+     * Under the lock: a grant at once of {@code n} to {@code k}. Not charged in virtual time: it
+     * took nobody's turn (nothing that could be served waited), see "Tags" in the notes.
+     */
+    private static <K> void grantedAtOnce(KeyState<K> k, long n) {
         k.held += n;
-        rebaseIfFar();
     }
 
     /** ceil(n * SCALE / w), saturated at MAX_ADVANCE ({@code 1 <= w <= MAX_SHARE}). */
@@ -977,7 +1173,7 @@ public final class FairShareSemaphore<K> {
         SemaphoreRejectedException shed = null;
         int ahead = -1;
         KeyState<K> k = null;
-        lock.lock();
+        lockFront();
         try {
             if (closed) {
                 t = ticket(n, null, party);
@@ -1017,7 +1213,7 @@ public final class FairShareSemaphore<K> {
                 }
             }
         } finally {
-            unlockAndWake(null);
+            unlockAndWake(null, k);
         }
         if (shed != null) {
             if (listener != null) {
@@ -1196,7 +1392,7 @@ public final class FairShareSemaphore<K> {
     /** Under the lock: {@link Acquisition#cancel()} of a ticket (the core's Front). */
     private boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
         Ticket<K> t = ticketOf(a);
-        lock.lock();
+        lockFront();
         try {
             if (t.state != Acquisition.WAITING) {
                 return false;
@@ -1227,7 +1423,7 @@ public final class FairShareSemaphore<K> {
     private long resize(boolean relative, long value, String call) {
         long n;
         boolean afterClose;
-        lock.lock();
+        lockFront();
         try {
             afterClose = closed;
             if (afterClose) {
@@ -1313,10 +1509,15 @@ public final class FairShareSemaphore<K> {
 
     /** Releases the lock, then tells the listener and runs the chain of settled tickets (on {@code wakes} if given). */
     private void unlockAndWake(@Nullable Executor wakes) {
+        unlockAndWake(wakes, null);
+    }
+
+    /** As {@link #unlockAndWake(Executor)}, entering solo mode with {@code touched} if it is the only active key. */
+    private void unlockAndWake(@Nullable Executor wakes, @Nullable KeyState<K> touched) {
         Ticket<K> first = chainFirst;
         chainFirst = null;
         chainLast = null;
-        lock.unlock();
+        unlockFront(touched);
         if (first == null) {
             return;
         }
@@ -1571,21 +1772,14 @@ public final class FairShareSemaphore<K> {
     }
 
     /**
-     * The future of {@link #acquireAsync}: its own waker. Whoever settles first wins, by one CAS on
-     * {@code settled}: the grant's claim (OPEN -> CLAIMED) or the user's cancel or exceptional
-     * completion (OPEN -> WITHDRAWN or TIMED_OUT), which then withdraws the ticket. Completions by
-     * hand are refused (see AcquisitionFuture): a normal completion always means a grant.
+     * The future of {@link #acquireAsync}: its own waker. The race between the grant's claim and the
+     * user's cancel or exceptional completion, and the refusal of completions by hand, are
+     * {@link AcquisitionFuture}'s; a withdrawal cancels the ticket.
      */
     static final class FairShareFuture extends AcquisitionFuture<Permits> implements Waker {
-        private static final int OPEN = 0;
-        private static final int CLAIMED = 1;
-        private static final int WITHDRAWN = 2;
-        private static final int TIMED_OUT = 3;
-
         private final String call;
         /** Set by enqueue before the ticket can settle. */
-        Ticket<?> ticket;
-        private volatile int settled;
+        @Nullable Ticket<?> ticket;
 
         FairShareFuture(String call) {
             this.call = call;
@@ -1596,56 +1790,37 @@ public final class FairShareSemaphore<K> {
             return call;
         }
 
-        boolean timedOut() {
-            return settled == TIMED_OUT;
-        }
-
         @Override
         public boolean claim() {
-            return SETTLED.compareAndSet(this, OPEN, CLAIMED);
+            return claimGrant();
         }
 
         @Override
         public void wake() {
-            Ticket<?> t = ticket; // stored by enqueue before the ticket can settle
+            Ticket<?> t = Objects.requireNonNull(ticket); // stored by enqueue before the ticket can settle
             if (t.isGranted()) {
                 grant(t);
             } else {
                 Throwable failure = t.failure();
-                super.completeExceptionally(failure != null ? failure : BatchSemaphore.closedException(call));
+                fail(failure != null ? failure : BatchSemaphore.closedException(call));
             }
         }
 
-        private boolean withdraw(boolean timedOut) {
-            if (!SETTLED.compareAndSet(this, OPEN, timedOut ? TIMED_OUT : WITHDRAWN)) {
-                return settled != CLAIMED;
-            }
+        @Override
+        void withdrawWait(boolean timedOut) {
             Ticket<?> t = ticket;
             if (t != null) {
                 t.withdraw(timedOut, defaultExecutor());
             }
-            return true;
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            return withdraw(false) && super.cancel(mayInterruptIfRunning);
-        }
-
-        @Override
-        public boolean completeExceptionally(Throwable ex) {
-            return withdraw(ex instanceof TimeoutException) && super.completeExceptionally(ex);
         }
     }
 
     private static final VarHandle BACK;
-    private static final VarHandle SETTLED;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             BACK = l.findVarHandle(Ticket.class, "back", PermitHandles.GiveBack.class);
-            SETTLED = l.findVarHandle(FairShareFuture.class, "settled", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -3,14 +3,13 @@ package dev.handoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 
 /**
  * The future returned by the asynchronous faces ({@code acquireAsync}, {@code lockAsync}, ...).
  *
- * <p>A cancelled future never holds permits. Whoever settles first wins, decided by one CAS on
- * {@link #settled}: the queue node's claim (under the core's lock, at the grant) moves it
+ * <p>A cancelled future never holds permits. Whoever settles first wins, decided by one CAS (see
+ * {@link AcquisitionFuture}): the queue node's claim (under the core's lock, at the grant) moves it
  * {@code OPEN -> CLAIMED}; the user's {@code cancel} or {@code completeExceptionally} (also
  * {@code orTimeout}, which calls it) move it {@code OPEN -> WITHDRAWN} ({@code OPEN -> TIMED_OUT}
  * for a {@link TimeoutException}) and then cancel the node, which returns any partial permits. A
@@ -27,20 +26,11 @@ import java.util.concurrent.TimeoutException;
  */
 final class FutureAcquisition<T> extends AcquisitionFuture<T> {
 
-    private static final int OPEN = 0;
-    private static final int CLAIMED = 1;
-    private static final int WITHDRAWN = 2;
-    /** Withdrawn by a {@link TimeoutException} (orTimeout): as WITHDRAWN, and tells the listener why. */
-    private static final int TIMED_OUT = 3;
-
     /** The queue node; its waker is this future, through package-private calls only. */
     final Node node;
 
     /** Names the call in the closed failure, for example {@code "acquireAsync(3)"}. */
     private final String call;
-
-    /** OPEN, CLAIMED, WITHDRAWN or TIMED_OUT; moves once, by CAS. */
-    private volatile int settled;
 
     FutureAcquisition(BatchSemaphore owner, long min, long max, String call, Runnable onGrant, PermitHandles.GiveBack back) {
         this.node = new Node(owner, min, max, onGrant, this, back);
@@ -104,13 +94,13 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
 
         @Override
         protected boolean claim() {
-            return SETTLED.compareAndSet(future, OPEN, CLAIMED);
+            return future.claimGrant();
         }
 
         /** A grant declined because a timeout had withdrawn the future: the listener hears "timed out". */
         @Override
         boolean declinedByTimeout() {
-            return future.settled == TIMED_OUT;
+            return future.timedOut();
         }
 
         @Override
@@ -132,45 +122,22 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
             T value = (T) n;
             grant(value);
         } else if (n.isClosed()) {
-            super.completeExceptionally(BatchSemaphore.closedException(call()));
+            fail(BatchSemaphore.closedException(call()));
         } else {
             Throwable failure = n.failure();
-            super.completeExceptionally(failure != null ? failure
-                    : new IllegalStateException(call() + ": woken without a grant, a close or a failure"));
+            fail(failure != null ? failure : new IllegalStateException(call() + ": woken without a grant, a close or a failure"));
         }
     }
 
-    /** Takes the future away from the semaphore; false if the grant was claimed first. */
-    private boolean withdraw(boolean timedOut) {
-        if (!SETTLED.compareAndSet(this, OPEN, timedOut ? TIMED_OUT : WITHDRAWN)) {
-            return settled != CLAIMED; // withdrawn before, by a cancel or a timeout
-        }
+    @Override
+    void withdrawWait(boolean timedOut) {
         node.withdraw(timedOut); // returns partial permits; false only if a close got there first
-        return true;
     }
 
-    /**
-     * Cancels the wait. Returns {@code true} only if the wait was withdrawn and no permits are
-     * held; if the grant won the race, returns {@code false} and the future completes normally.
-     */
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-        return withdraw(false) && super.cancel(mayInterruptIfRunning);
-    }
-
-    /** Withdraws the wait (no permits will be held by it), then fails with {@code ex}. */
-    @Override
-    public boolean completeExceptionally(Throwable ex) {
-        // orTimeout completes it with a TimeoutException: the listener hears "timed out".
-        return withdraw(ex instanceof TimeoutException) && super.completeExceptionally(ex);
-    }
-
-    private static final VarHandle SETTLED;
     private static final VarHandle BACK;
 
     static {
         try {
-            SETTLED = MethodHandles.lookup().findVarHandle(FutureAcquisition.class, "settled", int.class);
             BACK = MethodHandles.lookup().findVarHandle(Node.class, "back", PermitHandles.GiveBack.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);

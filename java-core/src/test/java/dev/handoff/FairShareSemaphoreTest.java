@@ -293,22 +293,37 @@ class FairShareSemaphoreTest {
      */
     @Test
     void aKeyThatHeldWhileOthersWereServedBanksNoCredit() {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(3).build();
-        assertTrue(s.tryAcquire("old", 1)); // start 0, finish 1
-        assertTrue(s.tryAcquire("b", 1)); // b stays active: start 0, finish 1
-        for (int i = 0; i < 5; i++) { // b's grants start at 1, 2, ... 5: the virtual time moves to 5
-            assertTrue(s.tryAcquire("b", 1));
+        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(2).build();
+        assertTrue(s.tryAcquire("old", 1)); // active from virtual time 0, finish 0 (a grant at once is not charged)
+        assertTrue(s.tryAcquire("b", 1)); // the pool is full
+        List<Grant> bs = new ArrayList<>();
+        for (int i = 0; i < 5; i++) { // b waits and is served 5 times: tags 0, 1, .. 4, so the virtual time is 4
+            queue(s, "b", 1, bs);
             s.release("b", 1);
         }
-        assertTrue(s.tryAcquire("b", 1)); // start 6; the pool is full
+        assertEquals(5, bs.size());
         List<Grant> grants = new ArrayList<>();
-        queue(s, "c", 1, grants); // tag 6, dispatched
-        queue(s, "d", 1, grants); // tag 6
-        queue(s, "old", 1, grants); // tag max(6, 1) = 6, after d by arrival (a banked tag 1 would go first)
+        queue(s, "c", 1, grants); // active at 4: tag 4, dispatched
+        queue(s, "d", 1, grants); // tag 4
+        queue(s, "old", 1, grants); // tag max(4, 0) = 4, after d by arrival (a banked tag 0 would go first)
         s.release("b", 1);
         s.release("c", 1);
         s.release("d", 1);
         assertEquals(List.of(new Grant("c", 1), new Grant("d", 1), new Grant("old", 1)), grants);
+    }
+
+    @Test
+    void aGrantAtOnceIsNotChargedInVirtualTime() {
+        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(4).build();
+        assertTrue(s.tryAcquire("a", 3)); // at once: nobody waited, nobody's turn was taken
+        assertTrue(s.tryAcquire("c", 1)); // the pool is full
+        List<Grant> grants = new ArrayList<>();
+        queue(s, "c", 1, grants); // tag 0, dispatched
+        queue(s, "a", 1, grants); // tag max(0, 0) = 0; charged for its 3, it would be 3
+        queue(s, "b", 1, grants); // active at 0: tag 0, after a by arrival
+        s.release("c", 1);
+        s.release("a", 3);
+        assertEquals(List.of(new Grant("c", 1), new Grant("a", 1), new Grant("b", 1)), grants);
     }
 
     @Test

@@ -19,7 +19,7 @@ package dev.handoff
  *    tag; it takes what is free, all of it if that is enough (granted), else all that is free and
  *    every permit returned later until it has enough (partial assignment, head-of-line blocking);
  *  - a grant at once (nothing can be served, the key waits for nothing, its cap allows it, enough
- *    is free) is tagged the same way and moves `v`.
+ *    is free) is not charged: it takes nobody's turn, so it moves neither `v` nor the key's finish.
  * Within a key: FIFO. Cancelling the request being served returns its partial permits to the pool.
  */
 open class SequentialFairShare(
@@ -106,11 +106,7 @@ open class SequentialFairShare(
     private fun nothingServable(): Boolean = served == null && keys.values.none { servable(it) }
 
     private fun grantAtOnce(k: Int, n: Long) {
-        val s = key(k)
-        val start = maxOf(v, s.finish)
-        v = start
-        s.finish = start + advance(n, s.share)
-        s.held += n
+        key(k).held += n
     }
 
     private fun fitsAtOnce(k: Int, n: Long): Boolean {

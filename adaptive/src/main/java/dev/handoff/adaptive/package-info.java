@@ -8,7 +8,8 @@
  *
  * <p>Nothing in this package accepts or returns {@code null} unless it is marked
  * {@link org.jspecify.annotations.Nullable @Nullable}. concurrency-limits-core is an optional
- * dependency: add it only to use {@code AdaptiveCapacity.Builder.limit(..)}.
+ * dependency: add it only to use {@code AdaptiveCapacity.Builder.limit(..)} or
+ * {@code AdaptiveFairShare.Builder.limit(..)}.
  */
 @NullMarked
 package dev.handoff.adaptive;

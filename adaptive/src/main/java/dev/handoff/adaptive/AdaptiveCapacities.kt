@@ -41,17 +41,9 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
  */
 public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
-    require(permits in 0..minCapacity()) {
-        "acquire($permits): the number of permits must be between 0 and minCapacity (${minCapacity()})," +
-            " so that no shrink of the capacity can leave it unable to fit"
-    }
+    checkPermits("acquire", permits)
     if (!semaphore().tryAcquire(permits)) {
-        try {
-            semaphore().acquireSuspending(permits)
-        } catch (rejected: SemaphoreRejectedException) {
-            recordRejection(permits)
-            throw rejected
-        }
+        recordingRejection(permits, { recordRejection(it) }) { semaphore().acquireSuspending(permits) }
     }
     return startSample(permits)
 }
@@ -92,13 +84,41 @@ public suspend inline fun <T> AdaptiveCapacity.withPermits(permits: Long, action
     contract {
         callsInPlace(action, InvocationKind.EXACTLY_ONCE)
     }
-    val sampled = acquire(permits)
+    return acquire(permits).sampling(action)
+}
+
+/**
+ * Runs the suspending [acquisition] of [permits] permits; a rejection by a queue bound
+ * ([SemaphoreRejectedException]) is recorded with [record] and rethrown. Shared by the suspend
+ * faces of [AdaptiveCapacity] and [AdaptiveFairShare].
+ */
+internal inline fun recordingRejection(permits: Long, record: (Long) -> Unit, acquisition: () -> Unit) {
+    try {
+        acquisition()
+    } catch (rejected: SemaphoreRejectedException) {
+        record(permits)
+        throw rejected
+    }
+}
+
+/**
+ * Runs [action], then closes these permits, sampled as the scoped calls classify: a success if
+ * [action] returns; a drop if it throws a timeout ([TimeoutCancellationException] or
+ * [TimeoutException]); a failure if it throws anything else. Shared by the `withPermits` of
+ * [AdaptiveCapacity] and [AdaptiveFairShare].
+ */
+@PublishedApi
+@OptIn(ExperimentalContracts::class)
+internal inline fun <T> SampledPermits.sampling(action: () -> T): T {
+    contract {
+        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
+    }
     try {
         return action()
     } catch (e: Throwable) {
-        if (e is TimeoutCancellationException || e is TimeoutException) sampled.markDropped() else sampled.markFailure()
+        if (e is TimeoutCancellationException || e is TimeoutException) markDropped() else markFailure()
         throw e
     } finally {
-        sampled.close()
+        close()
     }
 }

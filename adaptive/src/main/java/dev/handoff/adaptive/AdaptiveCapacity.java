@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.adaptive;
 
-import dev.handoff.Permits;
 import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreRejectedException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -65,31 +60,22 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Weights.</b> A call may take more than one permit, at most {@link #minCapacity()}, so that
  * no shrink can leave it unable to fit.
  *
+ * <p><b>Fair shares and Reactor.</b> {@link AdaptiveFairShare} sizes a
+ * {@link dev.handoff.FairShareSemaphore} with the same algorithms and the same sampling, its calls
+ * naming their key. In {@code handoff-reactor}, {@code ReactorAdaptive.withPermits(adaptive, n, body)}
+ * is the scoped call for a {@code Mono}.
+ *
  * <p>Thread-safe. Memory consistency effects: as the semaphore's acquire and release.
  */
 public final class AdaptiveCapacity {
 
     private final Semaphore semaphore;
-    private final long minCapacity;
-    private final long maxCapacity;
-    private final LongSupplier clock;
-    private final Controller controller;
-    /** The present target; written by the controller's thread of the moment (see apply). */
-    private volatile long target;
-    /** Permits held through this object: atomic adds by every caller. */
-    private volatile long inFlight;
+    /** Times, classifies and applies: shared with {@link AdaptiveFairShare}; keys are null here. */
+    private final Sampler<@Nullable Void> sampler;
 
-    private AdaptiveCapacity(Builder b) {
-        this.semaphore = b.semaphore;
-        this.minCapacity = b.minCapacity;
-        this.maxCapacity = b.maxCapacity == 0 ? Math.max(Builder.DEFAULT_MAX_CAPACITY, b.minCapacity) : b.maxCapacity;
-        this.clock = b.clock;
-        long start = b.limit != null ? LimitBridge.initial(b.limit) : semaphore.capacity();
-        this.target = clamp(start);
-        semaphore.setCapacity(target);
-        this.controller = b.limit != null
-                ? new LimitBridge(b.limit, this)
-                : new BaselineGradient(this, target, b.windowNanos, b.tolerance, b.smoothing, clock.getAsLong());
+    private AdaptiveCapacity(Semaphore semaphore, Settings settings) {
+        this.semaphore = semaphore;
+        this.sampler = new Sampler<>(Gate.of(semaphore), settings);
     }
 
     /**
@@ -116,20 +102,8 @@ public final class AdaptiveCapacity {
      * Configures an {@link AdaptiveCapacity}. Every setting is optional.
      */
     public static final class Builder {
-        static final long DEFAULT_MAX_CAPACITY = 1_000;
-        static final long DEFAULT_WINDOW_NANOS = 100_000_000L;
-        static final double DEFAULT_TOLERANCE = 1.5;
-        static final double DEFAULT_SMOOTHING = 1.0;
-
         private final Semaphore semaphore;
-        private long minCapacity = 1;
-        private long maxCapacity; // 0: the default
-        private @Nullable Object limit; // a com.netflix.concurrency.limits.Limit, kept as Object (see limit)
-        private LongSupplier clock = System::nanoTime;
-        private long windowNanos = DEFAULT_WINDOW_NANOS;
-        private double tolerance = DEFAULT_TOLERANCE;
-        private double smoothing = DEFAULT_SMOOTHING;
-        private boolean tuned;
+        private final Settings settings = new Settings();
 
         private Builder(Semaphore semaphore) {
             this.semaphore = semaphore;
@@ -143,11 +117,7 @@ public final class AdaptiveCapacity {
          * @throws IllegalArgumentException if {@code min < 1} or {@code min > Semaphore.MAX_PERMITS}
          */
         public Builder minCapacity(long min) {
-            if (min < 1 || min > Semaphore.MAX_PERMITS) {
-                throw new IllegalArgumentException("minCapacity(" + min
-                        + "): the least capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")");
-            }
-            this.minCapacity = min;
+            settings.minCapacity(min);
             return this;
         }
 
@@ -160,11 +130,7 @@ public final class AdaptiveCapacity {
          * @throws IllegalArgumentException if {@code max < 1} or {@code max > Semaphore.MAX_PERMITS}
          */
         public Builder maxCapacity(long max) {
-            if (max < 1 || max > Semaphore.MAX_PERMITS) {
-                throw new IllegalArgumentException("maxCapacity(" + max
-                        + "): the greatest capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")");
-            }
-            this.maxCapacity = max;
+            settings.maxCapacity(max);
             return this;
         }
 
@@ -188,10 +154,7 @@ public final class AdaptiveCapacity {
          * @throws NullPointerException if {@code limit} is null
          */
         public Builder limit(com.netflix.concurrency.limits.Limit limit) {
-            if (limit == null) {
-                throw new NullPointerException("limit(null): the limit is null");
-            }
-            this.limit = limit;
+            settings.limit(limit);
             return this;
         }
 
@@ -205,11 +168,7 @@ public final class AdaptiveCapacity {
          * @throws IllegalArgumentException if {@code tolerance} is outside that range (or NaN)
          */
         public Builder tolerance(double tolerance) {
-            if (!(tolerance >= 1.05 && tolerance <= 10)) {
-                throw new IllegalArgumentException("tolerance(" + tolerance + "): must be between 1.05 and 10");
-            }
-            this.tolerance = tolerance;
-            this.tuned = true;
+            settings.tolerance(tolerance);
             return this;
         }
 
@@ -224,11 +183,7 @@ public final class AdaptiveCapacity {
          * @throws IllegalArgumentException if {@code smoothing} is not in {@code (0, 1]} (or NaN)
          */
         public Builder smoothing(double smoothing) {
-            if (!(smoothing > 0 && smoothing <= 1)) {
-                throw new IllegalArgumentException("smoothing(" + smoothing + "): must be above 0 and at most 1");
-            }
-            this.smoothing = smoothing;
-            this.tuned = true;
+            settings.smoothing(smoothing);
             return this;
         }
 
@@ -243,14 +198,7 @@ public final class AdaptiveCapacity {
          * @throws IllegalArgumentException if {@code window} is outside that range
          */
         public Builder window(Duration window) {
-            if (window == null) {
-                throw new NullPointerException("window(null): the window is null");
-            }
-            if (window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(Duration.ofHours(1)) > 0) {
-                throw new IllegalArgumentException("window(" + window + "): must be between PT0.001S and PT1H");
-            }
-            this.windowNanos = window.toNanos();
-            this.tuned = true;
+            settings.window(window);
             return this;
         }
 
@@ -269,10 +217,7 @@ public final class AdaptiveCapacity {
          * @throws NullPointerException if {@code nanoClock} is null
          */
         public Builder nanoClock(LongSupplier nanoClock) {
-            if (nanoClock == null) {
-                throw new NullPointerException("nanoClock(null): the clock is null");
-            }
-            this.clock = nanoClock;
+            settings.nanoClock(nanoClock);
             return this;
         }
 
@@ -285,15 +230,8 @@ public final class AdaptiveCapacity {
          *     algorithm ({@link #tolerance}, {@link #smoothing}, {@link #window}) were given
          */
         public AdaptiveCapacity build() {
-            if (maxCapacity != 0 && maxCapacity < minCapacity) {
-                throw new IllegalArgumentException("build(): maxCapacity (" + maxCapacity
-                        + ") is below minCapacity (" + minCapacity + ")");
-            }
-            if (limit != null && tuned) {
-                throw new IllegalStateException("build(): tolerance, smoothing and window set the built-in algorithm,"
-                        + " which limit(" + limit + ") replaces");
-            }
-            return new AdaptiveCapacity(this);
+            settings.checkBuild();
+            return new AdaptiveCapacity(semaphore, settings);
         }
     }
 
@@ -313,7 +251,7 @@ public final class AdaptiveCapacity {
      * @return the capacity
      */
     public long capacity() {
-        return target;
+        return sampler.capacity();
     }
 
     /**
@@ -322,7 +260,7 @@ public final class AdaptiveCapacity {
      * @return the bound set by {@link Builder#minCapacity(long)}
      */
     public long minCapacity() {
-        return minCapacity;
+        return sampler.minCapacity();
     }
 
     /**
@@ -331,7 +269,7 @@ public final class AdaptiveCapacity {
      * @return the bound set by {@link Builder#maxCapacity(long)}, or its default
      */
     public long maxCapacity() {
-        return maxCapacity;
+        return sampler.maxCapacity();
     }
 
     /**
@@ -340,7 +278,7 @@ public final class AdaptiveCapacity {
      * @return the permits held by sampled uses
      */
     public long inFlight() {
-        return inFlight;
+        return sampler.inFlight();
     }
 
     /**
@@ -366,36 +304,7 @@ public final class AdaptiveCapacity {
      * @throws NullPointerException if {@code body} is null
      */
     public <T extends @Nullable Object> T withPermitsBlocking(long n, Callable<T> body) throws Exception {
-        checkPermits("withPermitsBlocking", n);
-        if (body == null) {
-            throw new NullPointerException("withPermitsBlocking(" + n + ", null): the body is null");
-        }
-        if (!semaphore.tryAcquire(n)) {
-            acquireSlow(n);
-        }
-        long held = addInFlight(n);
-        controller.acquired(held);
-        long start = clock.getAsLong();
-        Outcome outcome = Outcome.FAILURE;
-        try {
-            T result = body.call();
-            outcome = Outcome.SUCCESS;
-            return result;
-        } catch (Throwable t) {
-            outcome = classify(t);
-            throw t;
-        } finally {
-            end(n, start, held, outcome);
-        }
-    }
-
-    private void acquireSlow(long n) throws InterruptedException {
-        try {
-            semaphore.acquireBlocking(n); // released by count in end()
-        } catch (SemaphoreRejectedException rejected) {
-            recordRejection(n);
-            throw rejected;
-        }
+        return sampler.withPermitsBlocking(null, n, body);
     }
 
     /**
@@ -423,74 +332,7 @@ public final class AdaptiveCapacity {
      */
     public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(long n,
             Supplier<? extends CompletionStage<T>> body) {
-        checkPermits("withPermitsAsync", n);
-        if (body == null) {
-            throw new NullPointerException("withPermitsAsync(" + n + ", null): the body is null");
-        }
-        CompletableFuture<T> result = new CompletableFuture<>();
-        if (semaphore.tryAcquire(n)) {
-            runAsync(n, body, result);
-            return result;
-        }
-        whenGranted(n, result, () -> runAsync(n, body, result));
-        return result;
-    }
-
-    /**
-     * Waits for {@code n} permits for {@code result}, as {@link Semaphore#acquireAsync(long)}: on
-     * the grant runs {@code granted}, unless {@code result} is done already (then gives them back,
-     * not sampled); a failure of the wait fails {@code result} (a rejection is recorded); when
-     * {@code result} completes first (cancelled, timed out), the wait is withdrawn.
-     */
-    private void whenGranted(long n, CompletableFuture<?> result, Runnable granted) {
-        CompletableFuture<Permits> grant = semaphore.acquireAsync(n);
-        grant.whenComplete((permits, failure) -> {
-            if (failure != null) {
-                if (unwrap(failure) instanceof SemaphoreRejectedException) {
-                    recordRejection(n);
-                }
-                result.completeExceptionally(unwrap(failure));
-            } else if (result.isDone()) {
-                permits.release(); // cancelled while the grant was on its way: not run, not sampled
-            } else {
-                granted.run();
-            }
-        });
-        result.whenComplete((value, failure) -> {
-            if (!grant.isDone()) {
-                grant.cancel(false); // withdraws the wait; a grant that wins is released above
-            }
-        });
-    }
-
-    private <T> void runAsync(long n, Supplier<? extends CompletionStage<T>> body, CompletableFuture<T> result) {
-        long held = addInFlight(n);
-        controller.acquired(held);
-        long start = clock.getAsLong();
-        CompletionStage<T> stage;
-        try {
-            stage = body.get();
-        } catch (Throwable t) {
-            end(n, start, held, classify(t));
-            result.completeExceptionally(t);
-            return;
-        }
-        if (stage == null) {
-            end(n, start, held, Outcome.FAILURE);
-            result.completeExceptionally(new NullPointerException("withPermitsAsync(" + n + "): the body returned null"));
-            return;
-        }
-        stage.whenComplete((value, failure) -> {
-            try {
-                end(n, start, held, failure == null ? Outcome.SUCCESS : classify(failure));
-            } finally {
-                if (failure == null) {
-                    result.complete(value);
-                } else {
-                    result.completeExceptionally(unwrap(failure));
-                }
-            }
-        });
+        return sampler.withPermitsAsync(null, n, body);
     }
 
     /**
@@ -514,11 +356,7 @@ public final class AdaptiveCapacity {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
      */
     public SampledPermits acquireBlocking(long n) throws InterruptedException {
-        checkPermits("acquireBlocking", n);
-        if (!semaphore.tryAcquire(n)) {
-            acquireSlow(n);
-        }
-        return sampleFrom(n);
+        return sampler.acquireBlocking(null, n);
     }
 
     /**
@@ -539,18 +377,7 @@ public final class AdaptiveCapacity {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
      */
     public CompletableFuture<SampledPermits> acquireAsync(long n) {
-        checkPermits("acquireAsync", n);
-        if (semaphore.tryAcquire(n)) {
-            return CompletableFuture.completedFuture(sampleFrom(n));
-        }
-        CompletableFuture<SampledPermits> result = new CompletableFuture<>();
-        whenGranted(n, result, () -> {
-            if (!result.complete(sampleFrom(n))) { // lost a race with a cancel: given back, not sampled
-                INFLIGHT.getAndAdd(this, -n);
-                semaphore.release(n);
-            }
-        });
-        return result;
+        return sampler.acquireAsync(null, n);
     }
 
     /**
@@ -569,12 +396,7 @@ public final class AdaptiveCapacity {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
      */
     public @Nullable SampledPermits tryAcquire(long n) {
-        checkPermits("tryAcquire", n);
-        if (semaphore.tryAcquire(n)) {
-            return sampleFrom(n);
-        }
-        recordRejection(n);
-        return null;
+        return sampler.tryAcquire(null, n);
     }
 
     /**
@@ -595,14 +417,7 @@ public final class AdaptiveCapacity {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
      */
     public SampledPermits startSample(long n) {
-        checkPermits("startSample", n);
-        return sampleFrom(n);
-    }
-
-    private SampledPermits sampleFrom(long n) {
-        long held = addInFlight(n);
-        controller.acquired(held);
-        return new Sample(this, n, clock.getAsLong(), held);
+        return sampler.startSample(null, n);
     }
 
     /**
@@ -621,70 +436,7 @@ public final class AdaptiveCapacity {
      * @throws IllegalArgumentException if {@code n < 0}
      */
     public void recordRejection(long n) {
-        if (n < 0) {
-            throw new IllegalArgumentException("recordRejection(" + n + "): the number of permits must not be negative");
-        }
-        long now = clock.getAsLong();
-        controller.sample(now, now, n, 0, Outcome.REJECTED);
-    }
-
-    /** The end of a sampled use: permits back to the semaphore, then the sample. */
-    void end(long n, long start, long held, Outcome outcome) {
-        long end = clock.getAsLong();
-        INFLIGHT.getAndAdd(this, -n);
-        try {
-            semaphore.release(n);
-        } finally {
-            controller.sample(start, end, n, held, outcome);
-        }
-    }
-
-    /**
-     * Sets the target: clamps it into the bounds, rounds it, and sets the semaphore's capacity if
-     * it changed. Called by the controller (one thread at a time for the built-in one; under the
-     * Limit's own lock for the bridge). Returns the clamped value (unrounded).
-     */
-    double apply(double next) {
-        double clamped = Math.max(minCapacity, Math.min(maxCapacity, next));
-        long rounded = Math.round(clamped);
-        if (rounded != target) {
-            target = rounded;
-            semaphore.setCapacity(rounded);
-        }
-        return clamped;
-    }
-
-    /** The controller, for tests in this package. */
-    Controller controller() {
-        return controller;
-    }
-
-    private long clamp(long value) {
-        return Math.max(minCapacity, Math.min(maxCapacity, value));
-    }
-
-    private void checkPermits(String call, long n) {
-        if (n < 0 || n > minCapacity) {
-            throw new IllegalArgumentException(call + "(" + n + "): the number of permits must be between 0 and minCapacity ("
-                    + minCapacity + "), so that no shrink of the capacity can leave it unable to fit");
-        }
-    }
-
-    private long addInFlight(long n) {
-        return (long) INFLIGHT.getAndAdd(this, n) + n;
-    }
-
-    /** A timeout is a drop; anything else thrown is a failure. Looks through CompletionException and ExecutionException. */
-    static Outcome classify(Throwable t) {
-        return unwrap(t) instanceof TimeoutException ? Outcome.DROPPED : Outcome.FAILURE;
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        Throwable cause = t;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        return cause;
+        sampler.recordRejection(n);
     }
 
     /**
@@ -694,109 +446,16 @@ public final class AdaptiveCapacity {
      */
     @Override
     public String toString() {
-        return "AdaptiveCapacity[capacity=" + target + ", min=" + minCapacity + ", max=" + maxCapacity
-                + ", inFlight=" + inFlight + ", " + controller + "]";
+        return "AdaptiveCapacity[" + sampler.describe() + "]";
     }
 
-    /** The handle of a sampled use. */
-    private static final class Sample implements SampledPermits {
-        private static final int FAILED = 1;
-        private static final int DROPPED = 2;
-        private static final int MARKS = 3;
-        private static final int RELEASED = 4;
-
-        private final AdaptiveCapacity owner;
-        private final long permits;
-        private final long start;
-        private final long held;
-        /** The mark (0, FAILED or DROPPED), plus RELEASED once released: marks and the release CAS it. */
-        private volatile int state;
-
-        Sample(AdaptiveCapacity owner, long permits, long start, long held) {
-            this.owner = owner;
-            this.permits = permits;
-            this.start = start;
-            this.held = held;
-        }
-
-        @Override
-        public long permits() {
-            return permits;
-        }
-
-        @Override
-        public boolean release() {
-            int s;
-            do {
-                s = state;
-                if ((s & RELEASED) != 0) {
-                    return false;
-                }
-            } while (!STATE.compareAndSet(this, s, s | RELEASED));
-            owner.end(permits, start, held, outcomeOf(s));
-            return true;
-        }
-
-        @Override
-        public boolean isReleased() {
-            return (state & RELEASED) != 0;
-        }
-
-        @Override
-        public void markFailure() {
-            mark(FAILED, "markFailure()");
-        }
-
-        @Override
-        public void markDropped() {
-            mark(DROPPED, "markDropped()");
-        }
-
-        private void mark(int mark, String call) {
-            int s;
-            do {
-                s = state;
-                if ((s & RELEASED) != 0) {
-                    throw new IllegalStateException(call + ": the " + permits
-                            + " permits were already released and sampled as " + outcomeOf(s) + "; mark before closing");
-                }
-            } while (!STATE.compareAndSet(this, s, mark));
-        }
-
-        @Override
-        public Outcome outcome() {
-            return outcomeOf(state);
-        }
-
-        private static Outcome outcomeOf(int state) {
-            int mark = state & MARKS;
-            return mark == FAILED ? Outcome.FAILURE : mark == DROPPED ? Outcome.DROPPED : Outcome.SUCCESS;
-        }
-
-        @Override
-        public String toString() {
-            return "SampledPermits[" + permits + ", " + (isReleased() ? "released, " : "held, ") + outcome() + "]";
-        }
-
-        private static final VarHandle STATE;
-
-        static {
-            try {
-                STATE = MethodHandles.lookup().findVarHandle(Sample.class, "state", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
+    /** The controller, for tests in this package. */
+    Controller controller() {
+        return sampler.controller();
     }
 
-    // VarHandle mechanics
-    private static final VarHandle INFLIGHT;
-
-    static {
-        try {
-            INFLIGHT = MethodHandles.lookup().findVarHandle(AdaptiveCapacity.class, "inFlight", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
+    /** The checks of the faces, for the Kotlin face (which checks before it suspends). */
+    void checkPermits(String call, long n) {
+        sampler.check(call, null, n);
     }
 }

@@ -116,7 +116,7 @@ final class BaselineGradient implements Controller {
     /** The limit counts as used when the peak in flight reached this fraction of it. */
     static final double USED = 0.9;
 
-    private final AdaptiveCapacity capacity;
+    private final Sampler<?> capacity;
     private final long windowNanos;
     private final double tolerance;
     private final double smoothing;
@@ -151,7 +151,7 @@ final class BaselineGradient implements Controller {
     private long probes;
     private long resets;
 
-    BaselineGradient(AdaptiveCapacity capacity, long start, long windowNanos, double tolerance, double smoothing, long now) {
+    BaselineGradient(Sampler<?> capacity, long start, long windowNanos, double tolerance, double smoothing, long now) {
         this.capacity = capacity;
         this.windowNanos = windowNanos;
         this.tolerance = tolerance;
@@ -231,7 +231,7 @@ final class BaselineGradient implements Controller {
             return;
         }
         double used = Math.min(limit, Math.max(1, peakInFlight));
-        boolean inUse = peakInFlight >= USED * current || rejected > 0 || capacity.semaphore().queueLength() > 0;
+        boolean inUse = peakInFlight >= USED * current || rejected > 0 || capacity.demandWaits();
         if (dropped > 0) {
             lastDecrease = now;
             set(used * DROP_BACKOFF);

@@ -22,7 +22,7 @@ import com.netflix.concurrency.limits.Limit;
 final class LimitBridge implements Controller {
     private final Limit limit;
 
-    LimitBridge(Object limit, AdaptiveCapacity capacity) {
+    LimitBridge(Object limit, Sampler<?> capacity) {
         this.limit = (Limit) limit;
         this.limit.notifyOnChange(next -> capacity.apply(next));
     }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.adaptive;
 
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+
 /**
  * How one use of permits ended, as {@link AdaptiveCapacity} counts it. The scoped calls classify
  * it themselves; a {@link SampledPermits} handle is a success unless marked otherwise before it is
@@ -11,7 +15,7 @@ package dev.handoff.adaptive;
  *   <li>{@link #FAILURE}: the work threw. Its hold time is <em>not</em> a latency sample (an error
  *       that returns at once says nothing about queueing), and it does not shrink the capacity:
  *       mark {@link #DROPPED} for errors that mean overload.</li>
- *   <li>{@link #DROPPED}: the work held permits and timed out (a {@link java.util.concurrent.TimeoutException},
+ *   <li>{@link #DROPPED}: the work held permits and timed out (a {@link TimeoutException},
  *       or a handle marked dropped). Overload: the built-in algorithm shrinks the capacity, and
  *       the hold time is never read as a fast sample.</li>
  *   <li>{@link #REJECTED}: the work never got permits (the queue was full, a wait timed out, a
@@ -27,5 +31,40 @@ public enum Outcome {
     /** The work held permits and timed out, or was marked dropped. */
     DROPPED,
     /** The work never got permits: rejected, or its wait timed out. */
-    REJECTED
+    REJECTED;
+
+    /**
+     * Returns the outcome the scoped calls record for work that threw {@code thrown}:
+     * {@link #DROPPED} for a {@link TimeoutException} (also as the cause of a
+     * {@link CompletionException} or an
+     * {@link ExecutionException}), {@link #FAILURE} for anything else. For
+     * code that samples with {@link AdaptiveCapacity#startSample(long)} and classifies as they do.
+     *
+     * <pre>{@code
+     * callDownstream().whenComplete((r, e) -> {
+     *     if (e != null && Outcome.of(e) == Outcome.DROPPED) p.markDropped();
+     *     else if (e != null) p.markFailure();
+     *     p.close();
+     * });
+     * }</pre>
+     *
+     * @param thrown what the work threw
+     * @return {@link #DROPPED} or {@link #FAILURE}
+     * @throws NullPointerException if {@code thrown} is null
+     */
+    public static Outcome of(Throwable thrown) {
+        if (thrown == null) {
+            throw new NullPointerException("of(null): nothing was thrown");
+        }
+        return unwrap(thrown) instanceof TimeoutException ? DROPPED : FAILURE;
+    }
+
+    /** The exception inside CompletionExceptions and ExecutionExceptions, as the faces report it. */
+    static Throwable unwrap(Throwable thrown) {
+        Throwable cause = thrown;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
 }

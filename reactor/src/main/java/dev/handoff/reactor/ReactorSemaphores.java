@@ -369,8 +369,9 @@ public final class ReactorSemaphores {
      * wait could not be withdrawn ({@code cancel} returned false: the grant won), it releases the
      * handle once the future has completed with the grant. The handle gives its permits back
      * once only, so a second release (a discard hook of the user's, say) is harmless.
+     * Package-private: {@link ReactorAdaptive} builds its sampled operators on it.
      */
-    private static Mono<Permits> lazyAcquisition(Supplier<CompletableFuture<Permits>> start) {
+    static Mono<Permits> lazyAcquisition(Supplier<CompletableFuture<Permits>> start) {
         return Mono.create(sink -> {
             CompletableFuture<Permits> wait = start.get(); // throws only if the capacity shrank: onError
             sink.onCancel(() -> {

@@ -9,6 +9,15 @@ import dev.handoff.adaptive.SampledPermits;
 // tag::adaptive-netflix[]
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 // end::adaptive-netflix[]
+// tag::adaptive-fair-share[]
+import dev.handoff.FairShareSemaphore;
+import dev.handoff.adaptive.AdaptiveFairShare;
+// end::adaptive-fair-share[]
+// tag::adaptive-reactor[]
+import dev.handoff.reactor.ReactorAdaptive;
+import java.time.Duration;
+import reactor.core.publisher.Mono;
+// end::adaptive-reactor[]
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -27,6 +36,8 @@ final class Adaptive {
         Response send(String request) throws Exception;
 
         CompletableFuture<Response> sendAsync(String request);
+
+        Mono<Response> sendReactive(String request);
     }
 
     private final Client client;
@@ -75,6 +86,30 @@ final class Adaptive {
         }
     }
     // end::adaptive-quick-start[]
+
+    // tag::adaptive-reactor[]
+    Mono<Response> callReactive(String request) {
+        // Acquired on subscribe, released once however it ends. The timeout inside the body is
+        // a drop; a cancel from outside (a timeout after the operator, a dispose) is a failure.
+        return ReactorAdaptive.withPermits(adaptive, 1,
+                () -> client.sendReactive(request).timeout(Duration.ofSeconds(2)));
+    }
+    // end::adaptive-reactor[]
+
+    // tag::adaptive-fair-share[]
+    final FairShareSemaphore<String> database = FairShareSemaphore.<String>builder(20)  // the starting capacity
+            .share(tenant -> tenant.startsWith("premium-") ? 4 : 1)                     // a premium tenant weighs 4
+            .build();
+    final AdaptiveFairShare<String> tenants = AdaptiveFairShare.builder(database)
+            .minCapacity(4)
+            .maxCapacity(200)
+            .build();
+
+    Response query(String tenant, String request) throws Exception {
+        // One capacity, sized from every tenant's calls, divided by share among the tenants that wait.
+        return tenants.withPermitsBlocking(tenant, 1, () -> client.send(request));
+    }
+    // end::adaptive-fair-share[]
 
     static AdaptiveCapacity netflix(Semaphore inFlight) {
         // tag::adaptive-netflix[]

@@ -2,18 +2,24 @@
 package dev.handoff.docs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.handoff.Semaphore;
+import dev.handoff.SemaphoreClosedException;
 import dev.handoff.SemaphoreRejectedException;
 import dev.handoff.adaptive.AdaptiveCapacity;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Mono;
 
 /**
  * Runs the Java snippets of docs/guide/adaptive.md ({@link Adaptive}) through success, a failure
@@ -39,6 +45,11 @@ class AdaptiveSnippetsTest {
         public CompletableFuture<Adaptive.Response> sendAsync(String request) {
             return failure != null ? CompletableFuture.failedFuture(failure) : new CompletableFuture<>();
         }
+
+        @Override
+        public Mono<Adaptive.Response> sendReactive(String request) {
+            return failure != null ? Mono.error(failure) : Mono.fromCallable(() -> Adaptive.Response.status(status));
+        }
     }
 
     final Stub client = new Stub();
@@ -47,6 +58,10 @@ class AdaptiveSnippetsTest {
     void allBack() {
         assertEquals(0, a.adaptive.inFlight());
         assertEquals(a.inFlight.capacity(), a.inFlight.availablePermits());
+        assertEquals(0, a.tenants.inFlight());
+        assertEquals(0, a.database.heldPermits("acme"));
+        assertEquals(0, a.database.heldPermits("premium-bank"));
+        assertEquals(a.database.capacity(), a.database.availablePermits());
     }
 
     @Test
@@ -103,5 +118,64 @@ class AdaptiveSnippetsTest {
         assertEquals(20, s.capacity());
         assertEquals("ok", adaptive.withPermitsBlocking(1, () -> "ok"));
         assertEquals(20, s.availablePermits());
+    }
+
+    // ------------------------------------------------------------------ the fair share
+
+    @Test
+    void fairShareSuccess() throws Exception {
+        assertEquals(20, a.tenants.capacity());
+        assertEquals(200, a.query("acme", "GET /").status());
+        assertEquals(200, a.query("premium-bank", "GET /").status());
+        allBack();
+    }
+
+    @Test
+    void fairShareFailureOfTheWorkAfterTheGrant() {
+        client.failure = new IOException("connection reset");
+        assertThrows(IOException.class, () -> a.query("acme", "GET /"));
+        client.failure = new TimeoutException(); // a drop: given back all the same
+        assertThrows(TimeoutException.class, () -> a.query("acme", "GET /"));
+        allBack();
+    }
+
+    @Test
+    void fairShareFailureOfTheAcquisition() throws Exception {
+        assertTrue(a.database.tryAcquire("premium-bank", 20)); // every connection held by another tenant
+        Thread.currentThread().interrupt();                     // so the wait is cut short
+        assertThrows(InterruptedException.class, () -> a.query("acme", "GET /"));
+        assertFalse(Thread.interrupted());
+        assertEquals(0, a.database.queueLength(), "the withdrawn wait holds nothing");
+        a.database.release("premium-bank", 20);
+        allBack();
+    }
+
+    // ------------------------------------------------------------------ Reactor
+
+    @Test
+    void reactorSuccess() {
+        assertEquals(200, a.callReactive("GET /").block().status());
+        allBack();
+    }
+
+    @Test
+    void reactorFailureOfTheWorkAfterTheGrant() {
+        client.failure = new IOException("connection reset");
+        assertInstanceOf(IOException.class, Exceptions.unwrap(assertThrows(RuntimeException.class, () -> a.callReactive("GET /").block())));
+        client.failure = new TimeoutException(); // as the body's timeout(2 s) fails it: a drop
+        assertInstanceOf(TimeoutException.class, Exceptions.unwrap(assertThrows(RuntimeException.class, () -> a.callReactive("GET /").block())));
+        allBack();
+    }
+
+    @Test
+    void reactorFailureOfTheAcquisition() {
+        assertTrue(a.inFlight.tryAcquire(20)); // every permit held elsewhere
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        a.callReactive("GET /").subscribe(r -> fail("the body ran"), failure::set);
+        assertEquals(1, a.inFlight.queueLength());
+        a.inFlight.close();                    // the wait fails: nothing held, the body never runs
+        assertInstanceOf(SemaphoreClosedException.class, failure.get());
+        a.inFlight.release(20);
+        allBack();
     }
 }

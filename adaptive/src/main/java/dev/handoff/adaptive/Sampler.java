@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff.adaptive;
+
+import dev.handoff.Permits;
+import dev.handoff.SemaphoreRejectedException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The engine behind {@link AdaptiveCapacity} and {@link AdaptiveFairShare}: times and classifies
+ * every sampled use of permits taken through its {@link Gate}, feeds the samples to the
+ * {@link Controller}, and applies the controller's capacity to the gate, within the bounds. The two
+ * public classes are faces over one engine each: they check nothing and sample nothing themselves,
+ * so a semaphore and a fair share are sampled by the very same code.
+ *
+ * <p>Concurrency: {@code inFlight} takes an atomic add from every sampling thread; {@code target}
+ * is written by the controller's thread of the moment ({@link #apply}: one closer at a time for the
+ * built-in algorithm, the {@code Limit}'s own lock for the bridge) and read by anyone.
+ *
+ * @param <K> the key type of the gate ({@code Void} with {@code null} keys for a {@code Semaphore})
+ */
+final class Sampler<K extends @Nullable Object> {
+
+    private final Gate<K> gate;
+    private final long minCapacity;
+    private final long maxCapacity;
+    private final LongSupplier clock;
+    private final Controller controller;
+    /** The present target; written by the controller's thread of the moment (see apply). */
+    private volatile long target;
+    /** Permits held through this engine: atomic adds by every caller. */
+    private volatile long inFlight;
+
+    Sampler(Gate<K> gate, Settings settings) {
+        this.gate = gate;
+        this.minCapacity = settings.minCapacity;
+        this.maxCapacity = settings.effectiveMaxCapacity();
+        this.clock = settings.clock;
+        Object limit = settings.limit;
+        long start = limit != null ? LimitBridge.initial(limit) : gate.capacity();
+        this.target = clamp(start);
+        gate.setCapacity(target);
+        this.controller = limit != null
+                ? new LimitBridge(limit, this)
+                : new BaselineGradient(this, target, settings.windowNanos, settings.tolerance, settings.smoothing,
+                        clock.getAsLong());
+    }
+
+    long capacity() {
+        return target;
+    }
+
+    long minCapacity() {
+        return minCapacity;
+    }
+
+    long maxCapacity() {
+        return maxCapacity;
+    }
+
+    long inFlight() {
+        return inFlight;
+    }
+
+    /** Whether a request waits for the shared capacity (for the built-in algorithm's "in use"). */
+    boolean demandWaits() {
+        return gate.demandWaits();
+    }
+
+    /** The controller, for tests in this package. */
+    Controller controller() {
+        return controller;
+    }
+
+    // ------------------------------------------------------------------ the faces
+
+    <T extends @Nullable Object> T withPermitsBlocking(K key, long n, @Nullable Callable<T> body) throws Exception {
+        check("withPermitsBlocking", key, n);
+        if (body == null) {
+            throw new NullPointerException("withPermitsBlocking(" + gate.arguments(key, n) + ", null): the body is null");
+        }
+        if (!gate.tryAcquire(key, n)) {
+            acquireSlow(key, n);
+        }
+        long held = addInFlight(n);
+        controller.acquired(held);
+        long start = clock.getAsLong();
+        Outcome outcome = Outcome.FAILURE;
+        try {
+            T result = body.call();
+            outcome = Outcome.SUCCESS;
+            return result;
+        } catch (Throwable t) {
+            outcome = Outcome.of(t);
+            throw t;
+        } finally {
+            end(key, n, start, held, outcome);
+        }
+    }
+
+    private void acquireSlow(K key, long n) throws InterruptedException {
+        try {
+            gate.acquireBlocking(key, n); // released by count in end()
+        } catch (SemaphoreRejectedException rejected) {
+            recordRejection(n);
+            throw rejected;
+        }
+    }
+
+    <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(K key, long n,
+            @Nullable Supplier<? extends CompletionStage<T>> body) {
+        check("withPermitsAsync", key, n);
+        if (body == null) {
+            throw new NullPointerException("withPermitsAsync(" + gate.arguments(key, n) + ", null): the body is null");
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        if (gate.tryAcquire(key, n)) {
+            runAsync(key, n, body, result);
+            return result;
+        }
+        whenGranted(key, n, result, () -> runAsync(key, n, body, result));
+        return result;
+    }
+
+    /**
+     * Waits for {@code n} permits for {@code result}, as the gate's {@code acquireAsync}: on the
+     * grant runs {@code granted}, unless {@code result} is done already (then gives them back, not
+     * sampled); a failure of the wait fails {@code result} (a rejection is recorded); when
+     * {@code result} completes first (cancelled, timed out), the wait is withdrawn.
+     */
+    private void whenGranted(K key, long n, CompletableFuture<?> result, Runnable granted) {
+        CompletableFuture<Permits> grant = gate.acquireAsync(key, n);
+        grant.whenComplete((permits, failure) -> {
+            if (failure != null) {
+                if (Outcome.unwrap(failure) instanceof SemaphoreRejectedException) {
+                    recordRejection(n);
+                }
+                result.completeExceptionally(Outcome.unwrap(failure));
+            } else if (result.isDone()) {
+                permits.release(); // cancelled while the grant was on its way: not run, not sampled
+            } else {
+                granted.run();
+            }
+        });
+        result.whenComplete((value, failure) -> {
+            if (!grant.isDone()) {
+                grant.cancel(false); // withdraws the wait; a grant that wins is released above
+            }
+        });
+    }
+
+    private <T> void runAsync(K key, long n, Supplier<? extends CompletionStage<T>> body, CompletableFuture<T> result) {
+        long held = addInFlight(n);
+        controller.acquired(held);
+        long start = clock.getAsLong();
+        CompletionStage<T> stage;
+        try {
+            stage = body.get();
+        } catch (Throwable t) {
+            end(key, n, start, held, Outcome.of(t));
+            result.completeExceptionally(t);
+            return;
+        }
+        if (stage == null) {
+            end(key, n, start, held, Outcome.FAILURE);
+            result.completeExceptionally(new NullPointerException("withPermitsAsync(" + gate.arguments(key, n)
+                    + "): the body returned null"));
+            return;
+        }
+        stage.whenComplete((value, failure) -> {
+            try {
+                end(key, n, start, held, failure == null ? Outcome.SUCCESS : Outcome.of(failure));
+            } finally {
+                if (failure == null) {
+                    result.complete(value);
+                } else {
+                    result.completeExceptionally(Outcome.unwrap(failure));
+                }
+            }
+        });
+    }
+
+    SampledPermits acquireBlocking(K key, long n) throws InterruptedException {
+        check("acquireBlocking", key, n);
+        if (!gate.tryAcquire(key, n)) {
+            acquireSlow(key, n);
+        }
+        return sampleFrom(key, n);
+    }
+
+    CompletableFuture<SampledPermits> acquireAsync(K key, long n) {
+        check("acquireAsync", key, n);
+        if (gate.tryAcquire(key, n)) {
+            return CompletableFuture.completedFuture(sampleFrom(key, n));
+        }
+        CompletableFuture<SampledPermits> result = new CompletableFuture<>();
+        whenGranted(key, n, result, () -> {
+            if (!result.complete(sampleFrom(key, n))) { // lost a race with a cancel: given back, not sampled
+                INFLIGHT.getAndAdd(this, -n);
+                gate.release(key, n);
+            }
+        });
+        return result;
+    }
+
+    @Nullable SampledPermits tryAcquire(K key, long n) {
+        check("tryAcquire", key, n);
+        if (gate.tryAcquire(key, n)) {
+            return sampleFrom(key, n);
+        }
+        if (!gate.refusedByKeyLimit(key, n)) {
+            recordRejection(n);
+        }
+        return null;
+    }
+
+    SampledPermits startSample(K key, long n) {
+        check("startSample", key, n);
+        return sampleFrom(key, n);
+    }
+
+    private SampledPermits sampleFrom(K key, long n) {
+        long held = addInFlight(n);
+        controller.acquired(held);
+        return new Sample<>(this, key, n, clock.getAsLong(), held);
+    }
+
+    void recordRejection(long n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("recordRejection(" + n + "): the number of permits must not be negative");
+        }
+        long now = clock.getAsLong();
+        controller.sample(now, now, n, 0, Outcome.REJECTED);
+    }
+
+    /** The end of a sampled use: permits back to the gate, then the sample. */
+    void end(K key, long n, long start, long held, Outcome outcome) {
+        long end = clock.getAsLong();
+        INFLIGHT.getAndAdd(this, -n);
+        try {
+            gate.release(key, n);
+        } finally {
+            controller.sample(start, end, n, held, outcome);
+        }
+    }
+
+    /**
+     * Sets the target: clamps it into the bounds, rounds it, and sets the gate's capacity if it
+     * changed. Called by the controller (one thread at a time for the built-in one; under the
+     * Limit's own lock for the bridge). Returns the clamped value (unrounded).
+     */
+    double apply(double next) {
+        double clamped = Math.max(minCapacity, Math.min(maxCapacity, next));
+        long rounded = Math.round(clamped);
+        if (rounded != target) {
+            target = rounded;
+            gate.setCapacity(rounded);
+        }
+        return clamped;
+    }
+
+    private long clamp(long value) {
+        return Math.max(minCapacity, Math.min(maxCapacity, value));
+    }
+
+    /**
+     * The checks of every face: {@code n} within {@code 0..minCapacity}, then the gate's own (the
+     * key). Package-private for the Kotlin faces, which check before they suspend.
+     */
+    void check(String call, K key, long n) {
+        if (n < 0 || n > minCapacity) {
+            throw new IllegalArgumentException(call + "(" + gate.arguments(key, n)
+                    + "): the number of permits must be between 0 and minCapacity (" + minCapacity
+                    + "), so that no shrink of the capacity can leave it unable to fit");
+        }
+        gate.checkKey(call, key, n);
+    }
+
+    private long addInFlight(long n) {
+        return (long) INFLIGHT.getAndAdd(this, n) + n;
+    }
+
+    /** The state for the faces' {@code toString()}: {@code capacity=42, min=1, max=1000, inFlight=40, <algorithm>}. */
+    String describe() {
+        return "capacity=" + target + ", min=" + minCapacity + ", max=" + maxCapacity + ", inFlight=" + inFlight + ", "
+                + controller;
+    }
+
+    /** The handle of a sampled use. */
+    private static final class Sample<K extends @Nullable Object> implements SampledPermits {
+        private static final int FAILED = 1;
+        private static final int DROPPED = 2;
+        private static final int MARKS = 3;
+        private static final int RELEASED = 4;
+
+        private final Sampler<K> owner;
+        private final K key;
+        private final long permits;
+        private final long start;
+        private final long held;
+        /** The mark (0, FAILED or DROPPED), plus RELEASED once released: marks and the release CAS it. */
+        private volatile int state;
+
+        Sample(Sampler<K> owner, K key, long permits, long start, long held) {
+            this.owner = owner;
+            this.key = key;
+            this.permits = permits;
+            this.start = start;
+            this.held = held;
+        }
+
+        @Override
+        public long permits() {
+            return permits;
+        }
+
+        @Override
+        public boolean release() {
+            int s;
+            do {
+                s = state;
+                if ((s & RELEASED) != 0) {
+                    return false;
+                }
+            } while (!STATE.compareAndSet(this, s, s | RELEASED));
+            owner.end(key, permits, start, held, outcomeOf(s));
+            return true;
+        }
+
+        @Override
+        public boolean isReleased() {
+            return (state & RELEASED) != 0;
+        }
+
+        @Override
+        public void markFailure() {
+            mark(FAILED, "markFailure()");
+        }
+
+        @Override
+        public void markDropped() {
+            mark(DROPPED, "markDropped()");
+        }
+
+        private void mark(int mark, String call) {
+            int s;
+            do {
+                s = state;
+                if ((s & RELEASED) != 0) {
+                    throw new IllegalStateException(call + ": the " + permits
+                            + " permits were already released and sampled as " + outcomeOf(s) + "; mark before closing");
+                }
+            } while (!STATE.compareAndSet(this, s, mark));
+        }
+
+        @Override
+        public Outcome outcome() {
+            return outcomeOf(state);
+        }
+
+        private static Outcome outcomeOf(int state) {
+            int mark = state & MARKS;
+            return mark == FAILED ? Outcome.FAILURE : mark == DROPPED ? Outcome.DROPPED : Outcome.SUCCESS;
+        }
+
+        @Override
+        public String toString() {
+            return "SampledPermits[" + (key == null ? "" : key + ", ") + permits + ", "
+                    + (isReleased() ? "released, " : "held, ") + outcome() + "]";
+        }
+
+        private static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(Sample.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+    }
+
+    // VarHandle mechanics
+    private static final VarHandle INFLIGHT;
+
+    static {
+        try {
+            INFLIGHT = MethodHandles.lookup().findVarHandle(Sampler.class, "inFlight", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

@@ -42,8 +42,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>What to expect: the FIFO semaphore puts every polite request behind the whole backlog (about
  * {@value #NOISY_THREADS} minus {@value #CAPACITY} services, divided over {@value #CAPACITY}
- * permits); the fair share serves it after the request already being served and at most one noisy
- * one; the capped j.u.c. design serves it at once, because the noisy tenant may hold only half
+ * permits); the fair share serves it right after the one noisy request already first in line (the
+ * polite request is tagged with the current virtual time, the noisy tenant's next one a grant
+ * later); the capped j.u.c. design serves it at once, because the noisy tenant may hold only half
  * the capacity, which it then leaves idle whenever the polite tenant does not use it (the noisy
  * grants per second show it).
  *

@@ -65,6 +65,9 @@ class FairShareGrantsChartTest {
     void theCumulativeSeriesCountTheGrants() {
         double[] pro = FairShareGrantsChart.cumulative(List.of("free", "pro", "pro", "enterprise"), "pro");
         assertArrayEquals(new double[] {0, 0, 1, 2, 2}, pro);
+        double[][] points = FairShareGrantsChart.grantPoints(List.of("free", "pro", "pro", "enterprise"), "pro");
+        assertArrayEquals(new double[] {0, 1, 2, 3, 4}, points[0]);
+        assertArrayEquals(new double[] {0, 0.5, 1, 2, 2}, points[1]);
         assertEquals(3, FairShareGrantsChart.firstDone(List.of("free", "pro", "free"))); // nobody done: all of them
     }
 

@@ -32,6 +32,15 @@
 #   ./bench.sh interleave      the coroutine workload for kotlinx, handoff and the not-cancellable
 #                              diagnostic in alternating blocks in one JVM (medians of per-block
 #                              ratios: a cross-check of JMH's ratio that host slowdowns cannot skew)
+#   ./bench.sh fairshare       the fair share on its own, about 1.5 minutes: a polite tenant's wait
+#                              (p50, p99) while a noisy tenant floods, against the FIFO Semaphore and
+#                              a per-tenant-capped java.util.concurrent design (FairShareFloodBenchmark),
+#                              and the cost per acquisition and per waiter against the Semaphore
+#                              (FairShareBenchmark); writes docs/benchmarks/{fair-share.md,
+#                              fair-share-jmh.json}. Rejected like the full run (loaded, unsteady or
+#                              far-cored: exit status 3, written to benchmarks/target/rejected-run/),
+#                              but never measured again: re-run it on a quiet machine
+#   ./bench.sh fairshare --smoke   the same, every configuration once (writes benchmarks/target/smoke)
 #
 # By default java-core and kotlin-ext are built from this checkout too (-am). With
 # BENCH_UPSTREAM=installed the ones installed in ~/.m2 are used instead (mvn install first).
@@ -45,7 +54,7 @@ fi
 "${build[@]}" package
 
 args=("$@")
-if [ "${1:-}" = "--smoke" ]; then
+if [ "${1:-}" = "--smoke" ] || { [ "${1:-}" = "fairshare" ] && [ "${2:-}" = "--smoke" ]; }; then
   args+=(--out benchmarks/target/smoke)
 fi
 exec java -Djava.awt.headless=true -jar benchmarks/target/benchmarks.jar "${args[@]}"

@@ -51,6 +51,7 @@ import org.openjdk.jmh.runner.options.VerboseMode;
  * java -jar benchmarks/target/benchmarks.jar                    # full run, writes docs/benchmarks/
  * java -jar benchmarks/target/benchmarks.jar --smoke --out /tmp/smoke   # every benchmark once, seconds
  * java -jar benchmarks/target/benchmarks.jar jmh -prof stack WeightedBenchmark   # plain JMH
+ * java -jar benchmarks/target/benchmarks.jar fairshare          # the fair share's own run: FairShareReport
  * }</pre>
  */
 public final class BenchmarkReport {
@@ -161,6 +162,10 @@ public final class BenchmarkReport {
         }
         if (args.length > 0 && args[0].equals("interleave")) {
             Interleaved.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
+        if (args.length > 0 && args[0].equals("fairshare")) {
+            FairShareReport.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
         Settings settings = Settings.parse(args);
@@ -445,14 +450,15 @@ public final class BenchmarkReport {
      * one {@code peer} or all, with their forks on {@code jvm} (a {@code java} binary) or on this
      * JVM's, writing JMH's JSON to {@code json}.
      */
-    private static Collection<RunResult> runJmh(Settings settings, String include, String exclude, String peer, String jvm,
-                                                Path json, LoadGuard guard)
+    static Collection<RunResult> runJmh(Settings settings, String include, String exclude, String peer, String jvm,
+                                        Path json, LoadGuard guard)
             throws RunnerException {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include(include)
                 .addProfiler(GCProfiler.class)
                 .addProfiler(CrossCoreProbe.class)
                 .addProfiler(ManyThreadsProfiler.class)
+                .addProfiler(FairShareFloodProfiler.class)
                 .shouldFailOnError(true)
                 .result(json.toString())
                 .resultFormat(ResultFormatType.JSON)
@@ -604,21 +610,23 @@ public final class BenchmarkReport {
 
         /**
          * @return whether this measurement's iterations disagree by more than {@link #STEADY_SPREAD}
-         *     in a workload where they should not (every one but the blocking workloads and the lock
-         *     storms, whose peers park and unpark threads and are erratic by nature)
+         *     in a workload where they should not (every one but the blocking workloads, the lock
+         *     storms and the fair share's flood, whose peers park and unpark threads and are erratic
+         *     by nature)
          */
         boolean unsteady() {
             return !BLOCKING4.equals(benchmark) && !BLOCKING8.equals(benchmark) && !STORM_PLATFORM.equals(benchmark)
-                    && !STORM_VIRTUAL.equals(benchmark) && spread > STEADY_SPREAD;
+                    && !STORM_VIRTUAL.equals(benchmark) && !FairShareReport.FLOOD.equals(benchmark) && spread > STEADY_SPREAD;
         }
 
         /**
          * @return whether threads hand permits to each other in this workload (every one but the
-         *     single-threaded uncontended ones and the footprint), so that it slows down when the
-         *     cores are far apart
+         *     single-threaded uncontended ones, the fair share's single-threaded cost and the
+         *     footprint), so that it slows down when the cores are far apart
          */
         boolean crossesCores() {
-            return !TRY.equals(benchmark) && !SUSPEND.equals(benchmark) && !FOOTPRINT.equals(benchmark);
+            return !TRY.equals(benchmark) && !SUSPEND.equals(benchmark) && !FOOTPRINT.equals(benchmark)
+                    && !benchmark.startsWith(FairShareReport.COST_CLASS);
         }
 
         /**
@@ -949,6 +957,43 @@ public final class BenchmarkReport {
 
         /** @return the whole report as Markdown: stamp, ratios, checks, raw measurements */
         public String markdown() {
+            StringBuilder md = new StringBuilder(header());
+            md.append("\nRatios ours / peer, same run; error bars are JMH's 99.9% confidence intervals ")
+                    .append("(footprint: half the range of the runs). A verdict counts only when the whole error bar ")
+                    .append("is on one side of the target.\n\n");
+            md.append("| workload | metric | peer | handoff | peer value | handoff / peer | target | verdict |\n");
+            md.append("|---|---|---|---:|---:|---:|---|---|\n");
+            List<Comparison> all = new ArrayList<>(timeComparisons());
+            all.addAll(memoryComparisons());
+            for (Comparison c : all) {
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        c.workload(), c.metric(), c.peer(), c.ours(), c.theirs(), c.ratio(),
+                        c.target() == null ? "" : c.target(), c.verdict()));
+            }
+            Map<String, Estimate> zero = uncontendedBytes();
+            if (!zero.isEmpty()) {
+                md.append("\nAllocation on the uncontended paths (target 0 B/op; below 1 B/op means none on the path):\n\n");
+                for (Map.Entry<String, Estimate> e : zero.entrySet()) {
+                    md.append(String.format(Locale.ROOT, "- %s: handoff %s B/op: %s%n", e.getKey(), e.getValue(),
+                            e.getValue().value() < 1 ? "met" : "MISSED"));
+                }
+            }
+            if (waiters > 0) {
+                md.append(String.format(Locale.ROOT, "%nFootprint: %,d coroutines suspended in acquire(1) at once, "
+                        + "live heap after full GCs in a fresh JVM (ParallelGC), per coroutine, the coroutine included; "
+                        + "'baseline' is the same coroutine parked in awaitCancellation().%n", waiters));
+            }
+            md.append(stormMarkdown());
+            md.append(measurementsMarkdown());
+            return md.toString();
+        }
+
+        /**
+         * @return the opening of results.md (and of the fair share's report): the rejection, if any,
+         *     the machine, the load of other processes, the slowest cross-core round trip, what was
+         *     measured again, and whether this was a smoke run
+         */
+        String header() {
             StringBuilder md = new StringBuilder();
             if (rejected()) {
                 md.append("**REJECTED RUN: ").append(rejectionReason()).append(". These figures are not published; ")
@@ -976,32 +1021,12 @@ public final class BenchmarkReport {
                 md.append("\n**Smoke run: tiny iterations in one JVM, the figures mean nothing")
                         .append(load.loaded() ? "; the load limit is not enforced." : ".").append("**\n");
             }
-            md.append("\nRatios ours / peer, same run; error bars are JMH's 99.9% confidence intervals ")
-                    .append("(footprint: half the range of the runs). A verdict counts only when the whole error bar ")
-                    .append("is on one side of the target.\n\n");
-            md.append("| workload | metric | peer | handoff | peer value | handoff / peer | target | verdict |\n");
-            md.append("|---|---|---|---:|---:|---:|---|---|\n");
-            List<Comparison> all = new ArrayList<>(timeComparisons());
-            all.addAll(memoryComparisons());
-            for (Comparison c : all) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        c.workload(), c.metric(), c.peer(), c.ours(), c.theirs(), c.ratio(),
-                        c.target() == null ? "" : c.target(), c.verdict()));
-            }
-            Map<String, Estimate> zero = uncontendedBytes();
-            if (!zero.isEmpty()) {
-                md.append("\nAllocation on the uncontended paths (target 0 B/op; below 1 B/op means none on the path):\n\n");
-                for (Map.Entry<String, Estimate> e : zero.entrySet()) {
-                    md.append(String.format(Locale.ROOT, "- %s: handoff %s B/op: %s%n", e.getKey(), e.getValue(),
-                            e.getValue().value() < 1 ? "met" : "MISSED"));
-                }
-            }
-            if (waiters > 0) {
-                md.append(String.format(Locale.ROOT, "%nFootprint: %,d coroutines suspended in acquire(1) at once, "
-                        + "live heap after full GCs in a fresh JVM (ParallelGC), per coroutine, the coroutine included; "
-                        + "'baseline' is the same coroutine parked in awaitCancellation().%n", waiters));
-            }
-            md.append(stormMarkdown());
+            return md.toString();
+        }
+
+        /** @return the closing table of results.md (and of the fair share's report): every measurement as JMH gave it */
+        String measurementsMarkdown() {
+            StringBuilder md = new StringBuilder();
             md.append("\nAll measurements:\n\n");
             md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended | slowest / fastest iteration "
                     + "| slowest cross-core round trip |\n");
@@ -1182,6 +1207,8 @@ public final class BenchmarkReport {
         static final String USAGE = String.join("\n",
                 "usage: java -jar benchmarks.jar [--smoke] [--out DIR] [--rejected-out DIR] [--waiters N] [--include REGEX] [--forks N]",
                 "       java -jar benchmarks.jar interleave [--blocks N] [--peers baseline,peer,...]   (workload 3 in alternating blocks, one JVM)",
+                "       java -jar benchmarks.jar fairshare [--smoke] [--out DIR] ...   (the fair share's benchmarks alone; "
+                        + "writes fair-share.md; --help there)",
                 "       java -jar benchmarks.jar jmh <JMH arguments>     (JMH's own command line, e.g. -prof stack)",
                 "  --smoke        every benchmark once with tiny iterations in this JVM (seconds; figures meaningless)",
                 "  --out DIR      where results.md, jmh-results.json and benchmarks.png go (default docs/benchmarks)",
@@ -1203,10 +1230,11 @@ public final class BenchmarkReport {
         Path rejectedOut = Path.of("benchmarks", "target", "rejected-run");
         int waiters = -1;
         /**
-         * Every comparison benchmark of the report; FairShareBenchmark (the fair share against the
-         * FIFO Semaphore, with its own smoke test and table) is run on its own, not in this report.
+         * Every comparison benchmark of the report; the fair share's (FairShareBenchmark and
+         * FairShareFloodBenchmark, with their own smoke tests) are run on their own, by
+         * {@link FairShareReport}, not in this report.
          */
-        String include = "dev\\.handoff\\.benchmarks\\.(?!FairShareBenchmark\\.).*Benchmark\\..*";
+        String include = "dev\\.handoff\\.benchmarks\\.(?!FairShare).*Benchmark\\..*";
         int forks = -1;
         int retries = 3;
         long closeWaitSeconds = 600;
@@ -1218,7 +1246,16 @@ public final class BenchmarkReport {
          * @throws IllegalArgumentException on an unknown or incomplete argument
          */
         static Settings parse(String... args) {
-            Settings s = new Settings();
+            return parse(new Settings(), args);
+        }
+
+        /**
+         * @param s    the defaults, which the arguments override (changed and returned)
+         * @param args the command line
+         * @return {@code s}, or {@code null} for {@code --help}
+         * @throws IllegalArgumentException on an unknown or incomplete argument
+         */
+        static Settings parse(Settings s, String... args) {
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
                 switch (arg) {

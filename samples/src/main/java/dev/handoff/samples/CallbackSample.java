@@ -5,6 +5,7 @@ import dev.handoff.Acquisition;
 import dev.handoff.Semaphore;
 import dev.handoff.Waker;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.IntStream;
 
 /**
  * Sample 3: callbacks ({@link Semaphore#acquireThen(long, Waker)}) on a single event-loop thread.
@@ -24,44 +25,43 @@ public final class CallbackSample {
     public record Figures(int completed, int grantedAtOnce, int stepsOffLoop, long peakSlotsInUse, long availableAfter) {
     }
 
-    // The server: touched on the loop thread only, so it needs no synchronization.
-    private final EventLoop loop = new EventLoop();
-    private final Semaphore slots = new Semaphore(SLOTS);
-    private final CountDownLatch settled = new CountDownLatch(REQUESTS);
+    // The server (also of samples 4 and 5): touched on the loop thread only, so it needs no synchronization.
+    final EventLoop loop = new EventLoop();
+    final Semaphore slots = new Semaphore(SLOTS);
+    final CountDownLatch settled;
     private long inUse;
     private long peakInUse;
     private int grantedAtOnce;
-    private int completed;
+    int completed;
+    int wokenWithoutGrant;
 
-    private CallbackSample() {
+    CallbackSample(int requests) {
+        settled = new CountDownLatch(requests);
     }
 
     /** Runs requests for 1 to 3 slots, each using them 1 to 5 ms, and returns the figures. */
     public static Figures run() throws InterruptedException {
-        CallbackSample server = new CallbackSample();
+        CallbackSample server = new CallbackSample(REQUESTS);
         try (EventLoop loop = server.loop) {
-            loop.execute(() -> {
-                for (int i = 0; i < REQUESTS; i++) {
-                    server.submit(1 + i % 3, 1 + i % 5);
-                }
-            });
+            loop.execute(() -> IntStream.range(0, REQUESTS).forEach(i -> server.submit(1 + i % 3, 1 + i % 5)));
             server.settled.await();
         } // the loop has stopped: what it wrote is visible here
         return new Figures(server.completed, server.grantedAtOnce, server.loop.stepsOffLoop(), server.peakInUse,
                 server.slots.availablePermits());
     }
 
-    private void submit(long n, long workMillis) {
-        // The waker only posts the handler to the loop, which runs it after this task, once the
-        // handle is stored: it may run inside acquireThen (slots free at once) or on a later release.
+    Acquisition submit(long n, long workMillis) {
+        // The waker (run in acquireThen, or by a later release) only posts to the loop: call[0] is set by then.
         Acquisition[] call = new Acquisition[1];
         call[0] = slots.acquireThen(n, () -> loop.execute(() -> handle(call[0], n, workMillis)));
         grantedAtOnce += call[0].isGranted() ? 1 : 0;
+        return call[0];
     }
 
     private void handle(Acquisition acquisition, long n, long workMillis) {
         loop.checkOnLoop();
         if (!acquisition.isGranted()) {                 // closed (sample 5): nothing held, nothing to give back
+            wokenWithoutGrant++;
             settled.countDown();
             return;
         }

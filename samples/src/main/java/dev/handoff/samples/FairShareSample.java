@@ -25,7 +25,6 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class FairShareSample {
 
-    /** Requests the backend runs at once. */
     static final long SLOTS = 7;
     static final int REQUESTS_PER_TENANT = 200;
     static final Map<String, Long> SHARES = Map.of("free", 1L, "pro", 2L, "enterprise", 4L);

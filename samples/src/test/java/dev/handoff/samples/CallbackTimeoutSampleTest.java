@@ -16,7 +16,7 @@ class CallbackTimeoutSampleTest {
         CallbackTimeoutSample.Figures f = CallbackTimeoutSample.run();
 
         assertEquals(CallbackTimeoutSample.PINGS, f.timedOut(), "the export holds every slot longer than a ping waits");
-        assertEquals(0, f.wakesAfterCancel());
+        assertEquals(0, f.wokenWithoutGrant(), "no waker ran for a withdrawn request");
         assertEquals(2, f.completed(), "the export and the report");
         assertEquals(CallbackTimeoutSample.SLOTS, f.availableAfter(), "every slot returned, none given back twice");
     }

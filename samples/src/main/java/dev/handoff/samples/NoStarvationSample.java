@@ -52,7 +52,7 @@ public final class NoStarvationSample {
                         return network.download(sizes[index]).whenComplete((body, failure) -> held[0] -= sizes[index]);
                     }));
                     if (free && startOrder.size() == started) {
-                        heldBackWhileFree[0]++;         // no download held its bytes, but one waited ahead of it
+                        heldBackWhileFree[0]++;         // free of running downloads, yet behind a waiting one
                     }
                 }
                 return all;

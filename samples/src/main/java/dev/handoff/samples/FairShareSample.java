@@ -7,97 +7,52 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.HashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * Sample 14: one backend shared fairly by three tenants with shares 1:2:4.
+ * Sample 20: one backend shared fairly by three tenants with shares 1:2:4.
  *
- * <p>A multi-tenant service sends every request to one backend that can take {@link #SLOTS}
- * requests at once. With a plain FIFO limit, the tenant that floods first makes everyone else wait
- * behind its whole backlog. A {@link FairShareSemaphore} keyed by tenant serves the tenants in
- * proportion to their plan: {@code free} has share 1, {@code pro} 2, {@code enterprise} 4. All
- * three flood the backend with {@link #REQUESTS_PER_TENANT} requests at once; while all three still
- * wait, the backend's slots go to them about 1:2:4 (each request takes one slot, so the grants of
- * two tenants, divided by their shares, never differ by more than 1/share(a) + 1/share(b)), and every
- * request completes in the end.
+ * <p>Under a plain FIFO limit, the tenant that floods first makes everyone else wait behind its whole
+ * backlog. A {@link FairShareSemaphore} keyed by tenant serves the tenants of a backend of
+ * {@link #SLOTS} slots in proportion to their plan: {@code free} has share 1, {@code pro} 2,
+ * {@code enterprise} 4. All three flood it at once. It prints the grants of each tenant so far,
+ * every 70 grants: about 1:2:4 while all three wait; then, once a tenant has nothing left to wait
+ * for, its share goes to the others. Every request completes.
  */
 public final class FairShareSample {
 
-    /** Requests the backend runs at once. */
     static final long SLOTS = 7;
-
-    /** How many requests each tenant sends. */
     static final int REQUESTS_PER_TENANT = 200;
-
-    /** The tenants and their shares. */
     static final Map<String, Long> SHARES = Map.of("free", 1L, "pro", 2L, "enterprise", 4L);
+
+    /** What the run measured: the tenant of every grant, in grant order (as recorded by the granting threads). */
+    public record Figures(List<String> grantOrder, int completed, long availableAfter) {
+    }
 
     private FairShareSample() {
     }
 
-    /**
-     * What the run proves.
-     *
-     * @param grantOrder the tenant of every grant, in grant order
-     * @param backlogged how many of the first grants came while all three tenants still waited (up to
-     *     the first tenant's 190th)
-     * @param free grants to {@code free} among those
-     * @param pro grants to {@code pro} among those
-     * @param enterprise grants to {@code enterprise} among those
-     * @param completed the requests that completed
-     * @param availableAfter the free slots at the end, equal to {@link #SLOTS}
-     */
-    public record Figures(List<String> grantOrder, int backlogged, int free, int pro, int enterprise, int completed,
-                          long availableAfter) {
-    }
-
-    /**
-     * Runs the flood and prints the figures.
-     *
-     * @param args ignored
-     */
-    public static void main(String[] args) {
-        Figures f = run();
-        System.out.println("14. Fair share: three tenants with shares 1:2:4 flood one backend of " + SLOTS + " slots");
-        System.out.println("   while all three waited (" + f.backlogged() + " grants): free " + f.free() + ", pro " + f.pro()
-                + ", enterprise " + f.enterprise() + "  (ratio 1 : " + ratio(f.pro(), f.free()) + " : "
-                + ratio(f.enterprise(), f.free()) + ")");
-        System.out.println("   completed " + f.completed() + " of " + 3 * REQUESTS_PER_TENANT + ", free slots after: "
-                + f.availableAfter());
-    }
-
-    private static String ratio(int a, int b) {
-        return b == 0 ? "-" : String.format("%.2f", (double) a / b);
-    }
-
-    /**
-     * Floods the backend from the three tenants and records the order of the grants.
-     *
-     * @return the figures
-     */
-    public static Figures run() {
+    /** Floods the backend from the three tenants, records the order of the grants and returns the figures. */
+    public static Figures run() throws InterruptedException {
         FairShareSemaphore<String> backend = FairShareSemaphore.<String>builder(SLOTS)
                 .share(tenant -> SHARES.getOrDefault(tenant, 1L))
-                .name("backend")
                 .build();
         List<String> grants = Collections.synchronizedList(new ArrayList<>());
-        int total = 3 * REQUESTS_PER_TENANT;
-        CountDownLatch done = new CountDownLatch(total);
+        CountDownLatch done = new CountDownLatch(3 * REQUESTS_PER_TENANT);
         ExecutorService workers = Executors.newFixedThreadPool((int) SLOTS);
         try {
-            // The backend is busy when the flood arrives: everything queues first.
-            Permits warmUp = backend.acquireAsync("maintenance", SLOTS).join();
+            Permits busy = backend.acquireAsync("maintenance", SLOTS).join(); // the flood queues before any grant
             for (int i = 0; i < REQUESTS_PER_TENANT; i++) {
                 for (String tenant : List.of("free", "pro", "enterprise")) {
                     backend.acquireAsync(tenant, 1).thenAccept(slot -> {
-                        grants.add(tenant); // on the thread that granted it, in grant order
+                        grants.add(tenant);                                 // on the granting thread: in grant order
                         workers.execute(() -> {
-                            try (slot) { // released however the call ends
-                                callBackend();
+                            try (slot) {                                    // released however the call ends
+                                LockSupport.parkNanos(20_000);              // the call to the backend
                             } finally {
                                 done.countDown();
                             }
@@ -105,38 +60,26 @@ public final class FairShareSample {
                     });
                 }
             }
-            warmUp.release();
+            busy.release();
             done.await(1, TimeUnit.MINUTES);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         } finally {
             workers.shutdown();
         }
-        synchronized (grants) {
-            // The grants made while every tenant surely still had requests waiting: up to the first
-            // tenant's 190th recorded grant. Grants are recorded by the threads that made them, so one
-            // record can come late (a descheduled thread); stopping 10 short keeps that out of the ratios.
-            Map<String, Integer> seen = new HashMap<>();
-            int backlogged = 0;
-            while (backlogged < grants.size()
-                    && seen.merge(grants.get(backlogged), 1, Integer::sum) < REQUESTS_PER_TENANT - 10) {
-                backlogged++;
-            }
-            List<String> window = grants.subList(0, backlogged);
-            return new Figures(List.copyOf(grants), backlogged, Collections.frequency(window, "free"),
-                    Collections.frequency(window, "pro"), Collections.frequency(window, "enterprise"), grants.size(),
-                    backend.availablePermits());
-        }
+        return new Figures(List.copyOf(grants), (int) (3L * REQUESTS_PER_TENANT - done.getCount()),
+                backend.availablePermits());
     }
 
-    /** Stands for the call to the backend: a little CPU work. */
-    private static void callBackend() {
-        long x = 0;
-        for (int i = 0; i < 20_000; i++) {
-            x += i * 31L ^ x;
+    /** Runs the flood and prints the figures ({@code args} are ignored). */
+    public static void main(String[] args) throws InterruptedException {
+        Figures f = run();
+        System.out.println("20. Fair share: three tenants with shares 1:2:4 flood one backend of " + SLOTS + " slots");
+        System.out.println("   grants so far    free    pro  enterprise");
+        for (int n = 70; n < f.grantOrder().size() + 70; n += 70) {
+            List<String> first = f.grantOrder().subList(0, Math.min(n, f.grantOrder().size()));
+            System.out.printf("   %13d  %6d %6d %11d%n", first.size(), Collections.frequency(first, "free"),
+                    Collections.frequency(first, "pro"), Collections.frequency(first, "enterprise"));
         }
-        if (x == 42) {
-            System.out.print("");
-        }
+        System.out.println("   completed " + f.completed() + " of " + 3 * REQUESTS_PER_TENANT + ", free slots after: "
+                + f.availableAfter());
     }
 }

@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Sample 11: a {@link Mutex} and an {@link RwLock} held through the {@link Permits} handle. Eight
+ * Sample 18: a {@link Mutex} and an {@link RwLock} held through the {@link Permits} handle. Eight
  * threads deposit into one account under a named mutex, and check a ledger under a read lock while
  * an auditor rewrites it under the write lock; try-with-resources unlocks on every path.
  */
@@ -70,7 +70,7 @@ public final class LocksSample {
 
     /** Runs the sample and prints what it shows ({@code args} are ignored). */
     public static void main(String[] args) throws InterruptedException {
-        System.out.println("11. Mutex and RwLock with handles");
+        System.out.println("18. Mutex and RwLock with handles");
         Figures f = run();
         System.out.printf("   balance %,d (expected %,d), %d audits under the write lock%n",
                 f.balance(), (long) THREADS * DEPOSITS, f.audits());

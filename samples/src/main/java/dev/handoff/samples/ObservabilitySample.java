@@ -12,7 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Sample 10: Micrometer meters and JFR events for one semaphore, through one listener
+ * Sample 17: Micrometer meters and JFR events for one semaphore, through one listener
  * ({@link WaitListener#all}). Six threads contend for 4 permits; one gives up after a short
  * deadline. The timer counts every wait by outcome; JFR records the waits above its threshold
  * when a recording is on ({@code java -XX:StartFlightRecording ...}).
@@ -72,7 +72,7 @@ public final class ObservabilitySample {
 
     /** Runs the sample and prints what it shows ({@code args} are ignored). */
     public static void main(String[] args) throws InterruptedException {
-        System.out.println("10. Micrometer and JFR");
+        System.out.println("17. Micrometer and JFR");
         Figures f = run();
         System.out.printf("   waits: %d granted, %d timed out; available at the end: %.0f of 4%n",
                 f.granted(), f.timedOut(), f.available());

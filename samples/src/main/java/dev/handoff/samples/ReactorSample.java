@@ -9,7 +9,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * Sample 9: a byte budget in a Reactor pipeline. Sixty reads of 1 to 8 MiB are subscribed at once,
+ * Sample 16: a byte budget in a Reactor pipeline. Sixty reads of 1 to 8 MiB are subscribed at once,
  * but {@link ReactorSemaphores#withPermits} holds them to 16 MiB in flight, in FIFO order; every
  * tenth read hangs and its subscriber's timeout cancels it, which releases its permits. Every
  * permit comes back, on complete, on error and on cancel alike.
@@ -71,7 +71,7 @@ public final class ReactorSample {
      * @param args ignored
      */
     public static void main(String[] args) {
-        System.out.println("9. Reactor: withPermits in a pipeline");
+        System.out.println("16. Reactor: withPermits in a pipeline");
         Figures f = run();
         System.out.printf("   %d reads of 1-8 MiB, at most %d MiB in flight (budget %d MiB); %d cancelled by their timeout%n",
                 f.reads(), f.peakBytes() >> 20, BUDGET >> 20, f.timedOut());

@@ -12,7 +12,7 @@ import kotlinx.coroutines.sync.withPermit
 import kotlinx.coroutines.yield
 
 /**
- * Sample 12: moving kotlinx code to handoff in one line. The crawler below was written against
+ * Sample 19: moving kotlinx code to handoff in one line. The crawler below was written against
  * `kotlinx.coroutines.sync.Semaphore`; only the line that makes the semaphore changes. The code
  * keeps kotlinx's own `withPermit`, and gains what a `dev.handoff.Semaphore` has: a queue length
  * to watch, strict FIFO, and `close()` for shutdown.
@@ -60,7 +60,7 @@ public object KotlinxMigrationSample {
     /** Runs the sample and prints what it shows. */
     @JvmStatic
     public fun main(args: Array<String>) {
-        println("12. Migrating from kotlinx.coroutines.sync.Semaphore")
+        println("19. Migrating from kotlinx.coroutines.sync.Semaphore")
         val f = run()
         println("   ${f.fetches} fetches, at most ${f.peakConcurrent} at once (limit $CONNECTIONS), " +
             "up to ${f.peakQueued} waiting in FIFO order; free at the end: ${f.availableAfter}")

@@ -4,66 +4,40 @@ package dev.handoff.samples
 import dev.handoff.Semaphore
 import dev.handoff.coroutines.withPermits
 import kotlin.random.Random
-import kotlinx.coroutines.CancellationException
-import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
-import kotlinx.coroutines.withTimeout
 
 /**
- * Sample 4: Kotlin `withPermits` over a [Flow] of weighted jobs, cancelled half-way by [withTimeout].
+ * Sample 7: Kotlin `withPermits` over a [Flow] of weighted jobs.
  *
- * An import writes batches of rows to a database that takes at most [ROW_BUDGET] rows at once, so a
- * batch takes one permit per row. Every batch runs in its own coroutine; the whole import gets
- * [TIMEOUT_MILLIS] ms. When the timeout cancels it, batches that were writing give their rows back
- * in `withPermits`'s `finally`, and batches still waiting leave the queue holding nothing: at the
- * end, every permit is back.
+ * An import writes batches of 50 to 500 rows to a database that takes at most [ROW_BUDGET] rows at
+ * once, so a batch takes one permit per row. Every batch runs in its own coroutine, which suspends
+ * in FIFO order until its rows fit, and gives them back when its `withPermits` block ends. It prints
+ * the batches written, the most rows written at once (never above the budget) and the permits back.
  */
 public object WithPermitsSample {
 
     /** Rows in flight at most. */
     public const val ROW_BUDGET: Long = 1_000
 
-    /** The import's deadline: about half-way, since writing every batch takes at least 559 ms. */
-    public const val TIMEOUT_MILLIS: Long = 250
-
-    private const val BATCHES = 40
-
     /**
-     * What the run proves.
+     * What the run measured.
      *
      * @property batches the batches emitted by the flow
-     * @property completed the batches written before the timeout
-     * @property cancelledWhileWriting the batches cancelled while holding their rows' permits
-     * @property cancelledWhileWaiting the batches cancelled while waiting for permits
-     * @property timedOut whether `withTimeout` cancelled the import
-     * @property rowBudget the capacity
-     * @property peakRowsInFlight the most rows written at once, at most [rowBudget]
-     * @property availableAfter the free permits at the end, equal to [rowBudget]
-     * @property queueAfter the waiters at the end, 0
+     * @property written the batches written
+     * @property peakRowsInFlight the most rows written at once, at most [ROW_BUDGET]
+     * @property availableAfter the free permits at the end: [ROW_BUDGET]
      */
-    public data class Figures(
-        val batches: Int,
-        val completed: Int,
-        val cancelledWhileWriting: Int,
-        val cancelledWhileWaiting: Int,
-        val timedOut: Boolean,
-        val rowBudget: Long,
-        val peakRowsInFlight: Long,
-        val availableAfter: Long,
-        val queueAfter: Int,
-    )
+    public data class Figures(val batches: Int, val written: Int, val peakRowsInFlight: Long, val availableAfter: Long)
 
-    private class Batch(val rows: Long)
-
-    /** 40 batches of 50 to 500 rows. */
-    private fun batches(): Flow<Batch> = flow {
+    /** The import: 40 batches of 50 to 500 rows (the same on every run), each batch its number of rows. */
+    internal fun batches(): Flow<Long> = flow {
         val random = Random(7)
-        repeat(BATCHES) { emit(Batch(rows = random.nextLong(50, 501))) }
+        repeat(40) { emit(random.nextLong(50, 501)) }
     }
 
     /** Runs the import and returns the figures. */
@@ -72,58 +46,32 @@ public object WithPermitsSample {
         val rowsInFlight = Semaphore(ROW_BUDGET)
         // Every coroutine below runs on runBlocking's single thread: plain counters are enough.
         var batches = 0
-        var completed = 0
-        var cancelledWhileWriting = 0
-        var cancelledWhileWaiting = 0
+        var written = 0
         var rowsWriting = 0L
         var peakRowsWriting = 0L
-
-        val timedOut = try {
-            withTimeout(TIMEOUT_MILLIS) {
-                coroutineScope {
-                    batches().collect { batch ->
-                        batches++
-                        launch {
-                            var writing = false
-                            try {
-                                rowsInFlight.withPermits(batch.rows) {
-                                    writing = true
-                                    rowsWriting += batch.rows
-                                    peakRowsWriting = maxOf(peakRowsWriting, rowsWriting)
-                                    try {
-                                        delay(batch.rows / 10)     // the write: 1 ms per 10 rows
-                                    } finally {
-                                        rowsWriting -= batch.rows
-                                    }
-                                }
-                                completed++
-                            } catch (e: CancellationException) {
-                                if (writing) cancelledWhileWriting++ else cancelledWhileWaiting++
-                                throw e
-                            }
-                        }
-                    }
+        coroutineScope {
+            batches().collect { rows ->
+                batches++
+                launch {
+                    rowsInFlight.withPermits(rows) {           // suspends, in FIFO order, until the rows fit
+                        rowsWriting += rows
+                        peakRowsWriting = maxOf(peakRowsWriting, rowsWriting)
+                        delay(rows / 10)                       // the write: 1 ms per 10 rows
+                        rowsWriting -= rows                    // counted out before the rows go back
+                    }                                          // released here, also on exception or cancellation
+                    written++
                 }
             }
-            false
-        } catch (e: TimeoutCancellationException) {
-            true
         }
-        Figures(
-            batches, completed, cancelledWhileWriting, cancelledWhileWaiting, timedOut,
-            ROW_BUDGET, peakRowsWriting, rowsInFlight.availablePermits(), rowsInFlight.queueLength(),
-        )
+        Figures(batches, written, peakRowsWriting, rowsInFlight.availablePermits())
     }
 
     /** Runs the sample and prints its figures. */
     @JvmStatic
     public fun main(args: Array<String>) {
         val f = run()
-        println("4. Kotlin withPermits: a Flow of weighted batches, cancelled half-way by withTimeout")
-        println("   ${f.batches} batches of 50..500 rows, at most ${f.rowBudget} rows in flight, $TIMEOUT_MILLIS ms timeout")
-        println("   timed out: ${f.timedOut}; written: ${f.completed}, cancelled while writing: " +
-            "${f.cancelledWhileWriting}, cancelled while waiting: ${f.cancelledWhileWaiting}")
-        println("   peak rows in flight: ${f.peakRowsInFlight} of ${f.rowBudget}")
-        println("   permits back after the cancellation: ${f.availableAfter} of ${f.rowBudget}, waiters left: ${f.queueAfter}")
+        println("7. Kotlin withPermits: a Flow of weighted batches, one permit per row")
+        println("   ${f.batches} batches of 50..500 rows, at most $ROW_BUDGET rows in flight: ${f.written} written")
+        println("   peak rows in flight: ${f.peakRowsInFlight} of $ROW_BUDGET; permits back at the end: ${f.availableAfter}")
     }
 }

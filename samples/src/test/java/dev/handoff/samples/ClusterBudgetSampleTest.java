@@ -8,17 +8,15 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A hang (a permit never returned, a crashed replica's node never deleted) fails the test instead of stalling the build. */
+/** A hang (a permit never returned) fails the test instead of stalling the build. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class ClusterBudgetSampleTest {
 
     @Test
-    void threeReplicasNeverExceedTheBudgetAndACrashedOnesPermitsComeBack() throws Exception {
+    void threeReplicasNeverExceedTheBudgetAndEveryUploadCompletes() throws Exception {
         ClusterBudgetSample.Figures f = ClusterBudgetSample.run();
 
         assertTrue(f.peakInFlight() <= f.budget(), () -> "peak " + f.peakInFlight() + " > budget " + f.budget());
-        assertEquals(f.uploads(), f.completed(), "every upload of the surviving replicas completed");
-        assertEquals(ClusterBudgetSample.CRASH_HOLD_MIB, f.crashedHeld());
-        assertTrue(f.fullBudgetAfter(), "the crashed replica's permits came back");
+        assertEquals(f.uploads(), f.completed(), "every upload of every replica completed");
     }
 }

@@ -8,17 +8,16 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A hang (a permit never returned) fails the test instead of stalling the build. */
+/** A hang (a permit never returned, a starved writer) fails the test instead of stalling the build. */
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
 class RwLockCacheSampleTest {
 
     @Test
-    void theWriterFinishesAndNoReadIsTorn() throws InterruptedException {
+    void theWriterFinishesAmongBackToBackReadersAndNoReadIsTorn() throws InterruptedException {
         RwLockCacheSample.Figures f = RwLockCacheSample.run();
 
-        assertEquals(f.refreshes(), f.refreshesDone(), "the writer was not starved");
         assertEquals(0, f.tornReads());
-        assertTrue(f.reads() >= (long) f.readers() * RwLockCacheSample.READS_PER_READER_AT_LEAST);
+        assertTrue(f.reads() >= (long) RwLockCacheSample.READERS * RwLockCacheSample.READS_PER_READER_AT_LEAST);
         assertTrue(f.lockFreeAfter());
     }
 }

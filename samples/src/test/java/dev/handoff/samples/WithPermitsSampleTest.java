@@ -13,16 +13,12 @@ import org.junit.jupiter.api.Timeout;
 class WithPermitsSampleTest {
 
     @Test
-    void theTimeoutCancelsTheImportAndEveryPermitComesBack() {
+    void everyBatchIsWrittenWithinTheRowBudget() {
         WithPermitsSample.Figures f = WithPermitsSample.run();
 
-        assertTrue(f.getTimedOut(), "the batches need longer than the timeout");
-        assertEquals(f.getBatches(),
-                f.getCompleted() + f.getCancelledWhileWriting() + f.getCancelledWhileWaiting(),
-                "every batch either completed or was cancelled");
-        assertTrue(f.getCompleted() < f.getBatches());
-        assertTrue(f.getPeakRowsInFlight() <= f.getRowBudget(), () -> "peak " + f.getPeakRowsInFlight());
-        assertEquals(f.getRowBudget(), f.getAvailableAfter(), "every permit returned");
-        assertEquals(0, f.getQueueAfter());
+        assertEquals(f.getBatches(), f.getWritten());
+        assertTrue(f.getPeakRowsInFlight() <= WithPermitsSample.ROW_BUDGET, () -> "peak " + f.getPeakRowsInFlight());
+        assertTrue(f.getPeakRowsInFlight() >= WithPermitsSample.ROW_BUDGET / 2, () -> "the budget never bound: " + f);
+        assertEquals(WithPermitsSample.ROW_BUDGET, f.getAvailableAfter(), "every permit returned");
     }
 }

@@ -2298,40 +2298,19 @@ final class BatchSemaphore {
      * leave a stray unpark on the thread, as in java.util.concurrent's locks; park callers must
      * loop on their condition anyway.
      */
-    static final class ParkingAcquisition extends Acquisition implements Permits {
+    static final class ParkingAcquisition extends HandleAcquisition {
         private final Thread thread = Thread.currentThread();
 
         /** The least it takes: {@code permits} for an exact request, less for an up-to one. */
         private final long min;
 
         /**
-         * Once granted, this node is the caller's {@link Permits} handle: the face's release by
-         * count until the handle is released, then null (see PermitHandles). Null for a timed wait,
-         * whose caller gets a boolean.
+         * {@code back}: once granted, this node is the caller's {@link Permits} handle, giving back
+         * through the face's release by count; null for a timed wait, whose caller gets a boolean.
          */
-        private volatile PermitHandles.GiveBack back;
-
         ParkingAcquisition(BatchSemaphore owner, long min, long max, Runnable onGrant, PermitHandles.GiveBack back) {
-            super(owner, max, onGrant);
+            super(owner, max, onGrant, back);
             this.min = min;
-            this.back = back;
-        }
-
-        /** The handle's release: the permits taken ({@link #permits()}), once. */
-        @Override
-        public boolean release() {
-            return PermitHandles.release(this, PARKING_BACK, permits());
-        }
-
-        @Override
-        public boolean isReleased() {
-            return PermitHandles.isReleased(back);
-        }
-
-        /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
-        @Override
-        public String toString() {
-            return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
         }
 
         @Override
@@ -2665,7 +2644,6 @@ final class BatchSemaphore {
     private static final VarHandle TRANSIT;
     private static final VarHandle PROVISIONAL;
     private static final VarHandle REMOVED_COUNT;
-    private static final VarHandle PARKING_BACK;
     private static final VarHandle REMOVED_LO;
     private static final VarHandle REMOVED_HI;
     private static final VarHandle TAIL;
@@ -2679,7 +2657,6 @@ final class BatchSemaphore {
             TRANSIT = l.findVarHandle(BatchSemaphore.class, "transit", long.class);
             PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
             REMOVED_COUNT = l.findVarHandle(BatchSemaphore.class, "removedCount", int.class);
-            PARKING_BACK = l.findVarHandle(ParkingAcquisition.class, "back", PermitHandles.GiveBack.class);
             REMOVED_LO = l.findVarHandle(BatchSemaphore.class, "removedLo", long.class);
             REMOVED_HI = l.findVarHandle(BatchSemaphore.class, "removedHi", long.class);
             TAIL = l.findVarHandle(BatchSemaphore.class, "tail", Acquisition.class);

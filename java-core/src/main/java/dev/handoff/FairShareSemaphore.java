@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
@@ -1681,7 +1679,7 @@ public final class FairShareSemaphore<K> {
      * {@link Acquisition#cancel()} reaches the front through the core's Front hook) and, for the
      * blocking and future faces, the {@link Permits} handle of the grant.
      */
-    static final class Ticket<K> extends Acquisition implements Permits {
+    static final class Ticket<K> extends HandleAcquisition {
         private final FairShareSemaphore<K> fair;
         /** A Waker (callback, future) or the Thread parked in a blocking call. */
         private final Object party;
@@ -1700,14 +1698,10 @@ public final class FairShareSemaphore<K> {
         /** Whether wake() tells the listener (a wake-up the core deferred). */
         boolean tellOnWake;
         private boolean partyWoken;
-        /** The handle's give-back until released, then null; null for a request without a handle. */
-        private volatile PermitHandles.GiveBack back;
-
         Ticket(FairShareSemaphore<K> fair, BatchSemaphore core, long n, PermitHandles.GiveBack back, Object party) {
-            super(core, n, null);
+            super(core, n, null, back);
             this.fair = fair;
             this.party = party;
-            this.back = back;
         }
 
         @Override
@@ -1753,22 +1747,6 @@ public final class FairShareSemaphore<K> {
             }
         }
 
-        @Override
-        public boolean release() {
-            return PermitHandles.release(this, BACK, permits());
-        }
-
-        @Override
-        public boolean isReleased() {
-            return PermitHandles.isReleased(back);
-        }
-
-        /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
-        @Override
-        public String toString() {
-            return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
-        }
-
     }
 
     /**
@@ -1812,17 +1790,6 @@ public final class FairShareSemaphore<K> {
             if (t != null) {
                 t.withdraw(timedOut, defaultExecutor());
             }
-        }
-    }
-
-    private static final VarHandle BACK;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            BACK = l.findVarHandle(Ticket.class, "back", PermitHandles.GiveBack.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
         }
     }
 }

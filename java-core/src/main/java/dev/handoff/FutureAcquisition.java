@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -42,36 +40,15 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
      * the {@link Permits} handle (so a wait allocates no separate handle); its waker methods are
      * protected, so the handle cannot fake a grant.
      */
-    static final class Node extends Acquisition implements Permits {
+    static final class Node extends HandleAcquisition {
         private final FutureAcquisition<?> future;
         private final long min;
 
-        /** The face's release by count until the handle is released, then null (see PermitHandles). */
-        private volatile PermitHandles.GiveBack back;
-
         Node(BatchSemaphore owner, long min, long max, Runnable onGrant, FutureAcquisition<?> future,
                 PermitHandles.GiveBack back) {
-            super(owner, max, onGrant);
+            super(owner, max, onGrant, back);
             this.min = min;
             this.future = future;
-            this.back = back;
-        }
-
-        /** The handle's release: the permits taken ({@link #permits()}), once. */
-        @Override
-        public boolean release() {
-            return PermitHandles.release(this, BACK, permits());
-        }
-
-        @Override
-        public boolean isReleased() {
-            return PermitHandles.isReleased(back);
-        }
-
-        /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
-        @Override
-        public String toString() {
-            return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
         }
 
         @Override
@@ -132,15 +109,5 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
     @Override
     void withdrawWait(boolean timedOut) {
         node.withdraw(timedOut); // returns partial permits; false only if a close got there first
-    }
-
-    private static final VarHandle BACK;
-
-    static {
-        try {
-            BACK = MethodHandles.lookup().findVarHandle(Node.class, "back", PermitHandles.GiveBack.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
     }
 }

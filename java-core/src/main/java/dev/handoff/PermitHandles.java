@@ -12,8 +12,8 @@ import java.util.function.Supplier;
  * The {@link Permits} handles of the faces. A handle gives its permits back through the face's
  * release by count ({@link GiveBack}), once: the first {@code release()} takes the face's
  * {@code GiveBack} out of the handle (see {@link #release(Object, VarHandle, long)}), so the field
- * is both the "released" flag and the action. A queued wait's own node is its handle ({@code FutureAcquisition.Node},
- * {@code BatchSemaphore.ParkingAcquisition}), so a wait allocates nothing more; a grant made at
+ * is both the "released" flag and the action. A queued wait's own node is its handle (a
+ * {@link HandleAcquisition}), so a wait allocates nothing more; a grant made at
  * once allocates one object ({@link Held}, or {@link Granted} for a future, which is its own value).
  */
 final class PermitHandles {

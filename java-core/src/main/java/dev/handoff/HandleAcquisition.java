@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A queue node that is also the caller's {@link Permits} handle once granted, so a wait allocates
+ * no separate handle: the node of a blocking call ({@code BatchSemaphore.ParkingAcquisition}), of
+ * a future ({@code FutureAcquisition.Node}) and of the fair share ({@code FairShareSemaphore.Ticket}).
+ * It holds the face's release by count until the handle is released (see {@link PermitHandles}).
+ */
+abstract class HandleAcquisition extends Acquisition implements Permits {
+
+    /**
+     * The face's release by count until the handle is released, then null (see PermitHandles);
+     * null from the start for a node whose caller gets no handle (a timed wait, a callback).
+     */
+    private volatile PermitHandles.@Nullable GiveBack back;
+
+    HandleAcquisition(BatchSemaphore owner, long permits, @Nullable Runnable onGrant, PermitHandles.@Nullable GiveBack back) {
+        super(owner, permits, onGrant);
+        this.back = back;
+    }
+
+    /** The handle's release: the permits taken ({@link #permits()}), once. */
+    @Override
+    public final boolean release() {
+        return PermitHandles.release(this, BACK, permits());
+    }
+
+    @Override
+    public final boolean isReleased() {
+        return PermitHandles.isReleased(back);
+    }
+
+    /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
+    @Override
+    public final String toString() {
+        return isGranted() ? PermitHandles.describe(permits(), isReleased()) : super.toString();
+    }
+
+    private static final VarHandle BACK;
+
+    static {
+        try {
+            BACK = MethodHandles.lookup().findVarHandle(HandleAcquisition.class, "back", PermitHandles.GiveBack.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

@@ -90,7 +90,9 @@ public abstract class Acquisition {
      * {@code null}; once it FAILED, the {@link Throwable} its claim threw (written under the lock
      * before {@link #state}). Set once when it starts. On a semaphore with a {@link WaitListener},
      * a node that queues has both wrapped in a {@link Watch} (with its queueing time); read it
-     * only through {@link #grantHook()}, {@link #failureCause()} and {@link #watched()}.
+     * only through {@link #grantHook()}, {@link #failureCause()} and {@link #watched()}. An
+     * acquisition started by a {@link FairShareSemaphore} keeps the fair share's node here instead
+     * (see {@link #node()}).
      */
     Object hook;
 
@@ -278,13 +280,14 @@ public abstract class Acquisition {
      * @return {@code true} if started and, as far as this thread can tell, still waiting
      */
     protected final boolean isPending() {
-        return owner != null && state == WAITING;
+        return owner != null && node().state == WAITING;
     }
 
     /**
      * Returns the semaphore, mutex or read-write lock that started this acquisition — the
-     * {@link Semaphore}, {@link Mutex} or {@link RwLock} whose {@code startAcquisition},
-     * {@code startLock}, {@code startReadLock} or {@code startWriteLock} it was passed to, or whose
+     * {@link Semaphore}, {@link FairShareSemaphore}, {@link Mutex} or {@link RwLock} whose
+     * {@code startAcquisition}, {@code startLock}, {@code startReadLock} or {@code startWriteLock}
+     * it was passed to, or whose
      * {@code acquireThen(n, waker)} made it — or {@code null} before it was started. An adapter whose
      * queue node is a subclass finds its face here (to give back a grant its caller never used, or
      * to name it in a message) instead of keeping a reference of its own in every node.
@@ -378,6 +381,9 @@ public abstract class Acquisition {
     /** The exception of a FAILED node (see {@link #hook}); {@code null} otherwise. */
     final Throwable failureCause() {
         Object h = hook;
+        if (h instanceof FairShareSemaphore.Ticket) {
+            return ((Acquisition) h).failureCause(); // a fair share's party: see node()
+        }
         if (h instanceof Watch) {
             return ((Watch) h).failure;
         }
@@ -479,8 +485,10 @@ public abstract class Acquisition {
      * held by nobody, so a {@code release} that could only succeed by counting them waits until
      * the grant is confirmed (then they are held) or undone (then they were never held), and the
      * outcome is the same as if the cancellation or the resumption had come first. A grant made
-     * at once, inside the call that started the acquisition, is never provisional. The default
-     * is {@code false}. Called under the semaphore's internal lock: return a constant.
+     * at once, inside the call that started the acquisition, is never provisional. On a
+     * {@link FairShareSemaphore} the permits are held by nobody per key: {@code heldPermits(key)}
+     * leaves them out, and the key's releases wait as above. The default is {@code false}. Called
+     * under the semaphore's internal lock: return a constant.
      *
      * @return {@code true} if this acquisition confirms or undoes each queued grant itself, and
      *     promptly (within its waker's own run)
@@ -531,7 +539,18 @@ public abstract class Acquisition {
 
     private int settledState() {
         BatchSemaphore core = owner;
-        return core == null ? WAITING : core.settledState(this);
+        return core == null ? WAITING : core.settledState(node());
+    }
+
+    /**
+     * The queue node whose state is this acquisition's: itself, or, for an acquisition a
+     * {@link FairShareSemaphore} started ({@code startAcquisition}), the fair share's own node
+     * that it is the party of (kept in {@link #hook}, which such an acquisition needs for nothing
+     * else: the core never sees it).
+     */
+    final Acquisition node() {
+        Object h = hook;
+        return h instanceof FairShareSemaphore.Ticket ? (Acquisition) h : this;
     }
 
     /**

@@ -216,6 +216,8 @@ import org.jspecify.annotations.Nullable;
  * Two hooks serve it: the Front given at construction, to which cancel() of any of its nodes goes
  * (a node waiting in the front queues is not in this core's queue; a handed-over one is withdrawn
  * through cancelQueued), and await(), which parks for any node whose wake() unparks the caller.
+ * The Front also gets confirm() and undo() of the acquisitions it started for adapters: their
+ * provisional grants are counted per key by the front (see its notes), not in this core's transit.
  * Tags, eligibility, per-key caps and the fairness bound are in FairShareSemaphore's notes.
  * While only one key is active and nothing waits, the fair share takes and returns that key's
  * permits by one CAS of this word, without either lock ("Solo mode" in its notes): word(),
@@ -497,7 +499,8 @@ final class BatchSemaphore {
 
     /**
      * The scheduler in front of this core, or {@code null} (every face but the fair share): final,
-     * set at construction. Only {@link #cancel(Acquisition, Executor, boolean)} reads it.
+     * set at construction. Read by {@link #cancel(Acquisition, Executor, boolean)}, and by
+     * {@link #confirm} and {@link #undo} for a grant that is not this core's own.
      */
     private final Front front;
 
@@ -511,6 +514,15 @@ final class BatchSemaphore {
     interface Front {
         /** {@link Acquisition#cancel()} of one of the front's nodes; as {@link #cancel(Acquisition, Executor, boolean)}. */
         boolean cancel(Acquisition a, Executor wakes, boolean timedOut);
+
+        /**
+         * {@link Acquisition#confirmGrant()} of an acquisition the front started (its provisional
+         * grants are the front's, per key, not this core's: see {@link #confirm(Acquisition)}).
+         */
+        void confirm(Acquisition a);
+
+        /** {@link Acquisition#undoGrant(Executor)} of an acquisition the front started; as {@link #undo}. */
+        boolean undo(Acquisition a, Executor wakes);
     }
 
     BatchSemaphore(long capacity) {
@@ -702,7 +714,7 @@ final class BatchSemaphore {
             if ((s & (QUEUED | GATED)) != 0) {
                 long verdict = releaseToQueue(n, wakes);
                 if (verdict == WAIT_FOR_TRANSIT) {
-                    awaitTransit(++waits);
+                    awaitTransit(this, ++waits);
                 } else if (verdict != RETRY_LOCK_FREE) {
                     return verdict;
                 }
@@ -797,15 +809,15 @@ final class BatchSemaphore {
      * One wait of a release for provisional grants to settle: they are settled by the waking of the
      * release that made them, or by their waiter's cancellation, on other threads, within a few
      * instructions unless those threads are descheduled. Polls, then yields, then parks briefly
-     * (this core is the blocker).
+     * on {@code blocker} (this core, or the fair share whose per-key grants are in transit).
      */
-    private void awaitTransit(int waits) {
+    static void awaitTransit(Object blocker, int waits) {
         if (waits < 64) {
             Thread.onSpinWait();
         } else if (waits < 128) {
             Thread.yield();
         } else {
-            LockSupport.parkNanos(this, APPEND_PARK_NANOS);
+            LockSupport.parkNanos(blocker, APPEND_PARK_NANOS);
         }
     }
 
@@ -918,8 +930,12 @@ final class BatchSemaphore {
     void confirm(Acquisition a) {
         // A read first: a grant made at once (a wake inside the start) was never provisional, and a
         // failing CAS costs a locked instruction on the coroutine's path for nothing.
-        if (a.provisional && PROVISIONAL.compareAndSet(a, true, false)) {
-            TRANSIT.getAndAdd(this, -a.permits);
+        if (a.provisional) {
+            if (PROVISIONAL.compareAndSet(a, true, false)) {
+                TRANSIT.getAndAdd(this, -a.permits);
+            }
+        } else if (front != null) {
+            front.confirm(a); // a fair share keeps its provisional grants per key
         }
     }
 
@@ -932,7 +948,7 @@ final class BatchSemaphore {
      */
     boolean undo(Acquisition a, Executor wakes) {
         if (!a.provisional) {
-            return false;
+            return front != null && front.undo(a, wakes); // a fair share keeps its provisional grants per key
         }
         Acquisition woken;
         lock();
@@ -2351,6 +2367,15 @@ final class BatchSemaphore {
         if (listener != null) {
             tellSettled(chain);
         }
+        wakeAll(chain, wakes);
+    }
+
+    /**
+     * Wakes {@code chain} (linked by next) with its wakers on {@code wakes}, as one task in FIFO
+     * order, or here if the executor refuses it; threads parked in a blocking acquire are unparked
+     * here, first. The executor is used only if some other node is to be woken.
+     */
+    static void wakeAll(Acquisition chain, Executor wakes) {
         Acquisition rest = WakeRun.unparkParked(chain);
         if (rest != null) {
             DeferredWakes task = new DeferredWakes(rest);
@@ -2567,7 +2592,7 @@ final class BatchSemaphore {
             for (Acquisition a = chain, next; a != null; a = next) {
                 next = a.next;
                 a.next = null;
-                if (a instanceof ParkingAcquisition) {
+                if (parksThread(a)) {
                     fire(a);
                 } else if (toWake(a)) {
                     if (restLast == null) {
@@ -2579,6 +2604,12 @@ final class BatchSemaphore {
                 }
             }
             return restFirst;
+        }
+
+        /** Whether waking {@code a} only unparks a thread blocked in an acquire (no user code runs). */
+        private static boolean parksThread(Acquisition a) {
+            return a instanceof ParkingAcquisition
+                    || a instanceof FairShareSemaphore.Ticket && ((FairShareSemaphore.Ticket<?>) a).parksThread();
         }
 
         /** Run by the outermost wakeAll: the queued nodes, and whatever they queue in turn. */

@@ -7,7 +7,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
@@ -198,6 +197,34 @@ public final class FairShareSemaphore<K> {
      * mode and the count came back to the same value between its read and its CAS (the same limit
      * as the core's resize stamp).
      *
+     * Provisional grants (coroutines), and acquisitions started by startAcquisition
+     * ------------------------------------------------------------------------------
+     * startAcquisition(key, n, acquisition) makes the user's Acquisition subclass the party of a
+     * ticket, as a Waker is for acquireThen: the ticket is the node (queued, dispatched, granted);
+     * the acquisition's hook field points to it, so its isGranted/isClosed/failure read the
+     * ticket's state (Acquisition.node()), and its cancel, confirmGrant and undoGrant reach this
+     * front through the core's Front hooks. A coroutine (kotlin-ext) may be cancelled after its
+     * claim() took a grant and before its waker resumes it; if another caller's release(key, n)
+     * could count those permits as the key's meanwhile, it would pass or fail depending on which
+     * of the two comes first, and a cancelled acquire could end with the give-back's over-release.
+     * So a ticket whose party asks for it (provisionalGrant) is granted provisionally when it was
+     * queued: settleDispatched counts its permits in the key's transit, not in held. They are held
+     * by nobody (heldPermits(key) leaves them out; the core counts them as held, which only its
+     * own over-release check, a backstop here, reads). The party then either confirms (transit to
+     * held) or undoes (transit back to the core, then on in fair order, exactly as a release), each
+     * once, under the lock; the undo decides only under the lock, because the core's grant
+     * (the ticket's state) is visible to a cancelling thread before the section that made it has
+     * counted it in transit (Lincheck found the self-wait this caused). A release(key, n) with
+     * held < n <= held + transit waits, outside the
+     * lock, until transit changes, then decides again: either answer at once would be wrong for
+     * one of the two outcomes, and both are decided within the party's own wake-up or
+     * cancellation. A release of permits the key really holds never waits. A key with permits in
+     * transit stays in the map and counts them against its cap, and solo mode is never entered
+     * while any are (the key would not be alone, or capacity - free would exceed held). The
+     * ticket itself never asks the core for a provisional grant: the per-key count is the one
+     * that decides, and the core's total stays consistent with it because every release passes the
+     * front's check first. A grant made at once is never provisional: the caller's thread has it.
+     *
      * Observers
      * ---------
      * The map is a ConcurrentHashMap written under the lock; the counters are plain fields read
@@ -268,7 +295,7 @@ public final class FairShareSemaphore<K> {
     private final KeyState<K> undecided = new KeyState<>(this, null, 1L);
 
     private FairShareSemaphore(Builder<K> b) {
-        this.core = new BatchSemaphore(b.capacity, this, this::cancel);
+        this.core = new BatchSemaphore(b.capacity, this, new Hooks());
         this.share = b.share;
         this.maxPermitsPerKey = b.maxPermitsPerKey;
         this.maxQueuedPermitsPerKey = b.maxQueuedPermitsPerKey;
@@ -684,6 +711,64 @@ public final class FairShareSemaphore<K> {
     }
 
     /**
+     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a wait
+     * for {@code n} permits for {@code key}: exactly {@link #acquireThen(Object, long, Waker)} with
+     * the acquisition's {@code claim()} and {@code wake()} in place of a waker's. Meant for adapters
+     * (a coroutine bridge, a reactive operator) that create one object per wait anyway, as with
+     * {@link Semaphore#startAcquisition(long, Acquisition)}. Its {@code isGranted()},
+     * {@code isClosed()}, {@code failure()} and {@code cancel()} work as on the handle
+     * {@code acquireThen} returns; give the permits back with {@link #release(Object, long)}.
+     *
+     * <p>An acquisition whose {@code provisionalGrant()} returns {@code true} gets a grant made
+     * while it waits as a provisional one, per key: the permits count as held by nobody until it
+     * calls {@code confirmGrant()} (then {@code key} holds them) or {@code undoGrant(executor)}
+     * (then they go on in fair order, as never granted). Meanwhile {@code heldPermits(key)} does
+     * not count them, and a {@code release(key, n)} that could only pass by counting them waits for
+     * that decision.
+     *
+     * <pre>{@code
+     * final class Signal extends Acquisition {
+     *     final CountDownLatch done = new CountDownLatch(1);
+     *     @Override protected void wake() { done.countDown(); }
+     * }
+     * Signal s = pool.startAcquisition(tenant, 2, new Signal());
+     * s.done.await();
+     * if (s.isGranted()) { try { work(); } finally { pool.release(tenant, 2); } } // else: closed, nothing held
+     * }</pre>
+     *
+     * @param key the key
+     * @param n the number of permits
+     * @param acquisition a new, never started acquisition
+     * @param <A> the acquisition's type
+     * @return {@code acquisition}, now waiting or already settled
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
+     *     the per-key cap, or the key's share is out of range (nothing changes)
+     * @throws NullPointerException if {@code key} or {@code acquisition} is null
+     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
+     * @throws SemaphoreRejectedException if it would have to wait and a queue bound is reached
+     *     (nothing changes; the acquisition may be started again)
+     */
+    public <A extends Acquisition> A startAcquisition(K key, long n, A acquisition) {
+        if (acquisition == null) {
+            throw new NullPointerException("startAcquisition(" + key + ", " + n + ", null): the acquisition is null");
+        }
+        String named = acquisition.callName(); // an adapter's messages name the call its caller made
+        String call = named != null ? named : "startAcquisition";
+        if (n < 0) {
+            throw negative(call, n);
+        }
+        check(call, key, n);
+        acquisition.bind(core, n, n, null, call);
+        try {
+            enqueue(key, n, acquisition, false, call);
+        } catch (RuntimeException | Error refused) {
+            acquisition.unbind(); // nothing was queued: it may be started again
+            throw refused;
+        }
+        return acquisition;
+    }
+
+    /**
      * The future face: completes with the {@link Permits} handle (its {@code release()} gives them
      * back to {@code key}) when granted; fails with {@link SemaphoreClosedException} on close, or
      * with {@link SemaphoreRejectedException} if a queue bound is reached. {@code cancel} withdraws
@@ -814,6 +899,39 @@ public final class FairShareSemaphore<K> {
      * @throws IllegalStateException if {@code key} holds fewer than {@code n} permits; nothing changes
      */
     public void release(K key, long n) {
+        releaseOn(key, n, null);
+    }
+
+    /**
+     * Gives {@code n} permits of {@code key} back like {@link #release(Object, long)}, but the
+     * wakers of the acquisitions it completes run on {@code wakeExecutor}, not on this thread, as
+     * with {@link Semaphore#release(long, Executor)}: the permits are handed out in fair order
+     * before this method returns (the wakers' {@link Waker#claim()} runs here); only the
+     * {@code wake()} calls move, in one task. If the executor refuses the task, the wakers run
+     * here, so none is lost. Threads parked in {@link #acquireBlocking(Object, long)} are unparked
+     * at once, never through the executor; if nobody else is woken, the executor is not used.
+     *
+     * <pre>{@code
+     * // on the I/O thread: give the tenant's permits back, but let the pool run whoever they complete
+     * pool.release(tenant, 2, workers);
+     * }</pre>
+     *
+     * @param key the key that holds them
+     * @param n the number of permits; {@code 0} does nothing
+     * @param wakeExecutor where the wake-ups caused by this release run
+     * @throws IllegalArgumentException if {@code n < 0}
+     * @throws NullPointerException if {@code key} or {@code wakeExecutor} is null
+     * @throws IllegalStateException if {@code key} holds fewer than {@code n} permits; nothing changes
+     */
+    public void release(K key, long n, Executor wakeExecutor) {
+        if (wakeExecutor == null) {
+            throw new NullPointerException("release(" + key + ", " + n + ", null): the executor is null");
+        }
+        releaseOn(key, n, wakeExecutor);
+    }
+
+    /** {@link #release(Object, long, Executor)}, or with the wake-ups on this thread if {@code wakes} is null. */
+    private void releaseOn(K key, long n, @Nullable Executor wakes) {
         String call = "release";
         if (n < 0) {
             throw negative(call, n);
@@ -822,36 +940,55 @@ public final class FairShareSemaphore<K> {
         if (n == 0) {
             return;
         }
-        long soloHeld = soloGive(key, n);
-        if (soloHeld == DONE) {
-            return;
-        }
-        if (soloHeld >= 0) {
-            throw overRelease(call, key, n, soloHeld);
-        }
-        boolean afterClose;
-        KeyState<K> k;
-        lockFront();
-        try {
-            k = keys.get(key);
-            long held = k == null ? 0L : k.held;
-            if (n > held) {
-                throw overRelease(call, key, n, held);
+        for (int waits = 0;; ) {
+            long soloHeld = soloGive(key, n);
+            if (soloHeld == DONE) {
+                return;
             }
-            k.held -= n;
-            afterClose = closed;
-            if (!afterClose) {
-                giveToCore(n);
-                settleDispatched();
+            if (soloHeld >= 0) {
+                throw overRelease(call, key, n, soloHeld);
             }
-            refresh(k); // it may have room under its cap again, or be idle now
-            dispatch();
-        } finally {
-            unlockAndWake(null, keys.get(key));
+            boolean afterClose = false;
+            boolean inTransit = false;
+            lockFront();
+            try {
+                KeyState<K> k = keys.get(key);
+                long held = k == null ? 0L : k.held;
+                if (n <= held) {
+                    k.held -= n;
+                    afterClose = giveBack(k, n);
+                } else if (k != null && n <= held + k.transit) {
+                    inTransit = true; // passes only if a provisional grant is delivered: wait for it
+                } else {
+                    throw overRelease(call, key, n, held);
+                }
+            } finally {
+                unlockAndWake(wakes, keys.get(key));
+            }
+            if (!inTransit) {
+                if (afterClose) {
+                    giveToCore(n); // may complete closeAndAwait's future: not under the lock
+                }
+                return;
+            }
+            BatchSemaphore.awaitTransit(this, ++waits);
         }
-        if (afterClose) {
-            giveToCore(n); // may complete closeAndAwait's future: not under the lock
+    }
+
+    /**
+     * Under the lock: {@code n} permits of {@code k}, already taken off its counts, go back to the
+     * core and on to the requests in fair order. Returns true if the semaphore is closed: then the
+     * caller gives them to the core after the lock (closeAndAwait's future may complete there).
+     */
+    private boolean giveBack(KeyState<K> k, long n) {
+        boolean afterClose = closed;
+        if (!afterClose) {
+            giveToCore(n);
+            settleDispatched();
         }
+        refresh(k); // it may have room under its cap again, or be idle now
+        dispatch();
+        return afterClose;
     }
 
     private static IllegalStateException overRelease(String call, Object key, long n, long held) {
@@ -1064,7 +1201,7 @@ public final class FairShareSemaphore<K> {
     /** Enters solo mode with {@code k} if it is the only active key and all is quiet, then unlocks. */
     private void unlockFront(@Nullable KeyState<K> k) {
         if (k != null && !closed && waiting == 0 && dispatched == null && heapSize == 0 && k.finish <= virtualTime
-                && keys.get(k.key) == k && keys.size() == 1) {
+                && k.transit == 0 && keys.get(k.key) == k && keys.size() == 1) {
             long w = core.word();
             if (BatchSemaphore.quiet(w) && core.capacity - BatchSemaphore.freeIn(w) == k.held) {
                 solo = k;
@@ -1103,7 +1240,7 @@ public final class FairShareSemaphore<K> {
             return null;
         }
         KeyState<K> k = keys.get(key);
-        if (k != null && (k.waiting > 0 || k.held + n > maxPermitsPerKey)) {
+        if (k != null && (k.waiting > 0 || k.held + k.transit + n > maxPermitsPerKey)) {
             return null;
         }
         if (n > 0) {
@@ -1187,7 +1324,7 @@ public final class FairShareSemaphore<K> {
                 }
                 t = ticket(n, handle ? k : null, party);
                 t.key = k;
-                if (!anyServable() && k.waiting == 0 && k.held + n <= maxPermitsPerKey && core.tryAcquire(n)) {
+                if (!anyServable() && k.waiting == 0 && k.held + k.transit + n <= maxPermitsPerKey && core.tryAcquire(n)) {
                     settleAtOnce(t, k, n);
                 } else if (waiting >= maxQueueLength || saturatedAdd(waitingPermits, n) > maxQueuedPermits
                         || saturatedAdd(k.queued, n) > maxQueuedPermitsPerKey) {
@@ -1231,6 +1368,8 @@ public final class FairShareSemaphore<K> {
         Ticket<K> t = new Ticket<>(this, core, n, back, party);
         if (party instanceof FairShareFuture) {
             ((FairShareFuture) party).ticket = t;
+        } else if (party instanceof Acquisition) {
+            ((Acquisition) party).hook = t; // its state is the ticket's from now on (Acquisition.node())
         }
         return t;
     }
@@ -1334,11 +1473,11 @@ public final class FairShareSemaphore<K> {
             return; // its head waits in the heap: nothing can change its eligibility meanwhile
         }
         if (k.head != null) {
-            if (!closed && (dispatched == null || dispatched.key != k) && k.held + k.head.permits <= maxPermitsPerKey) {
+            if (!closed && (dispatched == null || dispatched.key != k) && k.held + k.transit + k.head.permits <= maxPermitsPerKey) {
                 k.head.tag = Math.max(virtualTime, k.finish);
                 heapAdd(k);
             }
-        } else if (k.waiting == 0 && k.held == 0 && keys.get(k.key) == k) {
+        } else if (k.waiting == 0 && k.held == 0 && k.transit == 0 && keys.get(k.key) == k) {
             keys.remove(k.key);
         }
     }
@@ -1372,7 +1511,12 @@ public final class FairShareSemaphore<K> {
         KeyState<K> k = t.key;
         dequeued(k, t);
         if (t.state == Acquisition.GRANTED) {
-            k.held += t.permits;
+            if (t.asksProvisionalGrant()) {
+                t.provisional = true; // held by nobody until its party confirms or undoes it
+                k.transit += t.permits;
+            } else {
+                k.held += t.permits;
+            }
             k.finish = t.tag + advance(t.permits, k.share);
             rebaseIfFar();
         }
@@ -1389,7 +1533,7 @@ public final class FairShareSemaphore<K> {
 
     /** Under the lock: {@link Acquisition#cancel()} of a ticket (the core's Front). */
     private boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
-        Ticket<K> t = ticketOf(a);
+        Ticket<K> t = ticketOf(a.node()); // a Ticket, or an acquisition startAcquisition made the party of one
         lockFront();
         try {
             if (t.state != Acquisition.WAITING) {
@@ -1493,6 +1637,78 @@ public final class FairShareSemaphore<K> {
 
     // ------------------------------------------------------------------ waking (after the lock)
 
+    /**
+     * {@link Acquisition#confirmGrant()} of an acquisition started by {@link #startAcquisition}:
+     * its provisional grant, if still one, is now held by its key (see "Provisional grants").
+     */
+    private void confirm(Acquisition a) {
+        Ticket<K> t = ticketOf(a.node());
+        if (!t.provisional) {
+            return; // never provisional (granted at once), or confirmed or undone already
+        }
+        KeyState<K> k = t.key;
+        lockFront();
+        try {
+            if (t.provisional) {
+                t.provisional = false;
+                k.transit -= t.permits;
+                k.held += t.permits;
+            }
+        } finally {
+            unlockFront(k);
+        }
+    }
+
+    /**
+     * {@link Acquisition#undoGrant(Executor)} of an acquisition started by {@link #startAcquisition}:
+     * if its grant is still provisional, the permits go back in fair order as if never granted,
+     * the wake-ups on {@code wakes}; false (nothing done) if confirmed, undone or not provisional.
+     */
+    private boolean undo(Acquisition a, Executor wakes) {
+        Ticket<K> t = ticketOf(a.node());
+        // No lock-free "not provisional" answer: the core may have granted the ticket inside a
+        // section that has not yet counted it in transit (settleDispatched, under the lock); a
+        // cancellation that sees it granted then waits for that section here, and finds it
+        // provisional. A false answer would send the party to release permits that are in transit,
+        // to wait for itself.
+        KeyState<K> k = t.key;
+        long n = t.permits;
+        boolean afterClose;
+        lockFront();
+        try {
+            if (!t.provisional) {
+                return false;
+            }
+            t.provisional = false;
+            k.transit -= n;
+            afterClose = giveBack(k, n);
+        } finally {
+            unlockAndWake(wakes, k);
+        }
+        if (afterClose) {
+            giveToCore(n); // may complete closeAndAwait's future: not under the lock
+        }
+        return true;
+    }
+
+    /** What the core hands to this front: cancel, confirm and undo of its nodes (see BatchSemaphore.Front). */
+    private final class Hooks implements BatchSemaphore.Front {
+        @Override
+        public boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
+            return FairShareSemaphore.this.cancel(a, wakes, timedOut);
+        }
+
+        @Override
+        public void confirm(Acquisition a) {
+            FairShareSemaphore.this.confirm(a);
+        }
+
+        @Override
+        public boolean undo(Acquisition a, Executor wakes) {
+            return FairShareSemaphore.this.undo(a, wakes);
+        }
+    }
+
     /** Under the lock: {@code t} settled; it is woken (and the listener told) after the lock. */
     private void chain(Ticket<K> t) {
         t.handedOver = true;
@@ -1525,14 +1741,10 @@ public final class FairShareSemaphore<K> {
             }
         }
         if (wakes != null) {
-            try {
-                wakes.execute(() -> BatchSemaphore.wakeAll(first));
-                return;
-            } catch (RejectedExecutionException refused) {
-                // run them here: none may be lost
-            }
+            BatchSemaphore.wakeAll(first, wakes); // threads parked in a blocking acquire are unparked here
+        } else {
+            BatchSemaphore.wakeAll(first);
         }
-        BatchSemaphore.wakeAll(first);
     }
 
     private void tellSettled(Ticket<K> t) {
@@ -1653,6 +1865,11 @@ public final class FairShareSemaphore<K> {
         /** The share, read at activation. */
         final long share;
         long held;
+        /**
+         * Permits granted to this key's requests provisionally and not yet confirmed or undone by
+         * their party (see "Provisional grants" in the notes): held by nobody meanwhile.
+         */
+        long transit;
         /** Virtual time at which the key's last grant finished. */
         long finish;
         int waiting;
@@ -1706,7 +1923,28 @@ public final class FairShareSemaphore<K> {
 
         @Override
         protected boolean claim() {
-            return !(party instanceof Waker) || ((Waker) party).claim();
+            Object p = party;
+            if (p instanceof Acquisition) {
+                return ((Acquisition) p).claim(); // started by startAcquisition: the acquisition is its own waker
+            }
+            return !(p instanceof Waker) || ((Waker) p).claim();
+        }
+
+        /** Under the front's lock, at a grant of this queued ticket: whether its party asks for a provisional one. */
+        boolean asksProvisionalGrant() {
+            if (!(party instanceof Acquisition)) {
+                return false;
+            }
+            try {
+                return ((Acquisition) party).provisionalGrant();
+            } catch (Throwable t) {
+                return false;
+            }
+        }
+
+        /** Whether waking this ticket only unparks a thread blocked in an acquire (no user code runs). */
+        boolean parksThread() {
+            return party instanceof Thread;
         }
 
         @Override
@@ -1729,6 +1967,8 @@ public final class FairShareSemaphore<K> {
                 if (party != Thread.currentThread()) {
                     LockSupport.unpark((Thread) party);
                 }
+            } else if (party instanceof Acquisition) {
+                ((Acquisition) party).wake();
             } else {
                 ((Waker) party).wake();
             }
@@ -1736,7 +1976,9 @@ public final class FairShareSemaphore<K> {
 
         @Override
         boolean declinedByTimeout() {
-            return party instanceof FairShareSemaphore.FairShareFuture && ((FairShareFuture) party).timedOut();
+            Object p = party;
+            return p instanceof FairShareSemaphore.FairShareFuture ? ((FairShareFuture) p).timedOut()
+                    : p instanceof Acquisition && ((Acquisition) p).declinedByTimeout();
         }
 
         void withdraw(boolean timedOut, Executor wakes) {

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff
 
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.suspendCancellableCoroutine
+
 /**
  * The sequential specification of [FairShareSemaphore] (CONTRACT §9), written from the contract and
  * the definition of start-time fair queuing, not from the implementation: it keeps no heap, no
@@ -21,13 +24,25 @@ package dev.handoff
  *  - a grant at once (nothing can be served, the key waits for nothing, its cap allows it, enough
  *    is free) is not charged: it takes nobody's turn, so it moves neither `v` nor the key's finish.
  * Within a key: FIFO. Cancelling the request being served returns its partial permits to the pool.
+ *
+ * The suspending `acquire(key, n)` of `dev.handoff.coroutines` ([acquire]) is one more request of
+ * the same order: granted at once as [tryAcquire] would, else queued until the order reaches it;
+ * a cancellation while it waits withdraws it like [cancel], so a cancelled acquire ends with
+ * CancellationException holding nothing, never with another exception. Permits have no owner:
+ * [release] by any thread, `false` (nothing changes) if the key holds fewer than `n`.
  */
 open class SequentialFairShare(
     private val capacity: Long,
     private val shares: LongArray,
     private val cap: Long = Long.MAX_VALUE,
 ) {
-    private class Request(val thread: Int, val key: Int, val n: Long, val arrival: Long) {
+    private class Request(
+        val thread: Int,
+        val key: Int,
+        val n: Long,
+        val arrival: Long,
+        val continuation: CancellableContinuation<Unit>? = null,
+    ) {
         var state = WAITING
     }
 
@@ -98,6 +113,10 @@ open class SequentialFairShare(
             val k = keys[r.key]!!
             k.held += r.n
             k.finish = servedTag + advance(r.n, k.share)
+            // A suspended acquire resumes; a grant that loses to a prompt cancellation is given
+            // back (never a throw: if others released the permits meanwhile, nothing changes).
+            // Lincheck 3.7 runs this undo on neither side (see SemaphoreLincheckTest.kt).
+            r.continuation?.resume(Unit) { _, _, _ -> release(r.key, r.n.toInt()) }
         }
     }
 
@@ -145,6 +164,34 @@ open class SequentialFairShare(
 
     fun cancel(thread: Int): Boolean {
         val r = handles[thread] ?: return false
+        return withdraw(r)
+    }
+
+    /**
+     * The suspending `acquire(key, n)`: granted at once if [tryAcquire] would grant, else queued
+     * in order (tagged as any request) until granted, or withdrawn by a cancellation (holding
+     * nothing), or failed by [close].
+     */
+    suspend fun acquire(key: Int, n: Int) {
+        val k = fold(key)
+        val w = n.toLong()
+        if (closed) throw SemaphoreClosedException("acquire($k, $n)")
+        if (w == 0L) return
+        if (fitsAtOnce(k, w)) {
+            pool -= w
+            grantAtOnce(k, w)
+            return
+        }
+        suspendCancellableCoroutine { continuation ->
+            val r = Request(-1, k, w, arrivals++, continuation)
+            key(k).queue.addLast(r)
+            continuation.invokeOnCancellation { withdraw(r) }
+            settle()
+        }
+    }
+
+    /** Withdraws a waiting request (cancel, or a cancelled suspension): true iff it was waiting. */
+    private fun withdraw(r: Request): Boolean {
         if (r.state != WAITING) return false
         r.state = CANCELLED
         if (served === r) {
@@ -175,16 +222,21 @@ open class SequentialFairShare(
     fun close() {
         if (closed) return
         closed = true
-        served?.let { it.state = CLOSED }
+        served?.let { it.fail() }
         pool += assigned
         assigned = 0
         served = null
         for (s in keys.values) {
-            for (r in s.queue) r.state = CLOSED
+            for (r in s.queue) r.fail()
             s.queue.clear()
             s.tag = null
         }
         keys.keys.toList().forEach { forgetIfIdle(it) }
+    }
+
+    private fun Request.fail() {
+        state = CLOSED
+        continuation?.resumeWith(Result.failure(SemaphoreClosedException("acquire($key, $n)")))
     }
 
     fun heldPermits(key: Int): Long = keys[fold(key)]?.held ?: 0L
@@ -200,6 +252,18 @@ open class SequentialFairShare(
 
     fun activeKeys(): Int = keys.size
 
+    /** State equality for Lincheck's transition system (continuations are compared by identity there). */
+    private fun snapshot(): List<Any?> =
+        listOf(
+            v, arrivals, pool, assigned, closed, servedTag, served?.let { listOf(it.key, it.n, it.arrival) },
+            keys.toSortedMap().map { (id, k) -> listOf(id, k.held, k.finish, k.tag, k.queue.map { listOf(it.n, it.arrival, it.thread) }) },
+            handles.map { it?.let { h -> listOf(h.key, h.n, h.state) } },
+        )
+
+    override fun equals(other: Any?): Boolean = other is SequentialFairShare && javaClass == other.javaClass && snapshot() == other.snapshot()
+
+    override fun hashCode(): Int = snapshot().hashCode()
+
     companion object {
         const val SCALE = 720_720L
         const val MAX_THREADS = 8
@@ -210,6 +274,9 @@ open class SequentialFairShare(
         const val NONE = "none"
     }
 }
+
+/** Capacity 3, keys 0 and 1 with shares 1 and 2, no cap: the suspending face. */
+class SequentialFairShare3 : SequentialFairShare(3, longArrayOf(1, 2))
 
 /** Capacity 2, keys 0 and 1 with shares 1 and 2. */
 class SequentialFairShare2 : SequentialFairShare(2, longArrayOf(1, 2))

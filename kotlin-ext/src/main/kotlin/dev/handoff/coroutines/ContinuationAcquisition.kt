@@ -26,7 +26,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * A suspended acquisition is one object of this class: it IS the core's queue node (a subclass of
  * dev.handoff.Acquisition, started with Semaphore.startAcquisition, Mutex.startLock, ...), so the
  * slow path allocates only it and what kotlinx itself needs for a cancellable suspension (the
- * continuation, its handler wrapper and the resumed-state record). It plays five parts:
+ * continuation, its handler wrapper and the resumed-state record). (A FairShareSemaphore queues
+ * a node of its own, whose party this object is, and counts its provisional grants per key: see
+ * "Provisional grants" in its notes.) It plays five parts:
  *
  *   - the queue node and its waker: claim() and wake();
  *   - the continuation's cancellation handler, `(Throwable?) -> Unit`, which withdraws the wait, or
@@ -88,6 +90,14 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  * those permits waits for that decision in the core. A give-back of a grant already confirmed is a
  * release; if another caller released those permits meanwhile, the over-release goes to the
  * thread's uncaught-exception handler, and the coroutine still ends with CancellationException.
+ * That window — a cancellation after wake() confirmed and before kotlinx resumed the coroutine
+ * (or ran run()) — stays open: the confirmation cannot be one step with kotlinx's resumption in
+ * public API, and it cannot come after it, since a coroutine resumed in place (Unconfined, or the
+ * releasing thread's own resumption) may release at once, and that release must not wait for its
+ * own grant. Under the prompt cancellation kotlinx gives every cancellable suspension such a grant
+ * was delivered and then cancelled; FairShareSuspendingLincheckTest's notes say what the model
+ * checker found there. On a FairShareSemaphore the node is the party of the fair share's own
+ * node, which keeps the provisional grants per key (see its notes); the protocol is the same.
  *
  * Where a grant resumes
  * ---------------------
@@ -181,7 +191,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
  */
 
 /**
- * The queue node of one suspended acquisition on a face of type [F] (a Semaphore, Mutex or RwLock):
+ * The queue node of one suspended acquisition on a face of type [F] (a Semaphore, Mutex or RwLock;
+ * on a FairShareSemaphore, the party of the fair share's own node, which answers for it):
  * see the implementation notes above. Subclasses say how to start it on their face and how to give
  * back what a cancelled coroutine was granted; [await] does the rest. The node keeps no reference
  * to its face: [start] gets it, and afterwards the core knows it ([face]). One instance per

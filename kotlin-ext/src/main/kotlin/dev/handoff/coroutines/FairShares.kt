@@ -5,13 +5,10 @@ package dev.handoff.coroutines
 
 import dev.handoff.FairShareSemaphore
 import dev.handoff.SemaphoreClosedException
-import dev.handoff.Waker
-import kotlinx.coroutines.CancellableContinuation
-import kotlinx.coroutines.suspendCancellableCoroutine
+import java.util.concurrent.Executor
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
-import kotlin.coroutines.resumeWithException
 
 /**
  * Takes [permits] permits of this fair share for [key], suspending until they are granted.
@@ -62,54 +59,36 @@ public suspend fun <K : Any> FairShareSemaphore<K>.acquire(key: K, permits: Long
     acquireSuspending(key, permits)
 }
 
-/** The slow path of [acquire]: queues a callback acquisition whose waker resumes the coroutine. */
+/** The slow path of [acquire]: checks the arguments, then queues and suspends. */
 private suspend fun <K : Any> FairShareSemaphore<K>.acquireSuspending(key: K, permits: Long) {
     require(permits >= 0) { "acquire($key, $permits): the number of permits must not be negative" }
     require(permits <= capacity()) { "acquire($key, $permits): exceeds the capacity ${capacity()}, so it could never be granted" }
     require(permits <= maxPermitsPerKey()) {
         "acquire($key, $permits): exceeds maxPermitsPerKey ${maxPermitsPerKey()}, so it could never be granted"
     }
-    suspendCancellableCoroutine { continuation ->
-        val acquisition = acquireThen(key, permits, FairShareResumption(this, key, permits, continuation))
-        continuation.invokeOnCancellation { acquisition.cancel() }
-    }
+    FairShareAcquisition(key).await<Unit>(this, permits)
 }
 
 /**
- * The waker of one suspended [acquire]: its claim takes the grant only while the coroutine is
- * still active (a cancelled one declines, and the permits go on); a cancellation that lands after
- * the claim is undone by the resumption's `onCancellation`, which releases the permits.
+ * The queue node's party of one suspended [acquire] on a [FairShareSemaphore]: the fair share
+ * queues it by [key] (`startAcquisition`), and everything else — the race of grant and
+ * cancellation, the provisional grant that a cancellation undoes, where the grant resumes — is
+ * [ContinuationAcquisition]'s, as for a [dev.handoff.Semaphore].
  */
-private class FairShareResumption<K : Any>(
-    private val fair: FairShareSemaphore<K>,
-    private val key: K,
-    private val permits: Long,
-    private val continuation: CancellableContinuation<Unit>,
-) : Waker {
-    @Volatile
-    private var granted = false
-
-    override fun claim(): Boolean {
-        if (!continuation.isActive) {
-            return false
-        }
-        granted = true
-        return true
+private class FairShareAcquisition<K : Any>(private val key: K) : ContinuationAcquisition<FairShareSemaphore<K>>() {
+    override fun start(face: FairShareSemaphore<K>, permits: Long) {
+        face.startAcquisition(key, permits, this)
     }
 
-    override fun wake() {
-        if (granted) {
-            continuation.resume(Unit) { _, _, _ -> fair.release(key, permits) }
-        } else if (fair.isClosed) {
-            continuation.resumeWithException(SemaphoreClosedException("acquire($key, $permits): the semaphore is closed"))
-        } else { // a shrink below its weight failed it
-            continuation.resumeWithException(
-                IllegalStateException(
-                    "acquire($key, $permits): the weight $permits exceeds the capacity ${fair.capacity()}, so it could never be granted",
-                ),
-            )
-        }
-    }
+    override fun giveBack(wakes: Executor) = face.release(key, permits(), wakes)
+
+    /** A refusal names the suspending `acquire(key, n)` its caller called, not `startAcquisition`. */
+    override fun callName(): String = "acquire"
+
+    override fun closedException(): Throwable =
+        SemaphoreClosedException("acquire($key, ${permits()}): the semaphore is closed")
+
+    override fun toString(): String = "FairShareAcquisition[acquire($key, ${permits()}) on ${startedOn()}]"
 }
 
 /**

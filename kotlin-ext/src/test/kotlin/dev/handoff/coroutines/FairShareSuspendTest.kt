@@ -133,4 +133,30 @@ class FairShareSuspendTest {
         runCurrent()
         fair.assertIdle()
     }
+
+    @Test
+    fun `a grant cancelled before its wake-up is held by nobody and goes on in fair order`(): Unit = runTest {
+        val fair = FairShareSemaphore.builder<String>(2).build()
+        fair.acquire("x", 2)
+        lateinit var victim: Job
+        var heldByVictimMeanwhile = -1L
+        // a callback served in the same release, just before the victim: its wake-up runs between the
+        // victim's grant and the victim's own wake-up, and cancels the victim there
+        fair.acquireThen("callback", 1) {
+            heldByVictimMeanwhile = fair.heldPermits("victim")
+            victim.cancel()
+        }
+        victim = launch { fair.acquire("victim", 1) }
+        runCurrent()
+        val next = async { fair.withPermits("next", 1) { fair.heldPermits("next") } }
+        runCurrent()
+        assertEquals(3, fair.queueLength())
+        fair.release("x", 2) // grants the callback and the victim; the victim's grant is undone at once
+        assertEquals(0, heldByVictimMeanwhile, "a grant not yet delivered is held by nobody")
+        assertTrue(victim.isCancelled)
+        assertEquals(0, fair.heldPermits("victim"))
+        assertEquals(1, next.await(), "the undone permit went on to the next key")
+        fair.release("callback", 1)
+        fair.assertIdle()
+    }
 }

@@ -16,7 +16,8 @@
 # after every iteration by CrossCoreProbe, above 200 ns; close cores take 50-100). A far-cored or
 # unsteady measurement is first measured again, up to 3 times (--retries N), each time once the
 # cores have been close for three probes in a row, 5 s apart (waiting at most --close-wait 600 s);
-# the run is rejected if one still is after that.
+# the run is rejected if one still is after that. Nothing is measured again once other processes
+# have loaded a measured iteration: that run is rejected anyway.
 # --smoke is never rejected (it writes to benchmarks/target/smoke).
 #
 #   ./bench.sh                 full run

@@ -74,6 +74,24 @@ class FairShareReportTest {
     }
 
     @Test
+    void theRetriesAndTheWaitForCloseCoresAreOptionsOfTheFairShareReport() {
+        BenchmarkReport.Settings defaults = FairShareReport.settings();
+        assertEquals(3, defaults.retries);
+        assertEquals(600, defaults.closeWaitSeconds);
+        BenchmarkReport.Settings patient = FairShareReport.settings("--retries", "5", "--close-wait", "900");
+        assertEquals(5, patient.retries);
+        assertEquals(900, patient.closeWaitSeconds);
+        assertEquals(0, FairShareReport.settings("--retries", "0").retries, "0: nothing is measured again");
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+                () -> FairShareReport.settings("--retries", "-1"));
+        assertTrue(negative.getMessage().startsWith("--retries -1: must be 0 or more"), negative.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> FairShareReport.settings("--close-wait", "-5"));
+        for (String option : List.of("[--retries N]", "[--close-wait S]", "  --retries N ", "  --close-wait S ")) {
+            assertTrue(FairShareReport.USAGE.contains(option), option + "\n" + FairShareReport.USAGE);
+        }
+    }
+
+    @Test
     void theCostTablesSetTheFairShareAgainstTheSemaphorePerKeyCount() {
         Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
         for (String benchmark : List.of(FairShareReport.TRY, FairShareReport.HAND_OFF)) {

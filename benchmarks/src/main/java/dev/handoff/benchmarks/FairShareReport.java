@@ -68,11 +68,11 @@ final class FairShareReport {
             "  writes " + MARKDOWN + " and " + JSON,
             "  --smoke        every configuration once with tiny iterations in this JVM (seconds; figures meaningless)",
             "  --out DIR      where they go (default docs/benchmarks)",
-            "  --rejected-out DIR  where they go instead, with exit status 3, if the run was loaded, unsteady or",
-            "                 far-cored (default benchmarks/target/rejected-run; not for --smoke)",
+            "  --rejected-out DIR  where they go instead, with exit status 3, if the run was loaded, or still unsteady",
+            "                 or far-cored after the retries (default benchmarks/target/rejected-run; not for --smoke)",
             "  --forks N      override the forks of every benchmark (default: the annotations, 1)",
             BenchmarkReport.Settings.RETRY_OPTIONS,
-            "                 (a far-cored flood, an unsteady cost measurement; a loaded run is rejected at once)",
+            "                 (here: a far-cored flood, an unsteady cost measurement; nothing once the run is loaded)",
             "  --include RE   JMH include pattern (default: both benchmarks)");
 
     private FairShareReport() {}

@@ -16,7 +16,8 @@
 # after every iteration by CrossCoreProbe, above 200 ns; close cores take 50-100). A far-cored or
 # unsteady measurement is first measured again, up to 3 times (--retries N), each time once the
 # cores have been close for three probes in a row, 5 s apart (waiting at most --close-wait 600 s);
-# the run is rejected if one still is after that.
+# the run is rejected if one still is after that. Nothing is measured again once other processes
+# have loaded a measured iteration: that run is rejected anyway.
 # --smoke is never rejected (it writes to benchmarks/target/smoke).
 #
 #   ./bench.sh                 full run
@@ -37,9 +38,12 @@
 #                              a per-tenant-capped java.util.concurrent design (FairShareFloodBenchmark),
 #                              and the cost per acquisition and per waiter against the Semaphore
 #                              (FairShareBenchmark); writes docs/benchmarks/{fair-share.md,
-#                              fair-share-jmh.json}. Rejected like the full run (loaded, unsteady or
-#                              far-cored: exit status 3, written to benchmarks/target/rejected-run/),
-#                              but never measured again: re-run it on a quiet machine
+#                              fair-share-jmh.json}. Measured again and rejected like the full run: a
+#                              far-cored flood or an unsteady cost measurement is measured again, up
+#                              to 3 times (--retries N), each time once the cores have been close
+#                              (--close-wait S), and fair-share.md says what and why; loaded, or still
+#                              unsteady or far-cored after that: exit status 3, written to
+#                              benchmarks/target/rejected-run/
 #   ./bench.sh fairshare --smoke   the same, every configuration once (writes benchmarks/target/smoke)
 #
 # By default java-core and kotlin-ext are built from this checkout too (-am). With

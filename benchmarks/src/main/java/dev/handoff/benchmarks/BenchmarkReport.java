@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
@@ -220,8 +221,7 @@ public final class BenchmarkReport {
             String exclude = virtualIncluded && !virtual.here() ? "^" + java.util.regex.Pattern.quote(STORM_VIRTUAL_FULL) + "$" : null;
             if (anyBenchmark(settings.include, exclude)) {
                 for (RunResult result : runJmh(settings, settings.include, exclude, null, null, jsons.get(0), guard)) {
-                    Measurement m = Measurement.of(result);
-                    measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+                    put(measured, Measurement.of(result));
                 }
             }
             if (virtualIncluded && virtual.java() != null) {
@@ -229,12 +229,27 @@ public final class BenchmarkReport {
                 jsons.add(json);
                 String only = "^" + java.util.regex.Pattern.quote(STORM_VIRTUAL_FULL) + "$";
                 for (RunResult result : runJmh(settings, only, null, null, virtual.java(), json, guard)) {
-                    Measurement m = Measurement.of(result);
-                    measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+                    put(measured, Measurement.of(result));
                 }
             }
+            Rerun rerun = new Rerun() {
+                @Override
+                public Map<String, String> params(Measurement old) {
+                    return Map.of("peer", old.peer());
+                }
+
+                @Override
+                public String jvm(Measurement old) {
+                    return old.benchmark().equals(STORM_VIRTUAL) ? virtual.java() : null;
+                }
+
+                @Override
+                public Measurement record(RunResult result) {
+                    return Measurement.of(result);
+                }
+            };
             List<Measurement> remeasured = settings.smoke ? List.of()
-                    : remeasureFarCores(settings, measured, staging, jsons, guard, virtual.java());
+                    : measureAgain(settings, measured, staging, jsons, guard, rerun);
             if (settings.waiters > 0) {
                 measureFootprint(settings, measured);
             }
@@ -244,12 +259,22 @@ public final class BenchmarkReport {
             publish(report, mergeJson(jsons, staging.resolve("all-jmh-results.json")), settings);
             return report;
         } finally {
-            try (Stream<Path> files = Files.walk(staging)) {
-                for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
+            deleteStaging(staging);
+        }
+    }
+
+    /** Deletes a run's staging directory (JMH's JSON files as it wrote them) and all in it. */
+    static void deleteStaging(Path staging) throws IOException {
+        try (Stream<Path> files = Files.walk(staging)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
             }
         }
+    }
+
+    /** Adds {@code m} to {@code measured} (benchmark → peer → measurement), replacing an earlier attempt of the same benchmark and peer. */
+    static void put(Map<String, Map<String, Measurement>> measured, Measurement m) {
+        measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
     }
 
     /**
@@ -290,37 +315,114 @@ public final class BenchmarkReport {
     }
 
     /**
+     * How a report runs one of its measurements again ({@link #measureAgain(Settings, Map, Path, List,
+     * LoadGuard, Rerun)}): which JMH parameters select that configuration alone, on which JVM, and
+     * how a result becomes a measurement as the report names it. The report may keep more of a
+     * result as it records it (the fair share's report keeps the polite tenant's wait).
+     */
+    interface Rerun {
+        /**
+         * @param old a measurement of this report
+         * @return the JMH parameters ({@code @Param} name → value) that select its configuration and no other
+         * @throws IllegalArgumentException if this report did not make such a measurement
+         */
+        Map<String, String> params(Measurement old);
+
+        /**
+         * @param old a measurement of this report
+         * @return the {@code java} binary its forks run on, or {@code null} for this JVM's
+         */
+        default String jvm(Measurement old) {
+            return null;
+        }
+
+        /**
+         * @param result a JMH result of this report's benchmarks
+         * @return the measurement, named as the report names it
+         */
+        Measurement record(RunResult result);
+    }
+
+    /**
      * Measures again, up to {@code settings.retries} times each, every measurement taken while the
      * cores were far apart ({@link Measurement#farCores()}) or that came out unsteady
      * ({@link Measurement#unsteady()}): both are the host's slow stretches, which last minutes.
      * Before each attempt it waits until the cores have been close for a while
      * ({@link #awaitCloseCores}, at most {@code settings.closeWaitSeconds}), so that an attempt does
-     * not land in the same stretch. A measurement is only ever replaced by a later attempt of the
-     * same benchmark and peer, whatever that attempt gives. Returns the attempts that were
-     * replaced, in order, for the report; their raw data stays in the JSON.
+     * not land in the same stretch. Each attempt is one JMH run of that benchmark and configuration
+     * alone, watched by {@code guard}, its JSON in a new file of {@code staging} added to
+     * {@code jsons}. The full run and the fair share's report measure again with this.
+     *
+     * @param settings how to run JMH, {@code retries} and {@code closeWaitSeconds}
+     * @param measured benchmark → peer → measurement, in which every attempt replaces the one before
+     * @param staging  where JMH writes its JSON
+     * @param jsons    JMH's JSON files so far, to which the attempts' are added
+     * @param guard    the run's load guard
+     * @param rerun    how this report selects a configuration and records a result
+     * @return the attempts that were replaced, in order, for the report (their raw data stays in the JSON)
+     * @throws RunnerException if a benchmark fails
      */
-    private static List<Measurement> remeasureFarCores(Settings settings, Map<String, Map<String, Measurement>> measured,
-                                                       Path staging, List<Path> jsons, LoadGuard guard, String virtualJava)
-            throws RunnerException {
+    static List<Measurement> measureAgain(Settings settings, Map<String, Map<String, Measurement>> measured, Path staging,
+                                          List<Path> jsons, LoadGuard guard, Rerun rerun) throws RunnerException {
+        return measureAgain(settings.retries, measured, guard::loaded, () -> awaitCloseCores(settings.closeWaitSeconds), old -> {
+            Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
+            jsons.add(json);
+            String only = "^" + java.util.regex.Pattern.quote("dev.handoff.benchmarks." + old.benchmark()) + "$";
+            List<Measurement> again = new ArrayList<>();
+            for (RunResult result : runJmh(settings, only, null, rerun.params(old), rerun.jvm(old), json, guard)) {
+                again.add(rerun.record(result));
+            }
+            return again;
+        });
+    }
+
+    /** One more attempt at a measurement ({@link #measureAgain(int, Map, BooleanSupplier, Runnable, Attempt)}). */
+    @FunctionalInterface
+    interface Attempt {
+        /**
+         * @param old the measurement to take again
+         * @return the new measurements (normally one: the same benchmark and peer)
+         * @throws RunnerException if the benchmark fails
+         */
+        List<Measurement> measure(Measurement old) throws RunnerException;
+    }
+
+    /**
+     * The rounds of {@link #measureAgain(Settings, Map, Path, List, LoadGuard, Rerun)}, with the
+     * load, the wait for close cores and the attempt given (the tests pass their own). In each of
+     * at most {@code retries} rounds, every measurement {@link #toMeasureAgain to measure again} is
+     * taken again once the cores are close, and what the attempt gives replaces it in
+     * {@code measured}, whatever it gives; the rounds end early when nothing is left to measure
+     * again. Once other processes have loaded a measured iteration the run is rejected whatever
+     * comes next, so nothing more is measured again.
+     *
+     * @param retries    the rounds at most
+     * @param measured   benchmark → peer → measurement (its maps mutable), changed in place
+     * @param loaded     whether other processes have loaded a measured iteration so far
+     * @param awaitClose waits until the cores are close (or gives up), before each attempt
+     * @param attempt    measures one again
+     * @return the measurements replaced, in order
+     * @throws RunnerException if a benchmark fails
+     */
+    static List<Measurement> measureAgain(int retries, Map<String, Map<String, Measurement>> measured, BooleanSupplier loaded,
+                                          Runnable awaitClose, Attempt attempt) throws RunnerException {
         List<Measurement> replaced = new ArrayList<>();
-        for (int attempt = 1; attempt <= settings.retries; attempt++) {
+        for (int round = 1; round <= retries; round++) {
             List<Measurement> slowed = toMeasureAgain(measured);
             if (slowed.isEmpty()) {
                 break;
             }
             for (Measurement old : slowed) {
+                if (loaded.getAsBoolean()) {
+                    System.out.println("# other processes loaded a measured iteration: the run is rejected, "
+                            + "nothing more is measured again");
+                    return replaced;
+                }
                 System.out.printf(Locale.ROOT, "# %s %s was %s: again, attempt %d of %d%n", old.benchmark(), old.peer(),
-                        old.farCores() ? String.format(Locale.ROOT, "measured while the cores were far apart (%.0f ns)", old.crossCore())
-                                : String.format(Locale.ROOT, "unsteady (%.2fx)", old.spread()),
-                        attempt + 1, settings.retries + 1);
-                awaitCloseCores(settings.closeWaitSeconds);
-                Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
-                jsons.add(json);
-                String only = "^" + java.util.regex.Pattern.quote("dev.handoff.benchmarks." + old.benchmark()) + "$";
-                String jvm = old.benchmark().equals(STORM_VIRTUAL) ? virtualJava : null;
-                for (RunResult result : runJmh(settings, only, null, old.peer(), jvm, json, guard)) {
-                    Measurement m = Measurement.of(result);
-                    measured.get(m.benchmark()).put(m.peer(), m);
+                        old.whyMeasuredAgain(), round + 1, retries + 1);
+                awaitClose.run();
+                for (Measurement m : attempt.measure(old)) {
+                    put(measured, m);
                 }
                 replaced.add(old);
             }
@@ -446,12 +548,13 @@ public final class BenchmarkReport {
     }
 
     /**
-     * Runs JMH on the benchmarks matching {@code include} (and not {@code exclude}, if given), for
-     * one {@code peer} or all, with their forks on {@code jvm} (a {@code java} binary) or on this
-     * JVM's, writing JMH's JSON to {@code json}.
+     * Runs JMH on the benchmarks matching {@code include} (and not {@code exclude}, if given), in
+     * the configurations with {@code params} ({@code @Param} name → value; {@code null}: all), with
+     * their forks on {@code jvm} (a {@code java} binary) or on this JVM's, writing JMH's JSON to
+     * {@code json}.
      */
-    static Collection<RunResult> runJmh(Settings settings, String include, String exclude, String peer, String jvm,
-                                        Path json, LoadGuard guard)
+    static Collection<RunResult> runJmh(Settings settings, String include, String exclude, Map<String, String> params,
+                                        String jvm, Path json, LoadGuard guard)
             throws RunnerException {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include(include)
@@ -480,8 +583,8 @@ public final class BenchmarkReport {
         } else if (settings.forks >= 0) {
             options.forks(jvm == null ? settings.forks : Math.max(1, settings.forks)); // another JVM needs a fork
         }
-        if (peer != null) {
-            options.param("peer", peer);
+        if (params != null) {
+            params.forEach(options::param);
         }
         // JMH's console output, as new Runner(options) would make it, wrapped to hear the measured
         // iterations (also those of the forks, which report them to this JVM).
@@ -637,6 +740,20 @@ public final class BenchmarkReport {
             return crossesCores() && crossCore > CROSS_CORE_LIMIT_NANOS;
         }
 
+        /**
+         * @return why it is {@linkplain BenchmarkReport#toMeasureAgain measured again}, e.g.
+         *     {@code "measured while the cores were far apart (455 ns)"} or {@code "unsteady (2.80x)"}
+         *     (both if both; its probe and spread if neither)
+         */
+        String whyMeasuredAgain() {
+            String far = String.format(Locale.ROOT, "measured while the cores were far apart (%.0f ns)", crossCore);
+            String slowed = String.format(Locale.ROOT, "unsteady (%.2fx)", spread);
+            if (farCores()) {
+                return unsteady() ? far + " and " + slowed : far;
+            }
+            return unsteady() ? slowed : String.format(Locale.ROOT, "probe %.0f ns, spread %.2fx", crossCore, spread);
+        }
+
         /** @return the share of acquisitions that suspended, as text, or "" if not counted */
         String suspendedShare() {
             if (acquisitions <= 0 || suspended < 0) {
@@ -733,7 +850,8 @@ public final class BenchmarkReport {
      * @param waiters   the suspended coroutines of the footprint (0: not measured)
      * @param measured  benchmark → peer → measurement
      * @param load      the load of other processes while it measured
-     * @param remeasured the attempts replaced by a later one because the cores were far apart, in order
+     * @param remeasured the attempts replaced by a later one because the cores were far apart or the
+     *                  measurement unsteady, in order
      * @param notes     one-line notes on how the run was made (e.g. the JVM of the virtual-thread storm, or why it
      *                  did not run), printed with the lock storm
      */
@@ -957,7 +1075,7 @@ public final class BenchmarkReport {
 
         /** @return the whole report as Markdown: stamp, ratios, checks, raw measurements */
         public String markdown() {
-            StringBuilder md = new StringBuilder(header());
+            StringBuilder md = new StringBuilder(header("jmh-results.json"));
             md.append("\nRatios ours / peer, same run; error bars are JMH's 99.9% confidence intervals ")
                     .append("(footprint: half the range of the runs). A verdict counts only when the whole error bar ")
                     .append("is on one side of the target.\n\n");
@@ -989,11 +1107,12 @@ public final class BenchmarkReport {
         }
 
         /**
+         * @param json the name of the JMH results file beside it, which holds every attempt
          * @return the opening of results.md (and of the fair share's report): the rejection, if any,
          *     the machine, the load of other processes, the slowest cross-core round trip, what was
-         *     measured again, and whether this was a smoke run
+         *     measured again and why, and whether this was a smoke run
          */
-        String header() {
+        String header(String json) {
             StringBuilder md = new StringBuilder();
             if (rejected()) {
                 md.append("**REJECTED RUN: ").append(rejectionReason()).append(". These figures are not published; ")
@@ -1011,10 +1130,11 @@ public final class BenchmarkReport {
             }
             if (!remeasured.isEmpty()) {
                 md.append("\nMeasured again because the cores were far apart, or the measurement unsteady, during an earlier "
-                        + "attempt (the figures below are the last attempt's; every attempt's raw data is in jmh-results.json): ")
-                        .append(remeasured.stream().map(m -> String.format(Locale.ROOT, "%s %s (was %s %s, probe %.0f ns, "
-                                + "spread %.2fx)", WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(),
-                                m.unit(), m.crossCore(), m.spread())).collect(java.util.stream.Collectors.joining("; ")))
+                        + "attempt (the figures below are the last attempt's; every attempt's raw data is in ").append(json)
+                        .append("): ")
+                        .append(remeasured.stream().map(m -> String.format(Locale.ROOT, "%s %s: was %s %s, %s",
+                                WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
+                                m.whyMeasuredAgain())).collect(java.util.stream.Collectors.joining("; ")))
                         .append(".\n");
             }
             if (smoke) {
@@ -1204,6 +1324,12 @@ public final class BenchmarkReport {
 
     /** What to run and where to write. */
     static final class Settings {
+        /** The usage lines of {@code --retries} and {@code --close-wait}, which both reports take. */
+        static final String RETRY_OPTIONS = String.join("\n",
+                "  --retries N    measure again, up to N times, what was measured while the cores were far apart or",
+                "                 came out unsteady, each time once the cores have been close for three probes in a row,",
+                "                 5 s apart (default 3)",
+                "  --close-wait S wait at most S seconds for close cores before such an attempt (default 600)");
         static final String USAGE = String.join("\n",
                 "usage: java -jar benchmarks.jar [--smoke] [--out DIR] [--rejected-out DIR] [--waiters N] [--include REGEX] [--forks N]",
                 "       java -jar benchmarks.jar interleave [--blocks N] [--peers baseline,peer,...]   (workload 3 in alternating blocks, one JVM)",
@@ -1217,9 +1343,7 @@ public final class BenchmarkReport {
                 "  --waiters N    suspended coroutines for the footprint (default 1000000, smoke 10000; 0 skips it)",
                 "  --include RE   JMH include pattern (default: every benchmark of this module)",
                 "  --forks N      override the forks of every benchmark (default: the annotations, 2)",
-                "  --retries N    measure again, up to N times, what was measured while the cores were far apart or",
-                "                 came out unsteady, each time once the cores have been close for 15 s (default 3)",
-                "  --close-wait S wait at most S seconds for close cores before such an attempt (default 600)",
+                RETRY_OPTIONS,
                 "  --virtual-jvm P the java binary (or JDK home) whose forks run the 10,000-virtual-thread storm; 'none' skips it",
                 "                 (default: this JVM if it has virtual threads, else the newest JDK 21+ beside it, else skipped)",
                 "  --redraw       rewrite results.md and benchmarks.png in --out from its results.tsv, run nothing");
@@ -1269,8 +1393,8 @@ public final class BenchmarkReport {
                     case "--waiters" -> s.waiters = Integer.parseInt(value(args, ++i, arg));
                     case "--include" -> s.include = value(args, ++i, arg);
                     case "--forks" -> s.forks = Integer.parseInt(value(args, ++i, arg));
-                    case "--retries" -> s.retries = Integer.parseInt(value(args, ++i, arg));
-                    case "--close-wait" -> s.closeWaitSeconds = Long.parseLong(value(args, ++i, arg));
+                    case "--retries" -> s.retries = (int) atLeastZero(arg, Integer.parseInt(value(args, ++i, arg)));
+                    case "--close-wait" -> s.closeWaitSeconds = atLeastZero(arg, Long.parseLong(value(args, ++i, arg)));
                     case "--virtual-jvm" -> s.virtualJvm = value(args, ++i, arg);
                     default -> throw new IllegalArgumentException("unknown argument '" + arg + "'\n" + USAGE);
                 }
@@ -1279,6 +1403,13 @@ public final class BenchmarkReport {
                 s.waiters = s.smoke ? 10_000 : 1_000_000;
             }
             return s;
+        }
+
+        private static long atLeastZero(String name, long value) {
+            if (value < 0) {
+                throw new IllegalArgumentException(name + " " + value + ": must be 0 or more\n" + USAGE);
+            }
+            return value;
         }
 
         private static String value(String[] args, int i, String name) {

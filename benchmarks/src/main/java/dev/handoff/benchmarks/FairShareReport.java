@@ -25,15 +25,24 @@ import org.openjdk.jmh.util.Statistics;
  * machine, the load of other processes) and {@value #JSON} (JMH's raw results) into {@code --out}
  * (default {@code docs/benchmarks}).
  *
- * <p>A full run is rejected as the main report's is: if other processes used more than
- * {@value OtherLoad#THRESHOLD_CPUS} CPU during a measured iteration, if a single-threaded cost
- * measurement is unsteady, or if the flood was measured while the cores were far apart. Its files
- * then go to {@code --rejected-out} (default {@code benchmarks/target/rejected-run}), {@code --out}
- * is not touched, and the command exits with status {@value BenchmarkReport#EXIT_LOADED}. Nothing
- * is measured again: re-run it on a quiet machine. A smoke run is never rejected.
+ * <p>A full run measures again as the main report does
+ * ({@link BenchmarkReport#measureAgain(BenchmarkReport.Settings, Map, Path, List, LoadGuard, BenchmarkReport.Rerun)}):
+ * a flood measured while the cores were far apart (a cache line's round trip, probed after every
+ * iteration, above {@linkplain BenchmarkReport#CROSS_CORE_LIMIT_NANOS 200 ns}), or a single-threaded cost
+ * measurement that came out unsteady (slowest iteration above {@linkplain BenchmarkReport#STEADY_SPREAD 1.5x}
+ * its fastest), is measured again alone, up to {@code --retries} times (default 3), each time once
+ * the cores have been close for three probes in a row, 5 s apart (waiting at most
+ * {@code --close-wait} seconds, default 600). {@value #MARKDOWN} lists what was measured again and
+ * why; {@value #JSON} holds every attempt. The run is rejected as the main report's is: if other
+ * processes used more than {@value OtherLoad#THRESHOLD_CPUS} CPU during a measured iteration (at
+ * once: nothing is measured again then), or if a measurement still is far-cored or unsteady after
+ * the last attempt. Its files then go to {@code --rejected-out} (default
+ * {@code benchmarks/target/rejected-run}), {@code --out} is not touched, and the command exits with
+ * status {@value BenchmarkReport#EXIT_LOADED}. A smoke run is never rejected nor measured again.
  *
  * <pre>{@code
- * ./bench.sh fairshare            # about 1.5 minutes; writes docs/benchmarks/fair-share.md
+ * ./bench.sh fairshare            # about 1.5 minutes (more if it measures again); writes docs/benchmarks/fair-share.md
+ * ./bench.sh fairshare --retries 5 --close-wait 900   # more patience with a host whose cores wander apart
  * ./bench.sh fairshare --smoke    # every configuration once, seconds; writes benchmarks/target/smoke/
  * }</pre>
  */
@@ -52,15 +61,18 @@ final class FairShareReport {
     static final List<Integer> KEYS = List.of(1, 1000);
 
     static final String USAGE = String.join("\n",
-            "usage: java -jar benchmarks.jar fairshare [--smoke] [--out DIR] [--rejected-out DIR] [--forks N]",
+            "usage: java -jar benchmarks.jar fairshare [--smoke] [--out DIR] [--rejected-out DIR] [--forks N] [--retries N]",
+            "       [--close-wait S] [--include RE]",
             "  the fair share's benchmarks in one run: a polite tenant's wait while a noisy tenant floods",
             "  (FairShareFloodBenchmark) and the cost per acquisition and per waiter (FairShareBenchmark);",
             "  writes " + MARKDOWN + " and " + JSON,
             "  --smoke        every configuration once with tiny iterations in this JVM (seconds; figures meaningless)",
             "  --out DIR      where they go (default docs/benchmarks)",
-            "  --rejected-out DIR  where they go instead, with exit status 3, if the run was loaded, unsteady or",
-            "                 far-cored (default benchmarks/target/rejected-run; not for --smoke)",
+            "  --rejected-out DIR  where they go instead, with exit status 3, if the run was loaded, or still unsteady",
+            "                 or far-cored after the retries (default benchmarks/target/rejected-run; not for --smoke)",
             "  --forks N      override the forks of every benchmark (default: the annotations, 1)",
+            BenchmarkReport.Settings.RETRY_OPTIONS,
+            "                 (here: a far-cored flood, an unsteady cost measurement; nothing once the run is loaded)",
             "  --include RE   JMH include pattern (default: both benchmarks)");
 
     private FairShareReport() {}
@@ -111,7 +123,7 @@ final class FairShareReport {
         /** @return the contents of {@value #MARKDOWN} */
         String markdown() {
             StringBuilder md = new StringBuilder("# The fair share: a polite tenant's wait, and the cost\n\n");
-            md.append(report.header().stripLeading());
+            md.append(report.header(JSON).stripLeading());
             md.append(waitMarkdown());
             md.append(costMarkdown());
             md.append(report.measurementsMarkdown());
@@ -219,6 +231,61 @@ final class FairShareReport {
         }
     }
 
+    /** The peers of {@link FairShareBenchmark}. */
+    static final List<String> COST_PEERS = List.of(TenantPermits.FAIR_SHARE, TenantPermits.SEMAPHORE);
+
+    /**
+     * @param m a measurement of this report
+     * @return the JMH parameters that select its configuration alone: the peer, and for a cost
+     *     measurement the key count its label names
+     * @throws IllegalArgumentException if {@code m} is a cost measurement whose peer is no
+     *     {@link #costLabel} of {@link #COST_PEERS} and {@link #KEYS}
+     */
+    static Map<String, String> params(BenchmarkReport.Measurement m) {
+        if (!m.benchmark().startsWith(COST_CLASS)) {
+            return Map.of("peer", m.peer());
+        }
+        for (String peer : COST_PEERS) {
+            for (int keys : KEYS) {
+                if (costLabel(peer, keys).equals(m.peer())) {
+                    return Map.of("peer", peer, "keys", Integer.toString(keys));
+                }
+            }
+        }
+        throw new IllegalArgumentException("FairShareReport.params: '" + m.peer() + "' of " + m.benchmark()
+                + " is no configuration of the report (peers " + COST_PEERS + ", keys " + KEYS + ")");
+    }
+
+    /**
+     * How this report records a JMH result and runs one of its measurements again.
+     *
+     * @param waits the polite tenant's waits by peer, to which a flood's result is put (an attempt
+     *              replaces the wait of the attempt before)
+     * @return the report's {@link BenchmarkReport.Rerun}
+     */
+    static BenchmarkReport.Rerun rerun(Map<String, Wait> waits) {
+        return new BenchmarkReport.Rerun() {
+            @Override
+            public Map<String, String> params(BenchmarkReport.Measurement old) {
+                return FairShareReport.params(old);
+            }
+
+            @Override
+            public BenchmarkReport.Measurement record(RunResult result) {
+                BenchmarkReport.Measurement m = BenchmarkReport.Measurement.of(result);
+                String keys = result.getParams().getParam("keys");
+                if (keys != null) { // a cost measurement: one per peer and key count
+                    m = new BenchmarkReport.Measurement(m.benchmark(), costLabel(m.peer(), Integer.parseInt(keys)), m.score(),
+                            m.unit(), m.bytesPerOp(), m.acquisitions(), m.suspended(), m.spread(), m.crossCore(), m.storm());
+                }
+                if (m.benchmark().equals(FLOOD)) {
+                    waits.put(m.peer(), Wait.of(result));
+                }
+                return m;
+            }
+        };
+    }
+
     /** @return how the report names a peer of the flood */
     static String label(String peer) {
         return switch (peer) {
@@ -312,8 +379,15 @@ final class FairShareReport {
         return out;
     }
 
+    /** @return the waits in the order of {@link TenantPermits#ALL} */
+    static List<Wait> inPeerOrder(Map<String, Wait> waits) {
+        return waits.values().stream().sorted(java.util.Comparator.comparingInt(w -> TenantPermits.ALL.indexOf(w.peer())))
+                .toList();
+    }
+
     /**
-     * Runs the benchmarks, watching the load of other processes, and writes {@value #MARKDOWN} and
+     * Runs the benchmarks, watching the load of other processes, measuring again what was far-cored
+     * or unsteady, and writes {@value #MARKDOWN} and
      * {@value #JSON} into {@code settings.out}, or into {@code settings.rejectedOut} if the run is
      * rejected (then {@code settings.out} is not touched).
      *
@@ -324,34 +398,26 @@ final class FairShareReport {
      */
     static Run run(BenchmarkReport.Settings settings) throws RunnerException, IOException {
         Path staging = Files.createTempDirectory("handoff-fair-share-");
-        Path json = staging.resolve(JSON);
         try {
             Machine machine = Machine.current();
             LoadGuard guard = LoadGuard.start();
             long start = System.nanoTime();
             Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
-            List<Wait> waits = new ArrayList<>();
-            for (RunResult result : BenchmarkReport.runJmh(settings, settings.include, null, null, null, json, guard)) {
-                BenchmarkReport.Measurement m = BenchmarkReport.Measurement.of(result);
-                String keys = result.getParams().getParam("keys");
-                if (keys != null) { // a cost measurement: one per peer and key count
-                    m = new BenchmarkReport.Measurement(m.benchmark(), costLabel(m.peer(), Integer.parseInt(keys)), m.score(),
-                            m.unit(), m.bytesPerOp(), m.acquisitions(), m.suspended(), m.spread(), m.crossCore(), m.storm());
-                }
-                if (m.benchmark().equals(FLOOD)) {
-                    waits.add(Wait.of(result));
-                }
-                measured.computeIfAbsent(m.benchmark(), k -> new LinkedHashMap<>()).put(m.peer(), m);
+            Map<String, Wait> waits = new LinkedHashMap<>();
+            BenchmarkReport.Rerun rerun = rerun(waits);
+            List<Path> jsons = new ArrayList<>(List.of(staging.resolve(JSON)));
+            for (RunResult result : BenchmarkReport.runJmh(settings, settings.include, null, null, null, jsons.get(0), guard)) {
+                BenchmarkReport.put(measured, rerun.record(result));
             }
-            waits.sort(java.util.Comparator.comparingInt(w -> TenantPermits.ALL.indexOf(w.peer())));
+            List<BenchmarkReport.Measurement> remeasured = settings.smoke ? List.of()
+                    : BenchmarkReport.measureAgain(settings, measured, staging, jsons, guard, rerun);
             BenchmarkReport.Report report = new BenchmarkReport.Report(machine, Machine.loadAverage(),
-                    (System.nanoTime() - start) / 1e9, settings.smoke, 0, measured, guard.finish());
-            Run run = new Run(report, List.copyOf(waits));
-            publish(run, json, settings);
+                    (System.nanoTime() - start) / 1e9, settings.smoke, 0, measured, guard.finish(), remeasured);
+            Run run = new Run(report, inPeerOrder(waits));
+            publish(run, BenchmarkReport.mergeJson(jsons, staging.resolve("all-" + JSON)), settings);
             return run;
         } finally {
-            Files.deleteIfExists(json);
-            Files.deleteIfExists(staging);
+            BenchmarkReport.deleteStaging(staging);
         }
     }
 }

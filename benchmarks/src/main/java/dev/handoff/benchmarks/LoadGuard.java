@@ -99,6 +99,11 @@ final class LoadGuard {
         return List.copyOf(windows);
     }
 
+    /** @return whether other processes loaded a measured iteration so far (see {@link OtherLoad.Window#overThreshold()}) */
+    synchronized boolean loaded() {
+        return windows.stream().anyMatch(OtherLoad.Window::overThreshold);
+    }
+
     /** @return what the run found, the whole run being the time since {@link #start()} */
     synchronized OtherLoad.Summary finish() {
         OtherLoad.Snapshot now = snapshot();

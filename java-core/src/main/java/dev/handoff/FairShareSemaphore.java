@@ -754,10 +754,7 @@ public final class FairShareSemaphore<K> {
         }
         String named = acquisition.callName(); // an adapter's messages name the call its caller made
         String call = named != null ? named : "startAcquisition";
-        if (n < 0) {
-            throw negative(call, n);
-        }
-        check(call, key, n);
+        check(call, key, n); // n < 0 first, then the key, the capacity and the cap
         acquisition.bind(core, n, n, null, call);
         try {
             enqueue(key, n, acquisition, false, call);

@@ -52,6 +52,20 @@ class FairShareStartAcquisitionTest {
 
     private static final Executor HERE = Runnable::run;
 
+    /** Starts a thread that runs {@code release(key, n)} and keeps what it threw in {@code outcome}. */
+    private static Thread releaseOnAnotherThread(FairShareSemaphore<String> s, String key, long n,
+            AtomicReference<Throwable> outcome) {
+        Thread releaser = new Thread(() -> {
+            try {
+                s.release(key, n);
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+        });
+        releaser.start();
+        return releaser;
+    }
+
     @Test
     void aStartedAcquisitionWaitsInFairOrderAndIsWokenOnceGranted() {
         FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(2).build();
@@ -137,14 +151,7 @@ class FairShareStartAcquisitionTest {
         IllegalStateException beyond = assertThrows(IllegalStateException.class, () -> s.release("a", 4));
         assertEquals("release(a, 4): exceeds the 0 permits held by that key, so nothing was released", beyond.getMessage());
         AtomicReference<Throwable> outcome = new AtomicReference<>();
-        Thread releaser = new Thread(() -> {
-            try {
-                s.release("a", 1); // passes only if the grant is delivered: waits for the decision
-            } catch (Throwable t) {
-                outcome.set(t);
-            }
-        });
-        releaser.start();
+        Thread releaser = releaseOnAnotherThread(s, "a", 1, outcome); // passes only if the grant is delivered
         p.confirm();
         releaser.join();
         assertNull(outcome.get(), "the grant was confirmed: the key held 3, so releasing 1 passes");
@@ -165,14 +172,7 @@ class FairShareStartAcquisitionTest {
         s.release("a", 2); // p first in order: granted provisionally; b still waits
         assertFalse(b.isDone());
         AtomicReference<Throwable> outcome = new AtomicReference<>();
-        Thread releaser = new Thread(() -> {
-            try {
-                s.release("a", 1);
-            } catch (Throwable t) {
-                outcome.set(t);
-            }
-        });
-        releaser.start();
+        Thread releaser = releaseOnAnotherThread(s, "a", 1, outcome);
         List<Runnable> later = new ArrayList<>();
         assertTrue(p.undo(later::add));
         assertFalse(p.undo(HERE), "undone once only");

@@ -722,6 +722,34 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 + ", held here=" + held.size() + (closed ? ", closed" : "") + "]";
     }
 
+    /**
+     * This object's whole local state, for a test's failure message: the session view, the
+     * evaluation in progress, each waiting request (its node and where its creation stands), the
+     * leases held and the nodes watched.
+     */
+    String describe() {
+        StringBuilder b = new StringBuilder(toString());
+        b.append("\n  session: ").append(suspended ? "suspended" : "connected")
+                .append(", client ").append(client.getState())
+                .append(", evaluation ").append(evaluation.get())
+                .append(", reads sent ").append(readsSent.get())
+                .append(", newest generation ").append(newestGeneration)
+                .append(switching.get() ? ", switching" : "");
+        for (Request r : waiting) {
+            b.append("\n  waiting ").append(r.call).append('(').append(r.n).append("): node ").append(r.node)
+                    .append(r.creating ? ", creating" : "").append(r.pendingCreate ? ", to create" : "")
+                    .append(r.readyAfter == Long.MAX_VALUE ? ", not ready" : ", ready after read " + r.readyAfter)
+                    .append(r.future.isDone() ? ", done" : "");
+        }
+        for (Lease lease : held) {
+            b.append("\n  held ").append(lease.permits()).append(" at ").append(lease.node());
+        }
+        for (String node : watched) {
+            b.append("\n  watching ").append(node);
+        }
+        return b.toString();
+    }
+
     private void checkWeight(String call, long n) {
         if (n < 1) {
             throw new IllegalArgumentException(call + "(" + n + "): the number of permits must be at least 1");

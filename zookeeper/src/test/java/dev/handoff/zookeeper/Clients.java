@@ -41,7 +41,7 @@ final class Clients implements AutoCloseable {
                 .retryPolicy(new ExponentialBackoffRetry(50, 8, 1_000))
                 .build();
         c.start();
-        if (!c.blockUntilConnected(10, TimeUnit.SECONDS)) {
+        if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) { // generous: a loaded machine starts slowly
             fail("no connection to " + to);
         }
         open.add(c);

@@ -42,7 +42,8 @@ import org.junit.jupiter.api.Timeout;
  *       capacity (each lease's interval runs from the first to the last {@code isValid() == true}
  *       its holder saw, so recorded intervals lie within the true ones);</li>
  *   <li>FIFO by sequence within a generation: in every snapshot of the queue that an observer
- *       client took after a grant was seen, the weights of the requests up to and including the
+ *       client took after a grant was seen (each read preceded by a sync, so that its server is not
+ *       behind the leader), the weights of the requests up to and including the
  *       granted one fit the capacity (a request granted past an earlier one that did not fit, or
  *       over the capacity, breaks it);</li>
  *   <li>every request ends (granted, timed out, cancelled or failed with a session or connection
@@ -169,6 +170,7 @@ class RandomFaultTest {
                 checkPrefixes();
                 await("nothing left in the queue", () -> Clients.children(observerClient, PATH).isEmpty(), 60_000);
             } finally {
+                stop.set(true); // whatever failed, the workers and the observer end (daemon threads)
                 for (List<FreezableProxy> l : links) {
                     for (FreezableProxy p : l) {
                         p.close();
@@ -256,6 +258,10 @@ class RandomFaultTest {
                         continue;
                     }
                     long sentAt = System.nanoTime();
+                    // A server may lag behind the leader, and a lagging server still lists nodes that
+                    // were deleted before a grant: sync first, so that the read reflects every write
+                    // committed before sentAt (a grant seen before sentAt included).
+                    sync(c, PATH + "/" + generation);
                     List<String> children = c.getChildren().forPath(PATH + "/" + generation);
                     snapshots.add(new Snapshot(sentAt, generation, children));
                 }
@@ -265,6 +271,16 @@ class RandomFaultTest {
             } catch (Exception e) {
                 sleepQuietly(50); // the ensemble is electing a leader
             }
+        }
+    }
+
+    /** Waits until this client's server has caught up with the leader as of now (Curator syncs in the background only). */
+    private static void sync(CuratorFramework c, String path) throws Exception {
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        c.sync().inBackground((client, event) -> done.complete(event.getResultCode())).forPath(path);
+        int rc = done.get(10, TimeUnit.SECONDS);
+        if (rc != 0) {
+            throw KeeperException.create(KeeperException.Code.get(rc), path);
         }
     }
 

@@ -4,15 +4,18 @@ package dev.handoff.zookeeper;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.utils.CloseableUtils;
 import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.FourLetterWordMain;
 
-/** Curator clients for the tests, closed together; and the waits the tests share. */
+/** Curator clients for the tests, closed together; and the waits and server probes the tests share. */
 final class Clients implements AutoCloseable {
 
     static final int SESSION_MS = 8_000;
@@ -111,6 +114,31 @@ final class Clients implements AutoCloseable {
             }
         }
         return requests;
+    }
+
+    /** A server's "Mode:" line (leader, follower, standalone), or "down (...)" if it does not answer. */
+    static String mode(InstanceSpec spec) {
+        try {
+            String srvr = FourLetterWordMain.send4LetterWord("localhost", spec.getPort(), "srvr");
+            for (String line : srvr.split("\n")) {
+                if (line.startsWith("Mode:")) {
+                    return line;
+                }
+            }
+            return srvr.trim();
+        } catch (Exception e) {
+            return "down (" + e.getMessage() + ")";
+        }
+    }
+
+    /** The server among specs that is the ensemble's leader now, or null if none is. */
+    static InstanceSpec leader(Collection<InstanceSpec> specs) {
+        for (InstanceSpec spec : specs) {
+            if (mode(spec).contains("leader")) {
+                return spec;
+            }
+        }
+        return null;
     }
 
     @Override

@@ -2,6 +2,8 @@
 package dev.handoff.zookeeper;
 
 import static dev.handoff.zookeeper.Clients.await;
+import static dev.handoff.zookeeper.Clients.leader;
+import static dev.handoff.zookeeper.Clients.mode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -10,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -22,7 +23,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.client.FourLetterWordMain;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -94,7 +94,7 @@ class LeaderFailoverTest {
         final AtomicLong peak = new AtomicLong();
         final AtomicLong grants = new AtomicLong();
         final AtomicLong failed = new AtomicLong();
-        /** Failures other than a session or connection error (the first few). */
+        /** Failures other than a lost session or connection (the first few). */
         final ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
         final AtomicBoolean stop = new AtomicBoolean();
         final List<Thread> threads = new ArrayList<>();
@@ -106,14 +106,14 @@ class LeaderFailoverTest {
             w.start();
         }
 
+        /** Ends the storm: each thread finishes its request (30 s at most), then none may be left. */
         void stop() throws InterruptedException {
             stop.set(true);
             for (Thread w : threads) {
                 w.join(30_000);
             }
+            halt();
             for (Thread w : threads) {
-                w.interrupt();
-                w.join(10_000);
                 assertFalse(w.isAlive(), () -> "a storm thread hangs: " + w.getName() + " " + Arrays.toString(w.getStackTrace()));
             }
         }
@@ -148,7 +148,7 @@ class LeaderFailoverTest {
                 } catch (RuntimeException e) {
                     failed.incrementAndGet();
                     // A request may fail with the connection or the session during the failover; never otherwise.
-                    if (!(e instanceof SessionLostException) && !isKeeper(e) && unexpected.size() < 10) {
+                    if (!(e instanceof SessionLostException) && !connectionLost(e) && unexpected.size() < 10) {
                         unexpected.add(e);
                     }
                     try {
@@ -161,10 +161,10 @@ class LeaderFailoverTest {
         }
     }
 
-    /** Curator's failures reach the caller as KeeperException (checked), wrapped. */
-    private static boolean isKeeper(Throwable e) {
+    /** Whether e is a lost connection: Curator's KeeperException (checked) reaches the caller wrapped. */
+    private static boolean connectionLost(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof KeeperException) {
+            if (t instanceof KeeperException.ConnectionLossException) {
                 return true;
             }
         }
@@ -213,28 +213,5 @@ class LeaderFailoverTest {
         } catch (Exception e) {
             return -1;
         }
-    }
-
-    private static String mode(InstanceSpec spec) {
-        try {
-            String srvr = FourLetterWordMain.send4LetterWord("localhost", spec.getPort(), "srvr");
-            for (String line : srvr.split("\n")) {
-                if (line.startsWith("Mode:")) {
-                    return line;
-                }
-            }
-            return srvr.trim();
-        } catch (Exception e) {
-            return "down (" + e.getMessage() + ")";
-        }
-    }
-
-    private static InstanceSpec leader(Collection<InstanceSpec> specs) {
-        for (InstanceSpec spec : specs) {
-            if (mode(spec).contains("leader")) {
-                return spec;
-            }
-        }
-        return null;
     }
 }

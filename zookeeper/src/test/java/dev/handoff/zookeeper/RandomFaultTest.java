@@ -24,7 +24,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.client.FourLetterWordMain;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -141,7 +140,7 @@ class RandomFaultTest {
                         links.get(victim).forEach(FreezableProxy::thaw);
                         log("thaw client " + victim);
                     } else if (kind == 2) {
-                        InstanceSpec leader = leader(specs);
+                        InstanceSpec leader = Clients.leader(specs);
                         if (leader != null) {
                             log("kill the leader " + leader.getPort());
                             cluster.killServer(leader);
@@ -360,18 +359,6 @@ class RandomFaultTest {
         return new long[] {Long.parseLong(name.substring(at + 5, at + 24)), Long.parseLong(name.substring(at + 25))};
     }
 
-    private static InstanceSpec leader(List<InstanceSpec> specs) {
-        for (InstanceSpec spec : specs) {
-            try {
-                if (FourLetterWordMain.send4LetterWord("localhost", spec.getPort(), "srvr").contains("Mode: leader")) {
-                    return spec;
-                }
-            } catch (Exception e) {
-                // down
-            }
-        }
-        return null;
-    }
 
     private static Thread thread(String name, Runnable r) {
         Thread t = new Thread(r, name);

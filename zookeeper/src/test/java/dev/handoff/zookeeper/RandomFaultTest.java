@@ -359,7 +359,6 @@ class RandomFaultTest {
         return new long[] {Long.parseLong(name.substring(at + 5, at + 24)), Long.parseLong(name.substring(at + 25))};
     }
 
-
     private static Thread thread(String name, Runnable r) {
         Thread t = new Thread(r, name);
         t.setDaemon(true);

@@ -171,11 +171,15 @@ import org.jspecify.annotations.Nullable;
  * weight no longer fits; and a shrink seals the tail before it writes the capacity: it swaps in the
  * SEALED marker (keeping the last node in sealedTail), so every append from then on fails its CAS
  * and decides under the lock, and waits for the links of the appends still in flight (so that in
- * a sealed queue a node whose next is null is the last). An appender whose tail read came before
- * the seal either CASed before it (its node is in the queue the shrink walks) or fails its CAS;
- * one whose tail read came after the seal reads the new capacity. The next append under the lock
- * puts a real node back as the tail (appendLocked), which lock-free appenders have never seen, so
- * a stale one cannot CAS it (no ABA), and lock-free appends resume after one locked append.
+ * a sealed queue a node whose next is null is the last). The next append under the lock puts a
+ * real node back as the tail (appendLocked), which lock-free appenders have never seen, and
+ * lock-free appends resume after one locked append. That node may leave again, and the tail would
+ * then move back to a node an appender read before the seal, together with the old capacity
+ * (an ABA of the tail): so the tail never moves back to a node queued before the last seal
+ * without sealing again (casTail; unsealedSeq tells those nodes apart by their place). Then an
+ * appender whose tail read came before the seal either CASed before it (its node is in the queue
+ * the shrink walks) or fails its CAS; one whose tail read came after the seal reads the new
+ * capacity.
  * withdraw is the one lock holder that reaches a node directly rather than through the queue, and
  * a started subclass node can be cancelled by its owner while the start is still appending it:
  * withdraw waits until the append is done (the predecessor links it) or given up (prev back to
@@ -477,6 +481,15 @@ final class BatchSemaphore {
      * the lock, see the notes), else unused. Guarded by the lock.
      */
     private Acquisition sealedTail;
+
+    /**
+     * The {@code seq} of the node whose append under the lock last unsealed the tail, or 0 if the
+     * tail was not sealed since the queue was last empty. Nodes with a smaller seq were queued
+     * before that seal, and a lock-free appender may still hold one of them as the tail it read
+     * (with the capacity it read then): the tail never moves back to such a node without sealing
+     * again (casTail). Guarded by the lock.
+     */
+    private int unsealedSeq;
 
     /**
      * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
@@ -1549,6 +1562,7 @@ final class BatchSemaphore {
             last.next = a;
         }
         sealedTail = null;
+        unsealedSeq = t == SEALED ? a.seq : 0; // see casTail
         tail = a; // volatile: publishes the node (and the head) to appenders
         return ahead;
     }
@@ -1649,7 +1663,11 @@ final class BatchSemaphore {
 
     /**
      * Under the lock: moves the tail back from {@code a}, whose next is null, to {@code p}; fails
-     * only if a lock-free appender got in behind {@code a}.
+     * only if a lock-free appender got in behind {@code a}. If {@code p} was queued before the
+     * last seal, the tail is sealed again instead, with {@code p} the last node: an appender that
+     * read {@code p} as the tail before that seal read the capacity from before the shrink, and
+     * must fail its CAS (no ABA of the tail across a seal). The nodes up to {@code p} were linked
+     * when the seal waited for the links in flight, so the sealed queue is whole.
      */
     private boolean casTail(Acquisition a, Acquisition p) {
         if (tail == SEALED) {
@@ -1657,6 +1675,13 @@ final class BatchSemaphore {
             // a node whose next is null is the last.
             if (sealedTail != a) {
                 throw new AssertionError("sealed queue: " + a + " has no next but is not the last node");
+            }
+            sealedTail = p;
+            return true;
+        }
+        if (p != null && p.seq < unsealedSeq) {
+            if (!TAIL.compareAndSet(this, a, SEALED)) {
+                return false;
             }
             sealedTail = p;
             return true;

@@ -17,7 +17,7 @@ abstract class HandleAcquisition extends Acquisition implements Permits {
      * The face's release by count until the handle is released, then null (see PermitHandles);
      * null from the start for a node whose caller gets no handle (a timed wait, a callback).
      */
-    private volatile PermitHandles.@Nullable GiveBack back;
+    private volatile @Nullable Object back; // the GiveBack, the releasing thread, or null: see PermitHandles
 
     HandleAcquisition(BatchSemaphore owner, long permits, @Nullable Runnable onGrant, PermitHandles.@Nullable GiveBack back) {
         super(owner, permits, onGrant);
@@ -45,7 +45,7 @@ abstract class HandleAcquisition extends Acquisition implements Permits {
 
     static {
         try {
-            BACK = MethodHandles.lookup().findVarHandle(HandleAcquisition.class, "back", PermitHandles.GiveBack.class);
+            BACK = MethodHandles.lookup().findVarHandle(HandleAcquisition.class, "back", Object.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -33,42 +33,39 @@ final class PermitHandles {
     }
 
     /**
-     * What a handle's {@code back} field holds while its first {@code release()} is giving the
-     * permits back: a second {@code release()} then waits for it (it may only answer "already
-     * released" once the permits are back), and {@code isReleased()} is still false.
-     */
-    static final GiveBack RELEASING = permits -> {
-        throw new AssertionError("a handle's RELEASING marker is never called");
-    };
-
-    /**
      * The release of a handle whose field {@code back} (read and written through the VarHandle
-     * {@code field}) holds the face's GiveBack while the permits are held, {@link #RELEASING} while
-     * they are being given back, null once they are: the first call moves it to RELEASING by CAS,
-     * gives back, and then clears it (also when the give-back throws: the handle then counts as
-     * released, and nothing changed in the semaphore); a concurrent call waits for that end, so
-     * "false: already released" is never answered while the permits are still held.
+     * {@code field}) holds the face's GiveBack while the permits are held, the releasing thread
+     * while they are being given back, and null once they are: the first call puts its thread there
+     * by CAS, gives back, and then clears it (also when the give-back throws: the handle then counts
+     * as released, and nothing changed in the semaphore). A concurrent call on another thread waits
+     * for that end, so "false: already released" is never answered while the permits are still
+     * held; a call on the releasing thread itself (a waker or a future's dependent that the
+     * give-back ran, releasing the same handle again) answers false at once, since only that
+     * thread can finish the release it is inside of.
      */
     static boolean release(Object handle, VarHandle field, long permits) {
-        GiveBack back = (GiveBack) field.getAcquire(handle);
+        Object back = field.getAcquire(handle);
+        Thread me = Thread.currentThread();
         for (;;) {
             if (back == null) {
                 return false;
             }
-            if (back == RELEASING) {
-                awaitReleased(handle, field);
+            if (back instanceof Thread) {
+                if (back != me) {
+                    awaitReleased(handle, field);
+                }
                 return false;
             }
-            GiveBack witness = (GiveBack) field.compareAndExchange(handle, back, RELEASING);
+            Object witness = field.compareAndExchange(handle, back, me);
             if (witness == back) {
                 break;
             }
             back = witness;
         }
         try {
-            back.giveBack(permits); // an over-release throws: the handle stays released, nothing changed
+            ((GiveBack) back).giveBack(permits); // an over-release throws: the handle stays released, nothing changed
         } finally {
-            field.setRelease(handle, (GiveBack) null);
+            field.setRelease(handle, (Object) null);
         }
         return true;
     }
@@ -87,7 +84,7 @@ final class PermitHandles {
     }
 
     /** Whether a handle whose field {@code back} holds {@code back} is released (not while it is being released). */
-    static boolean isReleased(@org.jspecify.annotations.Nullable GiveBack back) {
+    static boolean isReleased(@org.jspecify.annotations.Nullable Object back) {
         return back == null;
     }
 
@@ -99,7 +96,7 @@ final class PermitHandles {
     /** A handle for permits granted at once to a blocking call. */
     static final class Held implements Permits {
         private final long permits;
-        private volatile @org.jspecify.annotations.Nullable GiveBack back;
+        private volatile @org.jspecify.annotations.Nullable Object back; // see release
 
         Held(long permits, GiveBack back) {
             this.permits = permits;
@@ -134,7 +131,7 @@ final class PermitHandles {
      */
     static final class Granted extends CompletableFuture<Permits> implements Permits {
         private final long permits;
-        private volatile @org.jspecify.annotations.Nullable GiveBack back;
+        private volatile @org.jspecify.annotations.Nullable Object back; // see release
 
         Granted(long permits, GiveBack back) {
             this.permits = permits;
@@ -193,8 +190,8 @@ final class PermitHandles {
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
-            HELD_BACK = l.findVarHandle(Held.class, "back", GiveBack.class);
-            GRANTED_BACK = l.findVarHandle(Granted.class, "back", GiveBack.class);
+            HELD_BACK = l.findVarHandle(Held.class, "back", Object.class);
+            GRANTED_BACK = l.findVarHandle(Granted.class, "back", Object.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -30,7 +30,10 @@ public interface Permits extends AutoCloseable {
     /**
      * Gives the permits back the first time it is called; later calls change nothing and return
      * {@code false}. Waiters at the head of the queue are granted on this thread, before it
-     * returns, as by {@link Semaphore#release(long)}.
+     * returns, as by {@link Semaphore#release(long)}. A call on another thread while the first is
+     * giving the permits back returns {@code false} once they are back; a call from inside that
+     * give-back (a waker or a future's dependent it runs on the same thread) returns {@code false}
+     * at once.
      *
      * @return {@code true} if this call released them, {@code false} if the handle was already released
      * @throws IllegalStateException if the permits are no longer held because they were given back

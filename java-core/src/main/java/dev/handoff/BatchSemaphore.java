@@ -240,7 +240,11 @@ import org.jspecify.annotations.Nullable;
  * transit. A release that would pass only if the permits in transit were counted (an over-release
  * unless the grant is delivered) waits until transit changes and decides again: answering either
  * way at once would be wrong for one of the two outcomes (granted: it passes; undone: it fails),
- * and both are decided within the waker's or the cancellation's own run on another thread.
+ * and both are decided within the waker's or the cancellation's own run, normally on another
+ * thread. The waiting thread first runs the wake-ups it queued itself (nested too deeply), which
+ * may be the confirmations; a confirmation it can never see (a wake-up it handed to an executor
+ * that runs on this same thread) bounds the wait: after TRANSIT_WAIT_NANOS it decides once more
+ * with the grants in transit counted as not made yet, which is an over-release, nothing changed.
  * A release of permits a caller really holds never waits: those are never in transit. confirm is
  * one atomic add without the lock; GATED is cleared by the next release under the lock that finds
  * no reason left (clearStaleGate), so releases are lock-free again after one locked release.
@@ -723,11 +727,17 @@ final class BatchSemaphore {
     long release(long n, Executor wakes) {
         long s = state;
         int waits = 0;
+        long since = 0L;
         for (;;) {
             if ((s & (QUEUED | GATED)) != 0) {
-                long verdict = releaseToQueue(n, wakes);
+                long verdict = releaseToQueue(n, wakes, waits < 0);
                 if (verdict == WAIT_FOR_TRANSIT) {
-                    awaitTransit(this, ++waits);
+                    if (waits == 0) {
+                        since = System.nanoTime();
+                    }
+                    if (!awaitTransit(this, ++waits, since)) {
+                        waits = -1; // decide once more, the grants in transit counted as not held
+                    }
                 } else if (verdict != RETRY_LOCK_FREE) {
                     return verdict;
                 }
@@ -819,28 +829,45 @@ final class BatchSemaphore {
     private static final long WAIT_FOR_TRANSIT = Long.MIN_VALUE + 1;
 
     /**
-     * One wait of a release for provisional grants to settle: they are settled by the waking of the
-     * release that made them, or by their waiter's cancellation, on other threads, within a few
-     * instructions unless those threads are descheduled. Polls, then yields, then parks briefly
-     * on {@code blocker} (this core, or the fair share whose per-key grants are in transit).
+     * How long a release waits for provisional grants to settle before it answers as an
+     * over-release (see {@link #awaitTransit}).
      */
-    static void awaitTransit(Object blocker, int waits) {
+    static final long TRANSIT_WAIT_NANOS = 50_000_000L;
+
+    /**
+     * One wait of a release for provisional grants to settle (see "Provisional grants"): they are
+     * settled by the waking of the release that made them, or by their waiter's cancellation,
+     * within a few instructions unless those threads are descheduled. A wake-up that this very
+     * thread queued (nested too deeply, see the trampoline) could only run after this release
+     * returns, so the queued ones run first, here. Polls, then yields, then parks briefly on
+     * {@code blocker} (this core, or the fair share whose per-key grants are in transit). Returns
+     * false once the wait began {@link #TRANSIT_WAIT_NANOS} ago: a confirmation that only this
+     * thread could make (a wake-up it handed to an executor that runs on this thread) would never
+     * come, so the caller answers without counting the grants in transit, as if they had not been
+     * made yet — an over-release, nothing changed — instead of waiting for itself.
+     */
+    static boolean awaitTransit(Object blocker, int waits, long sinceNanos) {
+        WakeRun.runDeferred();
         if (waits < 64) {
             Thread.onSpinWait();
         } else if (waits < 128) {
             Thread.yield();
+        } else if (System.nanoTime() - sinceNanos >= TRANSIT_WAIT_NANOS) {
+            return false;
         } else {
             LockSupport.parkNanos(blocker, APPEND_PARK_NANOS);
         }
+        return true;
     }
 
     /**
      * {@link #release(long, Executor)} while someone waits (or the word is gated): under the lock.
-     * Returns as release does, or {@link #RETRY_LOCK_FREE}, having changed nothing, if the queue
+     * Returns as release does, or {@link #WAIT_FOR_TRANSIT} unless {@code gaveUpOnTransit}, or
+     * {@link #RETRY_LOCK_FREE}, having changed nothing, if the queue
      * emptied (or a claim window closed) since the word was read: the caller then tries again from
      * the word, in a loop, so a release that keeps losing that race does not grow the stack.
      */
-    private long releaseToQueue(long n, Executor wakes) {
+    private long releaseToQueue(long n, Executor wakes, boolean gaveUpOnTransit) {
         Acquisition woken;
         lock();
         try {
@@ -857,7 +884,7 @@ final class BatchSemaphore {
             long held = capacity + debt - free(s) - headAssigned - provisional;
             if (n > held) {
                 // Counting them would let it through: wait for them to be confirmed or undone.
-                return n <= held + provisional ? WAIT_FOR_TRANSIT : held;
+                return n <= held + provisional && !gaveUpOnTransit ? WAIT_FOR_TRANSIT : held;
             }
             woken = giveBack(n);
             clearStaleGate();
@@ -2635,6 +2662,24 @@ final class BatchSemaphore {
         private static boolean parksThread(Acquisition a) {
             return a instanceof ParkingAcquisition
                     || a instanceof FairShareSemaphore.Ticket && ((FairShareSemaphore.Ticket<?>) a).parksThread();
+        }
+
+        /**
+         * Runs the wake-ups this thread queued and has not run yet, if any: for a release that
+         * waits for a confirmation one of them may make (see awaitTransit). They run one level
+         * deeper than the caller, as they would have from the outermost call.
+         */
+        static void runDeferred() {
+            WakeRun run = current();
+            if (run.first == null) {
+                return;
+            }
+            run.depth++;
+            try {
+                run.drainDeferred();
+            } finally {
+                run.depth--;
+            }
         }
 
         /** Run by the outermost wakeAll: the queued nodes, and whatever they queue in turn. */

@@ -218,7 +218,9 @@ public final class FairShareSemaphore<K> {
      * held < n <= held + transit waits, outside the
      * lock, until transit changes, then decides again: either answer at once would be wrong for
      * one of the two outcomes, and both are decided within the party's own wake-up or
-     * cancellation. A release of permits the key really holds never waits. A key with permits in
+     * cancellation (bounded as the core's release is: see BatchSemaphore.awaitTransit, which
+     * also runs the wake-ups this thread queued; after the bound the release is an over-release,
+     * nothing changed). A release of permits the key really holds never waits. A key with permits in
      * transit stays in the map and counts them against its cap, and solo mode is never entered
      * while any are (the key would not be alone, or capacity - free would exceed held). The
      * ticket itself never asks the core for a provisional grant: the per-key count is the one
@@ -937,6 +939,7 @@ public final class FairShareSemaphore<K> {
         if (n == 0) {
             return;
         }
+        long since = 0L;
         for (int waits = 0;; ) {
             long soloHeld = soloGive(key, n);
             if (soloHeld == DONE) {
@@ -954,7 +957,7 @@ public final class FairShareSemaphore<K> {
                 if (n <= held) {
                     k.held -= n;
                     afterClose = giveBack(k, n);
-                } else if (k != null && n <= held + k.transit) {
+                } else if (k != null && n <= held + k.transit && waits >= 0) {
                     inTransit = true; // passes only if a provisional grant is delivered: wait for it
                 } else {
                     throw overRelease(call, key, n, held);
@@ -968,7 +971,12 @@ public final class FairShareSemaphore<K> {
                 }
                 return;
             }
-            BatchSemaphore.awaitTransit(this, ++waits);
+            if (waits == 0) {
+                since = System.nanoTime();
+            }
+            if (!BatchSemaphore.awaitTransit(this, ++waits, since)) {
+                waits = -1; // decide once more, the key's grants in transit counted as not held
+            }
         }
     }
 

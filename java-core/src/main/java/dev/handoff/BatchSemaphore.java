@@ -310,18 +310,26 @@ import org.jspecify.annotations.Nullable;
  *   No synchronized anywhere: a virtual thread that parks here unmounts.
  * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
  *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
- * - Observers never take the lock, and stay linearizable (the Lincheck tests check them). The
- *   lock's state is a stamp, odd while held, one more at every lock and unlock. An observer that
- *   needs fields the lock guards (queueLength(), queuedPermits(), heldPermits(), the state of a
- *   WAITING node) takes an even stamp (polling, then yielding, while a holder is inside: a
- *   bounded section that runs no user code but claim()), reads, and keeps what it read only if
- *   the stamp is unchanged, else reads again; it never queues on the lock nor delays a holder.
- *   What it keeps is what a reader under the lock would have seen at that instant: lock-free
- *   changes (a tail CAS with its counts set before, a word CAS) are single atomic writes. Node
- *   states are written last, after the word and the queue, so a settled state read alone
- *   (isGranted(), cancel() returning false) comes with the word and queue it left. queueLength()
- *   is 0 while QUEUED is clear, else tail.seq - removedCount; both are O(1). availablePermits()
- *   and isClosed() read the word alone (during a claim window, once no holder is inside).
+ * - Observers never take the lock and never queue for it, and their wait is bounded. The lock's
+ *   state is a stamp, odd while held, one more at every lock and unlock. An observer that needs fields the
+ *   lock guards (queueLength(), queuedPermits(), heldPermits(), the state of a WAITING node) takes
+ *   an even stamp, reads, and keeps what it read if the stamp is unchanged, else reads again; it
+ *   never queues on the lock nor delays a holder. What it keeps then is what a reader under the
+ *   lock would have seen at that instant (linearizable; the Lincheck tests check it): lock-free
+ *   changes (a tail CAS with its counts set before, a word CAS) are single atomic writes. The
+ *   wait for an even stamp is bounded (LOCK_SPINS polls, QUIET_YIELDS yields, then short parks up
+ *   to QUIET_WAIT_NANOS, about a time slice, so that a descheduled holder gets the core rather
+ *   than a spinning observer), and so are the reads again (OBSERVE_ATTEMPTS): a holder that stays inside longer (descheduled, or in a
+ *   slow claim(), which is user code) or a stream of sections overlapping every read make the
+ *   observer answer with what it read while a section ran, kept in range (a length and a weight
+ *   of at least 0, held between 0 and capacity + debt). Such an answer is a recent value, not
+ *   always one that was current at a single instant. Without the bound, a claim() on A that reads
+ *   B's queue length while a claim() on B reads A's would spin on two cores for good. Node states
+ *   are written last, after the word and the queue, so a settled state read alone (isGranted(),
+ *   cancel() returning false) comes with the word and queue it left; a WAITING state read during
+ *   a section is the state before it. queueLength() is 0 while QUEUED is clear, else tail.seq -
+ *   removedCount; both are O(1). availablePermits() and isClosed() read the word alone (during a
+ *   claim window, once no holder is inside, within the same bound).
  * - Over-release: release(n) with n > held fails before changing anything. While QUEUED and
  *   GATED are clear, held = capacity - free (the capacity read after the word, checked inside the
  *   CAS loop, see the stamp); otherwise held = capacity + debt - free - headAssigned (I4),
@@ -415,6 +423,23 @@ final class BatchSemaphore {
      */
     private static final int APPEND_YIELDS = 64;
     private static final long APPEND_PARK_NANOS = 50_000L;
+
+    /**
+     * The bound of an observer (see the Observers item of the notes): how many times it yields
+     * after its {@link #LOCK_SPINS} polls while a holder stays inside (then it parks briefly, up to
+     * {@link #QUIET_WAIT_NANOS}), and how many reads it makes while sections keep overlapping them,
+     * before it answers with what it read.
+     */
+    static final int QUIET_YIELDS = 16;
+    static final int OBSERVE_ATTEMPTS = 64;
+
+    /**
+     * After its polls and yields, how long in all an observer waits for a holder to come out (in
+     * parks of {@link #QUIET_PARK_NANOS}, so a descheduled holder gets the core) before it answers
+     * with what it reads while that holder is inside. About one scheduler time slice.
+     */
+    static final long QUIET_WAIT_NANOS = 2_000_000L;
+    private static final long QUIET_PARK_NANOS = 20_000L;
 
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
@@ -596,10 +621,10 @@ final class BatchSemaphore {
         if (heldByCurrentThread()) {
             return countedLength(); // called from a claim(): the caller sees its own section
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             int n = (state & QUEUED) == 0 ? 0 : countedLength();
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return n;
             }
         }
@@ -611,13 +636,18 @@ final class BatchSemaphore {
      */
     private int countedLength() {
         Acquisition t = lastNode();
-        return t == null ? 0 : t.seq - removedCount;
+        return t == null ? 0 : Math.max(0, t.seq - removedCount); // >= 0 even if read while a section runs
     }
 
     /** As {@link #countedLength()}: the sum of the queued minimums, saturated at Long.MAX_VALUE. */
     private long countedPermits() {
         Acquisition t = lastNode();
-        return t == null ? 0L : saturatedSum(t.cumHi - removedHi, t.cumLo - removedLo);
+        if (t == null) {
+            return 0L;
+        }
+        long hi = t.cumHi - removedHi;
+        long lo = t.cumLo - removedLo;
+        return hi < 0 || lo < 0 ? 0L : saturatedSum(hi, lo); // (negative only if read while a section runs)
     }
 
     /**
@@ -643,10 +673,10 @@ final class BatchSemaphore {
         if (st != Acquisition.WAITING || heldByCurrentThread()) {
             return st;
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             st = a.state;
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return st;
             }
         }
@@ -668,11 +698,13 @@ final class BatchSemaphore {
         if (heldByCurrentThread()) {
             return capacity + debt - free(state) - headAssigned;
         }
-        for (;;) { // without the lock: see "Observers" in the notes
+        for (int attempt = 0; ; attempt++) { // without the lock: see "Observers" in the notes
             int stamp = lock.quietStamp();
-            long held = capacity + debt - free(state) - headAssigned;
-            if (lock.unchangedSince(stamp)) {
-                return held;
+            long c = capacity;
+            long owed = debt;
+            long held = c + owed - free(state) - headAssigned;
+            if (lock.answered(stamp, attempt)) {
+                return Math.max(0L, Math.min(held, c + owed)); // in range even if read while a section runs
             }
         }
     }
@@ -1440,10 +1472,14 @@ final class BatchSemaphore {
         }
 
         /**
-         * A stamp to read guarded fields by, without the lock: waits (polling, then yielding; never
-         * parking, never queuing on the lock) while a holder is inside, and returns the even stamp.
+         * A stamp to read guarded fields by, without the lock: while a holder is inside, polls
+         * ({@link #LOCK_SPINS} times), then yields ({@link #QUIET_YIELDS} times), then parks for
+         * short periods, never queuing on the lock, for at most {@link #QUIET_WAIT_NANOS} in all;
+         * returns the even stamp once the holder is out, or the odd stamp of a holder still inside
+         * after that (see {@link #answered}).
          */
         int quietStamp() {
+            long since = 0L;
             for (int spins = 0; ; spins++) {
                 int v = getState();
                 if ((v & 1) == 0) {
@@ -1451,8 +1487,16 @@ final class BatchSemaphore {
                 }
                 if (spins < LOCK_SPINS) {
                     Thread.onSpinWait();
-                } else {
+                } else if (spins < LOCK_SPINS + QUIET_YIELDS) {
                     Thread.yield();
+                } else {
+                    long now = System.nanoTime();
+                    if (since == 0L) {
+                        since = now;
+                    } else if (now - since >= QUIET_WAIT_NANOS) {
+                        return v;
+                    }
+                    LockSupport.parkNanos(this, QUIET_PARK_NANOS);
                 }
             }
         }
@@ -1464,6 +1508,19 @@ final class BatchSemaphore {
         boolean unchangedSince(int stamp) {
             VarHandle.acquireFence(); // the reads before this one are not reordered after it
             return getState() == stamp;
+        }
+
+        /**
+         * Whether an observer keeps what it read after {@code stamp} in its {@code attempt}-th read
+         * (from 0): if no holder took the lock meanwhile (a consistent snapshot), or if it read while
+         * a holder stayed inside past the bound of {@link #quietStamp()}, or after
+         * {@link #OBSERVE_ATTEMPTS} reads that sections kept overlapping. The last two are the
+         * bound on an observer's wait: a descheduled holder, a long claim() or a stream
+         * of sections never keep it, and two claims that each observe the other's semaphore cannot
+         * livelock. What it keeps then was read while a section ran (see the Observers item).
+         */
+        boolean answered(int stamp, int attempt) {
+            return unchangedSince(stamp) || (stamp & 1) != 0 || attempt >= OBSERVE_ATTEMPTS;
         }
 
         /**
@@ -1970,10 +2027,10 @@ final class BatchSemaphore {
         if (heldByCurrentThread()) {
             return countedPermits();
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             long w = (state & QUEUED) == 0 ? 0L : countedPermits();
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return w;
             }
         }

@@ -489,10 +489,10 @@ public final class FairShareSemaphore<K> {
         if (lock.heldBy(Thread.currentThread())) {
             return anyServable() ? 0L : core.availablePermits();
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             long v = anyServable() ? 0L : core.availablePermits();
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return v;
             }
         }
@@ -511,7 +511,7 @@ public final class FairShareSemaphore<K> {
             KeyState<K> k = keys.get(key);
             return k == null ? 0L : k.held;
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             KeyState<K> s = solo;
             long v;
@@ -521,7 +521,7 @@ public final class FairShareSemaphore<K> {
                 KeyState<K> k = keys.get(key);
                 v = k == null ? 0L : k.held;
             }
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return v;
             }
         }
@@ -536,10 +536,10 @@ public final class FairShareSemaphore<K> {
         if (lock.heldBy(Thread.currentThread())) {
             return waiting;
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             int v = waiting;
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return v;
             }
         }
@@ -558,11 +558,11 @@ public final class FairShareSemaphore<K> {
             KeyState<K> k = keys.get(key);
             return k == null ? 0 : k.waiting;
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             KeyState<K> k = keys.get(key);
             int v = k == null ? 0 : k.waiting;
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return v;
             }
         }
@@ -587,14 +587,14 @@ public final class FairShareSemaphore<K> {
         if (lock.heldBy(Thread.currentThread())) {
             return keys.size(); // never in solo mode inside a section
         }
-        for (;;) {
+        for (int attempt = 0; ; attempt++) {
             int stamp = lock.quietStamp();
             int n = keys.size();
             KeyState<K> s = solo;
             if (s != null && core.capacity == BatchSemaphore.freeIn(core.word())) {
                 n--; // the solo key stays in the map while it holds nothing (see the notes): not active
             }
-            if (lock.unchangedSince(stamp)) {
+            if (lock.answered(stamp, attempt)) {
                 return n;
             }
         }

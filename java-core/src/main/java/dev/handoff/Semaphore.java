@@ -263,7 +263,10 @@ public final class Semaphore {
      * Returns the sum of the weights of the waiting acquisitions (for an up-to request, its
      * minimum). A snapshot, exact at some moment during the call; {@code 0} while nobody waits;
      * {@link Long#MAX_VALUE} if the sum does not fit in a {@code long}. Constant time, whatever the
-     * queue length, and never waits for the internal lock: it reads counters the queue keeps.
+     * queue length, and never takes or queues for the internal lock: it reads counters the queue
+     * keeps. If a grant or a cancellation stays in progress meanwhile (its thread descheduled, or a
+     * slow {@link Waker#claim()}), it waits for it at most about a scheduler time slice and then
+     * answers with what it read during it: at least {@code 0}, and recent rather than exact.
      *
      * @return the permits waited for
      */
@@ -502,8 +505,8 @@ public final class Semaphore {
 
     /**
      * Returns the number of waiting acquisitions. A snapshot, exact at some moment during the
-     * call, for monitoring. Constant time, and never waits for the internal lock (see
-     * {@link #queuedPermits()}).
+     * call, for monitoring. Constant time, and never takes or queues for the internal lock (see
+     * {@link #queuedPermits()}, also for how long it may wait for a grant in progress).
      *
      * @return the queue length
      */

@@ -156,6 +156,11 @@ public abstract class Acquisition {
         this.hook = min < n ? new UpTo(min) : grantHook;
     }
 
+    /** Whether this acquisition is started on {@code core} (a volatile read: see BatchSemaphore's cancel). */
+    final boolean boundTo(BatchSemaphore core) {
+        return OWNER.getVolatile(this) == core;
+    }
+
     /** Undoes {@link #bind} after the start was refused before the core saw the node. */
     final void unbind() {
         this.permits = 0;

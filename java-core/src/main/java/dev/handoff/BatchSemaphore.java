@@ -1307,12 +1307,30 @@ final class BatchSemaphore {
      * or refuses the task, so none is lost. {@code timedOut} only tells the listener why.
      */
     boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
-        return front == null ? cancelQueued(a, wakes, timedOut) : front.cancel(a, wakes, timedOut);
+        return front == null ? cancelQueued(a, wakes, timedOut, true) : front.cancel(a, wakes, timedOut);
     }
 
-    /** {@link #cancel(Acquisition, Executor, boolean)} of a node in this core's own queue. */
+    /** {@link #cancel(Acquisition, Executor, boolean)} of a node in this core's own queue (for the front). */
     boolean cancelQueued(Acquisition a, Executor wakes, boolean timedOut) {
-        Acquisition woken = withdraw(a);
+        return cancelQueued(a, wakes, timedOut, false);
+    }
+
+    /**
+     * Withdraws {@code a} from this core's queue. A started subclass node whose start is still on
+     * its way into the queue (on another thread: bound, but not queued nor settled yet) is waited
+     * for, outside the lock, if {@code awaitStart}: the start then either queues it (and it is
+     * withdrawn, true), settles it (false), or is refused and unbinds it (false), so a cancel of a
+     * waiting acquisition never answers false while it goes on to wait. The front's nodes are
+     * enqueued under the front's lock, which its cancel holds: never on their way.
+     */
+    private boolean cancelQueued(Acquisition a, Executor wakes, boolean timedOut, boolean awaitStart) {
+        Acquisition woken;
+        for (int waits = 1; (woken = withdraw(a)) == NOT_QUEUED_YET; waits++) {
+            if (!awaitStart || !a.boundTo(this)) {
+                return false; // refused and unbound: it never waited
+            }
+            pause(waits); // the start runs on another thread, outside the lock
+        }
         if (woken == NOT_WAITING) {
             return false;
         }
@@ -1331,17 +1349,29 @@ final class BatchSemaphore {
         }
     };
 
+    /** What {@link #withdraw} returns for a WAITING node that is not queued yet (its start is on its way). */
+    private static final Acquisition NOT_QUEUED_YET = new Acquisition() {
+        @Override
+        protected void wake() {
+            throw new AssertionError("the NOT_QUEUED_YET marker is never woken");
+        }
+    };
+
     /**
      * Under the lock, withdraws a waiting node: unlinks it, marks it CANCELLED and hands its
      * partial permits on. Returns the chain of nodes that completes (null if none) for the caller
-     * to wake, or {@link #NOT_WAITING} if the node was settled or not queued (nothing changed).
+     * to wake, {@link #NOT_WAITING} if the node was settled, or {@link #NOT_QUEUED_YET} if it is
+     * a subclass node whose start has not queued it yet (nothing changed either way).
      */
     private Acquisition withdraw(Acquisition a) {
         Acquisition woken = null;
         lock();
         try {
-            if (a.state != Acquisition.WAITING || !awaitAppended(a)) {
-                return NOT_WAITING; // settled, or a subclass node that is not queued yet
+            if (a.state != Acquisition.WAITING) {
+                return NOT_WAITING;
+            }
+            if (!awaitAppended(a)) {
+                return NOT_QUEUED_YET;
             }
             long give = 0;
             if (a == head) {
@@ -1862,8 +1892,8 @@ final class BatchSemaphore {
         a.bind(this, min, max, onGrant, call);
         try {
             return enqueue(a, call);
-        } catch (RuntimeException refused) { // shed, or too heavy after a shrink: nothing changed
-            a.unbind();
+        } catch (RuntimeException | Error refused) { // shed, or too heavy after a shrink: nothing changed
+            a.unbind(); // (a cancel waiting for this start then answers false)
             throw refused;
         }
     }

@@ -654,7 +654,7 @@ public final class FairShareSemaphore<K> {
     public boolean tryAcquire(K key, long n) {
         String call = "tryAcquire";
         if (n < 0) {
-            throw negative(call, n);
+            throw negative(call, key, n);
         }
         Objects.requireNonNull(key, () -> call + "(null, " + n + "): the key is null");
         if (closed) {
@@ -703,7 +703,7 @@ public final class FairShareSemaphore<K> {
     public Acquisition acquireThen(K key, long n, Waker waker) {
         String call = "acquireThen";
         if (n < 0) {
-            throw negative(call, n);
+            throw negative(call, key, n);
         }
         if (waker == null) {
             throw new NullPointerException(call + "(" + key + ", " + n + ", null): the waker is null");
@@ -861,10 +861,13 @@ public final class FairShareSemaphore<K> {
      */
     public boolean tryAcquireBlocking(K key, long n, Duration timeout) throws InterruptedException {
         String call = "tryAcquireBlocking";
-        check(call, key, n);
-        if (timeout == null) {
+        if (n < 0) {
+            throw negative(call, key, n);
+        }
+        if (timeout == null) { // before the capacity, as on Semaphore: null arguments first
             throw new NullPointerException(call + "(" + key + ", " + n + ", null): the timeout is null");
         }
+        check(call, key, n);
         if (Thread.interrupted()) {
             throw new InterruptedException(call + "(" + key + ", " + n + "): interrupted before waiting");
         }
@@ -933,7 +936,7 @@ public final class FairShareSemaphore<K> {
     private void releaseOn(K key, long n, @Nullable Executor wakes) {
         String call = "release";
         if (n < 0) {
-            throw negative(call, n);
+            throw negative(call, key, n);
         }
         Objects.requireNonNull(key, () -> call + "(null, " + n + "): the key is null");
         if (n == 0) {
@@ -1088,7 +1091,7 @@ public final class FairShareSemaphore<K> {
 
     private void check(String call, K key, long n) {
         if (n < 0) {
-            throw negative(call, n);
+            throw negative(call, key, n);
         }
         if (key == null) {
             throw new NullPointerException(call + "(null, " + n + "): the key is null");
@@ -1104,8 +1107,8 @@ public final class FairShareSemaphore<K> {
         }
     }
 
-    private static IllegalArgumentException negative(String call, long n) {
-        return new IllegalArgumentException(call + "(key, " + n + "): the number of permits must not be negative");
+    private static IllegalArgumentException negative(String call, @Nullable Object key, long n) {
+        return new IllegalArgumentException(call + "(" + key + ", " + n + "): the number of permits must not be negative");
     }
 
     // ------------------------------------------------------------------ solo mode (see the notes)
@@ -1320,7 +1323,7 @@ public final class FairShareSemaphore<K> {
                 t.state = Acquisition.CLOSED;
                 chain(t);
             } else if (n == 0) {
-                t = ticket(0, null, party);
+                t = ticket(0, handle ? NOTHING_TO_GIVE_BACK : null, party); // a handle: held until released
                 settleAtOnce(t, null, 0);
             } else {
                 k = keys.get(key);
@@ -1369,6 +1372,9 @@ public final class FairShareSemaphore<K> {
     }
 
     /** A new ticket; a future learns its ticket here, before the ticket can settle. */
+    /** The give-back of a zero-permit handle: it holds nothing, but reads as held until released. */
+    private static final PermitHandles.GiveBack NOTHING_TO_GIVE_BACK = permits -> { };
+
     private Ticket<K> ticket(long n, PermitHandles.GiveBack back, Object party) {
         Ticket<K> t = new Ticket<>(this, core, n, back, party);
         if (party instanceof FairShareFuture) {

@@ -94,7 +94,7 @@ class FairShareStartAcquisitionTest {
     void badInputIsRefusedBeforeAnythingChangesAndAShedAcquisitionMayStartAgain() {
         FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(2).maxPermitsPerKey(1).maxQueueLength(1).build();
         Probe p = new Probe(false);
-        assertEquals("startAcquisition(key, -1): the number of permits must not be negative",
+        assertEquals("startAcquisition(a, -1): the number of permits must not be negative",
                 assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", -1, p)).getMessage());
         assertEquals("startAcquisition(a, 3): exceeds the capacity 2, so it could never be granted",
                 assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", 3, p)).getMessage());

@@ -629,6 +629,40 @@ class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, Sequenti
             }
             post { actor(SemaphoreOperations::queueLength) }
         })
+        // a shrink racing a lock-free append and a cancel at the tail: see shrinkAgainstAppendAndCancel
+        .addCustomScenario(shrinkAgainstAppendAndCancel())
+}
+
+/**
+ * On capacity 2, all held, one node of weight 1 waiting (the tail): thread 1 appends a node of
+ * weight 2 without the lock, thread 2 shrinks to 1 (sealing the tail), thread 3 appends a node of
+ * weight 1 (under the lock, behind the seal, if it comes after it) and cancels it, so that the
+ * tail leaves and comes back to the node thread 1 may have read with the old capacity. No order may
+ * leave a node of weight 2 waiting at capacity 1 (the post part's observers and release would show
+ * it); in the specification, thread 1's start is refused after the shrink or failed by it. With
+ * the tail moved back across the seal, the model checker finds the order in which thread 1 reads
+ * the tail and the capacity 2, thread 2 and thread 3 run whole, and thread 1's CAS succeeds.
+ */
+private fun shrinkAgainstAppendAndCancel() = scenario {
+    initial {
+        actor(SemaphoreOperations::tryAcquire, 2)
+        actor(SemaphoreCallbackLincheckTest::start, 3, 1)
+    }
+    parallel {
+        thread { actor(SemaphoreCallbackLincheckTest::start, 0, 2) }
+        thread { actor(SemaphoreOperations::setCapacity, 1) }
+        thread {
+            actor(SemaphoreCallbackLincheckTest::start, 2, 1)
+            actor(SemaphoreCallbackLincheckTest::cancel, 2)
+        }
+    }
+    post {
+        actor(SemaphoreOperations::queueLength)
+        actor(SemaphoreOperations::queuedPermits)
+        actor(SemaphoreOperations::release, 2)
+        actor(SemaphoreOperations::availablePermits)
+        actor(SemaphoreOperations::queueLength)
+    }
 }
 
 /**

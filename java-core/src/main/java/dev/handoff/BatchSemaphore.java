@@ -245,6 +245,11 @@ import org.jspecify.annotations.Nullable;
  * may be the confirmations; a confirmation it can never see (a wake-up it handed to an executor
  * that runs on this same thread) bounds the wait: after TRANSIT_WAIT_NANOS it decides once more
  * with the grants in transit counted as not made yet, which is an over-release, nothing changed.
+ * availablePermits() and a tryAcquire that finds too few free permits, while nobody waits, wait
+ * the same way (not inside a wake-up, where the confirmation may be a later wake-up of the same
+ * run), so that they see the grant confirmed or undone, never a grant that is then taken back.
+ * Other observers (the queue's length and weight, with waiters behind the provisional grant) may
+ * see it; the user guide's semantics page says so.
  * A release of permits a caller really holds never waits: those are never in transit. confirm is
  * one atomic add without the lock; GATED is cleared by the next release under the lock that finds
  * no reason left (clearStaleGate), so releases are lock-free again after one locked release.
@@ -600,13 +605,43 @@ final class BatchSemaphore {
 
     long availablePermits() {
         long s = state;
-        if ((s & WINDOW) != 0 && !heldByCurrentThread()) {
-            // Permits in transit: read the word while nobody holds the lock (WINDOW is set and
-            // cleared within one hold of it, so it is clear then), and see the claim's outcome.
-            lock.quietStamp();
-            s = state;
+        if ((s & (WINDOW | GATED)) != 0 && !heldByCurrentThread()) {
+            if ((s & WINDOW) != 0) {
+                // Permits in transit: read the word while nobody holds the lock (WINDOW is set and
+                // cleared within one hold of it, so it is clear then), and see the claim's outcome.
+                lock.quietStamp();
+                s = state;
+            }
+            if (decidesAfterTransit(s)) {
+                s = afterTransit();
+            }
         }
         return free(s);
+    }
+
+    /**
+     * Whether an observer of the free count that read {@code s} waits for provisional grants to be
+     * confirmed or undone first (see "Provisional grants"): while nobody waits, an undone grant's
+     * permits come back to free, so a count read before would show a grant that never happened.
+     * Not inside a wake-up (the confirmation may be a later wake-up of the same run): there the
+     * count is read as it is.
+     */
+    private boolean decidesAfterTransit(long s) {
+        return (s & (GATED | QUEUED | CLOSED)) == GATED && transit > 0 && WakeRun.current().depth == 0;
+    }
+
+    /**
+     * The word once no provisional grant is in transit, or someone waits again (then free is 0
+     * whatever they become), or after the bound of {@link #awaitTransit}.
+     */
+    private long afterTransit() {
+        long since = System.nanoTime();
+        for (int waits = 1; ; waits++) {
+            long s = state;
+            if ((s & QUEUED) != 0 || transit == 0 || !awaitTransit(this, waits, since)) {
+                return state;
+            }
+        }
     }
 
     /**
@@ -720,6 +755,7 @@ final class BatchSemaphore {
     boolean tryAcquire(long n) {
         long s = state;
         long delta = n << SHIFT;
+        boolean waited = false;
         for (;;) {
             if ((s & (QUEUED | CLOSED)) != 0 || free(s) < n) {
                 if ((s & CLOSED) != 0) {
@@ -729,6 +765,11 @@ final class BatchSemaphore {
                     return true; // zero permits are granted even while others wait
                 }
                 if ((s & WINDOW) == 0 || heldByCurrentThread()) {
+                    if (!waited && (s & GATED) != 0 && !heldByCurrentThread() && decidesAfterTransit(s)) {
+                        waited = true; // an undone grant would give it enough: see the outcome first
+                        s = afterTransit();
+                        continue;
+                    }
                     return false; // (inside a claim this thread holds the window open itself)
                 }
                 return takeUnderLock(n, n) == n; // decide where no claim window is open

@@ -265,6 +265,20 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
                 }
             }
         })
+        // grant vs cancel, without prompt cancellation, as an observer sees it: once the grant
+        // showed in the free count (1), the acquire cannot end Cancelled with the release(2)
+        // accepted (a grant an observer saw, then undone); the observer waits for the grant to be
+        // confirmed or undone. (With an observer that does not wait this scenario stayed green
+        // within its budget: the cancellation on suspension rarely lands after the grant here.
+        // observedGrantUndone in Semaphore3LincheckTest catches that variant.)
+        .addCustomScenario(scenario {
+            initial { actor(SemaphoreOperations::tryAcquire, 2) }
+            parallel {
+                thread { add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, prompt = false)) }
+                thread { actor(SemaphoreOperations::availablePermits) }
+                thread { actor(SemaphoreOperations::release, 2) }
+            }
+        })
         // grant vs cancel with a waiter behind: the permits go to exactly one of the two
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
@@ -368,6 +382,8 @@ class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaph
         // a shrink below a waiting weight and the growth back, against appends and releases (the
         // seal and the resize stamp of BatchSemaphore's notes): see resizeAgainstAppendsAndReleases
         .addCustomScenario(resizeAgainstAppendsAndReleases())
+        // a grant in transit, undone by a prompt cancellation: see observedGrantUndone
+        .addCustomScenario(observedGrantUndone(prompt = true))
         // head-of-line blocking: a heavy head keeps a light waiter (and tryAcquire) out
         .addCustomScenario(scenario {
             initial { actor(SemaphoreOperations::tryAcquire, 2) }
@@ -420,6 +436,36 @@ private fun resizeAgainstAppendsAndReleases() = scenario {
             actor(SemaphoreOperations::setCapacity, 1)
             actor(SemaphoreOperations::setCapacity, 3)
             actor(SemaphoreOperations::release, 2)
+        }
+    }
+}
+
+/**
+ * On capacity 3, after `tryAcquire(3); release(1); release(1)` (1 held, 2 free): thread 1 observes
+ * the free permits, thread 2 releases 3 and observes them, and thread 3 takes 2 and then waits for
+ * 2 more, cancelled as soon as it suspends ([prompt]: also after its resumption). Thread 2's
+ * release may grant the waiter provisionally, and the cancellation may then undo the grant. An
+ * observer of the free count waits for that decision (see "Provisional grants" in
+ * BatchSemaphore's notes): once it showed 1 free (the grant), it may not show 3 with the acquire
+ * ending Cancelled, which no sequential history has. (An observer that did not wait was caught
+ * here: `availablePermits(): 1` on thread 1, `3` on thread 2, `acquire(2) + prompt_cancel:
+ * CANCELLED`.)
+ */
+private fun observedGrantUndone(prompt: Boolean) = scenario {
+    initial {
+        actor(SemaphoreOperations::tryAcquire, 3)
+        actor(SemaphoreOperations::release, 1)
+        actor(SemaphoreOperations::release, 1)
+    }
+    parallel {
+        thread { actor(SemaphoreOperations::availablePermits) }
+        thread {
+            actor(SemaphoreOperations::release, 3)
+            actor(SemaphoreOperations::availablePermits)
+        }
+        thread {
+            actor(SemaphoreLincheckTest::acquire, 2)
+            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2, prompt = prompt))
         }
     }
 }

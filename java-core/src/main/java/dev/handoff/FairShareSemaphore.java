@@ -1373,7 +1373,15 @@ public final class FairShareSemaphore<K> {
 
     /** A new ticket; a future learns its ticket here, before the ticket can settle. */
     /** The give-back of a zero-permit handle: it holds nothing, but reads as held until released. */
-    private static final PermitHandles.GiveBack NOTHING_TO_GIVE_BACK = permits -> { };
+    private static final PermitHandles.GiveBack NOTHING_TO_GIVE_BACK = new NothingToGiveBack();
+
+    /** A class, not a lambda: see {@link PermitHandles.GiveBack}'s note on hidden classes. */
+    private static final class NothingToGiveBack implements PermitHandles.GiveBack {
+        @Override
+        public void giveBack(long permits) {
+            // zero permits: nothing to give back
+        }
+    }
 
     private Ticket<K> ticket(long n, PermitHandles.GiveBack back, Object party) {
         Ticket<K> t = new Ticket<>(this, core, n, back, party);

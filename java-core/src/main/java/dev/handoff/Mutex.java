@@ -37,8 +37,13 @@ public final class Mutex {
     /** The name given to the builder, or null. */
     private final @Nullable String name;
 
-    /** How a {@link Permits} handle of this mutex unlocks it. */
-    private final PermitHandles.GiveBack unlocker = permits -> unlock();
+    /** How a {@link Permits} handle of this mutex unlocks it (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
+    private final PermitHandles.GiveBack unlocker = new PermitHandles.GiveBack() {
+        @Override
+        public void giveBack(long permits) {
+            unlock();
+        }
+    };
 
     /** Creates an unlocked mutex. For a name, a queue bound or a listener, see {@link #builder()}. */
     public Mutex() {

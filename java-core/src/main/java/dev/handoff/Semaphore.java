@@ -69,8 +69,13 @@ public final class Semaphore {
     /** The name given to the builder, or null. */
     private final @Nullable String name;
 
-    /** How a {@link Permits} handle of this semaphore gives its permits back. */
-    private final PermitHandles.GiveBack byCount = this::release;
+    /** How a {@link Permits} handle of this semaphore gives its permits back (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
+    private final PermitHandles.GiveBack byCount = new PermitHandles.GiveBack() {
+        @Override
+        public void giveBack(long permits) {
+            release(permits);
+        }
+    };
 
     /**
      * Creates a semaphore with {@code permits} permits, all free.
@@ -782,6 +787,92 @@ public final class Semaphore {
         checkFits("withPermitsAsync", n);
         String call = "withPermitsAsync(" + n + ")";
         return ScopedAsync.run(core.acquireAsync(n, call, null, byCount), () -> release(n), body, call);
+    }
+
+    /**
+     * Runs {@code body} holding {@code n} permits and releases them when it returns or throws: the
+     * blocking {@code try/finally}. The permits are acquired as by {@link #acquireBlocking(long)}
+     * (FIFO, parking the calling thread, safe on virtual threads); {@code body} runs on this thread
+     * once they are granted, and they are released exactly once, however it ends. If the wait
+     * fails (interrupt, close, a full queue), {@code body} does not run and nothing is held.
+     *
+     * <pre>{@code
+     * Response r = inFlight.withPermitsBlocking(body.length, () -> client.send(body));
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param body the work to run holding them
+     * @param <T> the result type
+     * @return what {@code body} returned
+     * @throws Exception what {@code body} threw, after the permits were released
+     * @throws InterruptedException if interrupted before the grant (nothing held, {@code body} not run)
+     * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and a queue bound is reached
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T extends @Nullable Object> T withPermitsBlocking(long n, java.util.concurrent.Callable<T> body)
+            throws InterruptedException, Exception {
+        if (n < 0) {
+            throw negative("withPermitsBlocking", n);
+        }
+        if (body == null) {
+            throw new NullPointerException("withPermitsBlocking(" + n + ", null): the body is null");
+        }
+        checkFits("withPermitsBlocking", n);
+        core.acquireBlocking(n, "withPermitsBlocking", null, byCount);
+        try {
+            return body.call();
+        } finally {
+            release(n);
+        }
+    }
+
+    /**
+     * Runs {@code body} holding {@code n} permits if they are granted within {@code timeout}, and
+     * releases them when it returns or throws; as {@link #withPermitsBlocking(long, java.util.concurrent.Callable)}
+     * with the wait of {@link #tryAcquireBlocking(long, Duration)}. If the permits do not come in
+     * time, the wait is withdrawn, nothing is held, {@code body} does not run and the result is
+     * empty.
+     *
+     * <pre>{@code
+     * Optional<Rows> rows = pool.tryWithPermitsBlocking(1, Duration.ofMillis(250), () -> db.query(sql));
+     * if (rows.isEmpty()) throw new TimeoutException("no connection within 250 ms");
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param timeout the longest wait; zero or negative does not wait
+     * @param body the work to run holding them; its result must not be null (a null result reads
+     *     as empty)
+     * @param <T> the result type
+     * @return what {@code body} returned, or empty if the permits did not come in time
+     * @throws Exception what {@code body} threw, after the permits were released
+     * @throws InterruptedException if interrupted before the grant (nothing held, {@code body} not run)
+     * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and a queue bound is reached
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code timeout} or {@code body} is null
+     */
+    public <T> java.util.Optional<T> tryWithPermitsBlocking(long n, Duration timeout, java.util.concurrent.Callable<T> body)
+            throws InterruptedException, Exception {
+        if (n < 0) {
+            throw negative("tryWithPermitsBlocking", n);
+        }
+        if (timeout == null) {
+            throw new NullPointerException("tryWithPermitsBlocking(" + n + ", null, body): the timeout is null");
+        }
+        if (body == null) {
+            throw new NullPointerException("tryWithPermitsBlocking(" + n + ", " + timeout + ", null): the body is null");
+        }
+        checkFits("tryWithPermitsBlocking", n);
+        if (!core.tryAcquire(n, saturatedNanos(timeout), "tryWithPermitsBlocking(" + n + ", " + timeout + ")", null)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.ofNullable(body.call());
+        } finally {
+            release(n);
+        }
     }
 
     /**

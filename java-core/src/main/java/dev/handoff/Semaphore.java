@@ -61,13 +61,20 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Semaphore {
 
-    /** The largest capacity a semaphore can have: 2<sup>60</sup>. */
+    /**
+     * The largest capacity a semaphore can have: 2<sup>56</sup> (72,057,594,037,927,936), enough to
+     * count the bytes of 64 PiB. A capacity, a resize or an acquisition beyond it is refused with
+     * {@link IllegalArgumentException}.
+     */
     public static final long MAX_PERMITS = BatchSemaphore.MAX_PERMITS;
 
     private final BatchSemaphore core;
 
     /** The name given to the builder, or null. */
     private final @Nullable String name;
+
+    /** The leak detection of its handles ({@link LeakDetection}), or null while it is off. */
+    private final @Nullable LeakDetection leaks;
 
     /** How a {@link Permits} handle of this semaphore gives its permits back (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
     private final PermitHandles.GiveBack byCount = new PermitHandles.GiveBack() {
@@ -87,11 +94,14 @@ public final class Semaphore {
         checkCapacity("new Semaphore", permits);
         this.core = new BatchSemaphore(permits, this);
         this.name = null;
+        this.leaks = LeakDetection.DEFAULT == LeakDetection.OFF ? null : LeakDetection.DEFAULT;
     }
 
     private Semaphore(Builder b) {
         this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener, this);
         this.name = b.name;
+        LeakDetection mode = b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
+        this.leaks = mode == LeakDetection.OFF ? null : mode;
         if (b.listener != null && b.name != null) {
             b.listener.attached(b.name);
         }
@@ -109,15 +119,19 @@ public final class Semaphore {
      * queue for load shedding. Without options it is {@code new Semaphore(capacity)}.
      *
      * <pre>{@code
-     * Semaphore tokens = Semaphore.builder(100_000)   // tokens per second of a model, say
-     *         .maxQueuedPermits(400_000)              // at most 4 s of work waiting; shed the rest
+     * Semaphore tokens = Semaphore.builder(100_000)   // at most 100,000 tokens of requests in flight
+     *         .name("model")
+     *         .maxQueuedPermits(400_000)              // beyond 400,000 tokens waiting, shed the rest
      *         .build();
-     * try {
-     *     tokens.acquireBlocking(request.tokens());
+     * try (Permits held = tokens.acquireBlocking(request.tokens())) {
+     *     return model.complete(request);             // released here, however it ends
      * } catch (SemaphoreRejectedException busy) {
      *     return Response.status(503);                // nothing queued, nothing held
      * }
      * }</pre>
+     *
+     * <p>A semaphore bounds what is in flight at once, not how often: for so many per second, use a
+     * rate limiter.
      *
      * @param capacity the capacity {@code N}, from {@code 0} to {@link #MAX_PERMITS}
      * @return a builder
@@ -138,6 +152,7 @@ public final class Semaphore {
         private int maxQueueLength = Integer.MAX_VALUE;
         private @Nullable WaitListener listener;
         private @Nullable String name;
+        private @Nullable LeakDetection leakDetection;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -217,6 +232,29 @@ public final class Semaphore {
          */
         public Builder name(String name) {
             this.name = checkName(name);
+            return this;
+        }
+
+        /**
+         * Sets what the semaphore does about a {@link Permits} handle that becomes unreachable
+         * while it holds permits: nothing ({@link LeakDetection#OFF}), report where it was
+         * acquired ({@link LeakDetection#REPORT}), or report and give its permits back
+         * ({@link LeakDetection#RELEASE}). By default, what the system property
+         * {@value LeakDetection#PROPERTY} says, else off. See {@link LeakDetection} for the cost.
+         *
+         * <pre>{@code
+         * Semaphore budget = Semaphore.builder(16).leakDetection(LeakDetection.REPORT).build();
+         * }</pre>
+         *
+         * @param mode what to do about a leaked handle
+         * @return this builder
+         * @throws NullPointerException if {@code mode} is null
+         */
+        public Builder leakDetection(LeakDetection mode) {
+            if (mode == null) {
+                throw new NullPointerException("leakDetection(null): the mode is null");
+            }
+            this.leakDetection = mode;
             return this;
         }
 
@@ -395,7 +433,12 @@ public final class Semaphore {
      */
     public CompletableFuture<Permits> acquireUpToAsync(long min, long max) {
         checkRange("acquireUpToAsync", min, max);
-        return core.acquireUpToAsync(min, max, "acquireUpToAsync(" + min + ", " + max + ")", byCount);
+        String call = "acquireUpToAsync(" + min + ", " + max + ")";
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, call);
+            return t.watch(core.acquireUpToAsync(min, max, call, t));
+        }
+        return core.acquireUpToAsync(min, max, call, byCount);
     }
 
     /**
@@ -419,7 +462,12 @@ public final class Semaphore {
      */
     public Permits acquireUpToBlocking(long min, long max) throws InterruptedException {
         checkRange("acquireUpToBlocking", min, max);
-        return core.acquireUpToBlocking(min, max, "acquireUpToBlocking(" + min + ", " + max + ")", byCount);
+        String call = "acquireUpToBlocking(" + min + ", " + max + ")";
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, call);
+            return t.watch(core.acquireUpToBlocking(min, max, call, t));
+        }
+        return core.acquireUpToBlocking(min, max, call, byCount);
     }
 
     private void checkRange(String call, long min, long max) {
@@ -748,6 +796,10 @@ public final class Semaphore {
             throw negative("acquireAsync", n);
         }
         checkFits("acquireAsync", n);
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, "acquireAsync(" + n + ")");
+            return t.watch(core.acquireAsync(n, "acquireAsync", null, t));
+        }
         return core.acquireAsync(n, "acquireAsync", null, byCount);
     }
 
@@ -901,6 +953,10 @@ public final class Semaphore {
             throw negative("acquireBlocking", n);
         }
         checkFits("acquireBlocking", n);
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, "acquireBlocking(" + n + ")");
+            return t.watch(core.acquireBlocking(n, "acquireBlocking", null, t));
+        }
         return core.acquireBlocking(n, "acquireBlocking", null, byCount);
     }
 

@@ -108,6 +108,7 @@ class RwLockHandleTest {
         try (Permits write = writer.join()) {
             lock.downgrade();
             assertEquals(1, lock.readLockCount());
+            assertFalse(write.isReleased());
         }
         assertFree(lock);
 

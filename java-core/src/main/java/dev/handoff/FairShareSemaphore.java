@@ -1140,14 +1140,26 @@ public final class FairShareSemaphore<K> {
      * permit of every key has been released (and any debt of a shrink paid).
      *
      * <pre>{@code
-     * pool.closeAndAwait().get(30, TimeUnit.SECONDS);
+     * pool.closeAsync().get(30, TimeUnit.SECONDS);
      * }</pre>
      *
      * @return a future completed when the semaphore is drained
      */
-    public CompletableFuture<Void> closeAndAwait() {
+    public CompletableFuture<Void> closeAsync() {
         close();
         return core.closeAndAwait();
+    }
+
+    /**
+     * The former name of {@link #closeAsync()}, which it calls: the suffix {@code Async} names the
+     * face that returns a future.
+     *
+     * @return a future completed when the semaphore is drained
+     * @deprecated use {@link #closeAsync()}; this name goes before the first release
+     */
+    @Deprecated
+    public CompletableFuture<Void> closeAndAwait() {
+        return closeAsync();
     }
 
     // ------------------------------------------------------------------ internals

@@ -533,13 +533,25 @@ public final class Semaphore {
      * (cancelling it does not affect the drain).
      *
      * <pre>{@code
-     * limiter.closeAndAwait().get(30, TimeUnit.SECONDS);   // refuse new work, let running work finish
+     * limiter.closeAsync().get(30, TimeUnit.SECONDS);   // refuse new work, let running work finish
      * }</pre>
      *
      * @return a future completed when nothing is held any more
      */
-    public CompletableFuture<Void> closeAndAwait() {
+    public CompletableFuture<Void> closeAsync() {
         return core.closeAndAwait();
+    }
+
+    /**
+     * The former name of {@link #closeAsync()}, which it calls: the suffix {@code Async} names the
+     * face that returns a future.
+     *
+     * @return a future completed when nothing is held any more
+     * @deprecated use {@link #closeAsync()}; this name goes before the first release
+     */
+    @Deprecated
+    public CompletableFuture<Void> closeAndAwait() {
+        return closeAsync();
     }
 
     /**

@@ -365,7 +365,7 @@ private class SemaphoreUpToAcquisition(private val min: Long, private val max: L
 
 /**
  * Closes the semaphore and suspends until every held permit (and any debt after a shrink) has
- * come back: `closeAndAwait()` for coroutines, named like kotlinx's `cancelAndJoin`. Cancelling
+ * come back: `closeAsync()` for coroutines, named like kotlinx's `cancelAndJoin`. Cancelling
  * the caller stops the waiting, not the drain.
  *
  * ```kotlin
@@ -373,7 +373,7 @@ private class SemaphoreUpToAcquisition(private val min: Long, private val max: L
  * ```
  */
 public suspend fun Semaphore.closeAndJoin() {
-    // kotlinx's await() cancels the future if the caller is cancelled; closeAndAwait() returns a
+    // kotlinx's await() cancels the future if the caller is cancelled; closeAsync() returns a
     // copy per call, so that stops this wait and never the drain.
-    closeAndAwait().await()
+    closeAsync().await()
 }

@@ -114,6 +114,34 @@ class LeakDetectionTest {
         assertEquals(2, s.availablePermits());
     }
 
+    /** The give-back a handle holds while its permits are held (its field {@code back}). */
+    private static Object giveBackOf(Permits handle) throws ReflectiveOperationException {
+        Class<?> type = handle instanceof HandleAcquisition ? HandleAcquisition.class : handle.getClass();
+        java.lang.reflect.Field back = type.getDeclaredField("back");
+        back.setAccessible(true);
+        return back.get(handle);
+    }
+
+    @Test
+    void offAddsNothingToAHandleOnAddsOneTrackerEach() throws Exception {
+        Semaphore off = Semaphore.builder(4).leakDetection(LeakDetection.OFF).build();
+        Permits a = off.acquireBlocking(1);
+        Permits b = off.acquireBlocking(1);
+        assertTrue(giveBackOf(a) == giveBackOf(b), "off: every handle shares the semaphore's one give-back");
+        assertFalse(giveBackOf(a) instanceof PermitLeaks.Tracked);
+        a.close();
+        b.close();
+
+        Semaphore on = Semaphore.builder(4).leakDetection(LeakDetection.REPORT).build();
+        Permits c = on.acquireBlocking(1);
+        Permits d = on.acquireBlocking(1);
+        assertTrue(giveBackOf(c) instanceof PermitLeaks.Tracked);
+        assertFalse(giveBackOf(c) == giveBackOf(d), "on: a tracker per handle");
+        c.close();
+        d.close();
+        assertEquals(4, on.availablePermits());
+    }
+
     @Test
     void offByDefaultAndTheSystemPropertyIsChecked() {
         assertEquals(LeakDetection.OFF, LeakDetection.parse(null));

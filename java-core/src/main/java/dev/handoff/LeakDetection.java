@@ -2,18 +2,20 @@
 package dev.handoff;
 
 /**
- * What a semaphore does about a {@link Permits} handle that becomes unreachable (garbage) while it
- * still holds permits — a leak: those permits would otherwise be lost for good.
+ * What a semaphore or a mutex does about a {@link Permits} handle that becomes unreachable
+ * (garbage) while it still holds permits — a leak: those permits would otherwise be lost for good.
  *
- * <p>Off by default. Turn it on for every semaphore with the system property
+ * <p>Off by default. Turn it on for every semaphore and mutex with the system property
  * {@value #PROPERTY} ({@code -Ddev.handoff.leakDetection=report} or {@code =release}), or for one
- * with {@link Semaphore.Builder#leakDetection(LeakDetection)}, which wins over the property. While
- * on, each acquire that returns a handle ({@code acquireBlocking}, {@code acquireAsync},
- * {@code acquireUpToBlocking}, {@code acquireUpToAsync}) records where it was called, as Netty's
- * {@code ResourceLeakDetector} does, and registers the handle with a {@link java.lang.ref.Cleaner};
- * when the garbage collector finds a leaked handle, a warning naming the semaphore, the permits and
- * the acquisition's stack trace goes to the {@link System.Logger} {@code "dev.handoff.leaks"}, once
- * per call site.
+ * with {@link Semaphore.Builder#leakDetection(LeakDetection)} or
+ * {@link Mutex.Builder#leakDetection(LeakDetection)}, which win over the property. While on, each
+ * call that returns a handle ({@code acquireBlocking}, {@code acquireAsync},
+ * {@code acquireUpToBlocking}, {@code acquireUpToAsync}; a mutex's {@code lockBlocking} and
+ * {@code lockAsync}) records where it was called, as Netty's {@code ResourceLeakDetector} does, and
+ * registers the handle with a {@link java.lang.ref.Cleaner}; when the garbage collector finds a
+ * leaked handle, a warning naming the primitive, the permits and the acquisition's stack trace goes
+ * to the {@link System.Logger} {@code "dev.handoff.leaks"}, once per call site. The handles of
+ * {@link RwLock} and {@link FairShareSemaphore} are not tracked.
  *
  * <p>Cost: while off, nothing per handle (0 B, no registration; one field test per acquire); while
  * on, a stack trace and a cleaner registration per handle, so it is for tests and debugging, not

@@ -102,7 +102,8 @@ final class PermitLeaks {
         private String callSite() {
             for (StackTraceElement e : site.getStackTrace()) {
                 String c = e.getClassName();
-                if (!c.startsWith(PermitLeaks.class.getName()) && !c.equals(Semaphore.class.getName())) {
+                if (!c.startsWith(PermitLeaks.class.getName()) && !c.equals(Semaphore.class.getName())
+                        && !c.equals(Mutex.class.getName())) {
                     return e.toString();
                 }
             }
@@ -116,7 +117,7 @@ final class PermitLeaks {
             StringWriter trace = new StringWriter();
             site.printStackTrace(new PrintWriter(trace));
             String where = trace.toString();
-            String message = "LEAK: a Permits handle of " + n + " permits of " + owner
+            String message = "LEAK: a Permits handle of " + n + (n == 1 ? " permit of " : " permits of ") + owner
                     + " became unreachable without release()"
                     + (given ? "; its permits were given back" : "; its permits stay held")
                     + " (reported once per call site). " + where;

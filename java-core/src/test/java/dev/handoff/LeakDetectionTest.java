@@ -86,6 +86,22 @@ class LeakDetectionTest {
         assertTrue(reports.get(0).contains("acquireAsync(1) acquired the handle here"), reports.toString());
     }
 
+    @Test
+    void aMutexHandleLeakedIsReportedAndUnlocked() throws InterruptedException {
+        Mutex journal = Mutex.builder().name("journal").leakDetection(LeakDetection.RELEASE).build();
+        leakMutexHandle(journal);
+        assertTrue(journal.isLocked());
+        assertTrue(collectUntil(() -> !journal.isLocked() && !reports.isEmpty()), journal::toString);
+        assertTrue(reports.get(0).startsWith("LEAK: a Permits handle of 1 permit of Mutex[name=journal"), reports.get(0));
+        assertTrue(reports.get(0).contains("leakMutexHandle"), reports.get(0));
+        assertTrue(journal.tryLock()); // unlocked for good: the next caller gets in
+        journal.unlock();
+    }
+
+    private static void leakMutexHandle(Mutex mutex) throws InterruptedException {
+        mutex.lockBlocking();
+    }
+
     /** Two handles acquired at one call site and dropped. */
     private static void leakTwiceFromOneSite(Semaphore s) throws InterruptedException {
         for (int i = 0; i < 2; i++) {

@@ -802,6 +802,80 @@ public final class FairShareSemaphore<K> {
     }
 
     /**
+     * Runs {@code body} holding {@code n} permits of {@code key} and releases them to {@code key}
+     * when the stage it returns completes, however it completes: the asynchronous
+     * {@code try/finally}, with the rules of {@link Semaphore#withPermitsAsync(long, java.util.function.Supplier)}.
+     * The permits are acquired as by {@link #acquireAsync(Object, long)}; {@code body} runs once
+     * they are granted (on the granting thread). They are released exactly once if, and only if,
+     * they were granted: when the stage completes normally or exceptionally, or when {@code body}
+     * throws or returns {@code null}. If the acquisition fails (closed, a queue bound), the result
+     * fails with the same exception and nothing is released. Cancelling the result (or failing it,
+     * as {@code orTimeout} does) before the grant withdraws the wait; a grant that wins that race is
+     * released without running {@code body}.
+     *
+     * <pre>{@code
+     * CompletableFuture<Rows> rows = pool.withPermitsAsync(tenant, 1, () -> db.queryAsync(sql));
+     * }</pre>
+     *
+     * @param key the key
+     * @param n the number of permits
+     * @param body the work to run holding them; returns the stage whose completion releases them
+     * @param <T> the result type
+     * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
+     *     acquisition's exception
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
+     *     the per-key cap, or the key's share is out of range
+     * @throws NullPointerException if {@code key} or {@code body} is null
+     */
+    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(K key, long n,
+            java.util.function.Supplier<? extends java.util.concurrent.CompletionStage<T>> body) {
+        String call = "withPermitsAsync";
+        check(call, key, n);
+        if (body == null) {
+            throw new NullPointerException(call + "(" + key + ", " + n + ", null): the body is null");
+        }
+        return ScopedAsync.run(acquireAsync(key, n), () -> release(key, n), body, call + "(" + key + ", " + n + ")");
+    }
+
+    /**
+     * Runs {@code body} holding {@code n} permits of {@code key} and releases them to {@code key}
+     * when it returns or throws: the blocking {@code try/finally}. The permits are acquired as by
+     * {@link #acquireBlocking(Object, long)} (parking this thread, safe on virtual threads); if the
+     * wait fails (interrupt, close, a queue bound), {@code body} does not run and nothing is held.
+     *
+     * <pre>{@code
+     * Rows rows = pool.withPermitsBlocking(tenant, 1, () -> db.query(sql));
+     * }</pre>
+     *
+     * @param key the key
+     * @param n the number of permits
+     * @param body the work to run holding them
+     * @param <T> the result type
+     * @return what {@code body} returned
+     * @throws Exception what {@code body} threw, after the permits were released
+     * @throws InterruptedException if interrupted before the grant (nothing held, {@code body} not run)
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
+     *     the per-key cap, or the key's share is out of range
+     * @throws NullPointerException if {@code key} or {@code body} is null
+     * @throws SemaphoreClosedException if closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and a queue bound is reached
+     */
+    public <T extends @Nullable Object> T withPermitsBlocking(K key, long n, java.util.concurrent.Callable<T> body)
+            throws InterruptedException, Exception {
+        String call = "withPermitsBlocking";
+        check(call, key, n);
+        if (body == null) {
+            throw new NullPointerException(call + "(" + key + ", " + n + ", null): the body is null");
+        }
+        acquireBlocking(key, n);
+        try {
+            return body.call();
+        } finally {
+            release(key, n);
+        }
+    }
+
+    /**
      * The blocking face: parks until {@code n} permits are granted to {@code key} and returns their
      * handle (use it in try-with-resources). Virtual-thread safe. On interrupt the wait is
      * withdrawn, nothing is held and {@link InterruptedException} is thrown (if the grant won the
@@ -1077,14 +1151,26 @@ public final class FairShareSemaphore<K> {
      * permit of every key has been released (and any debt of a shrink paid).
      *
      * <pre>{@code
-     * pool.closeAndAwait().get(30, TimeUnit.SECONDS);
+     * pool.closeAsync().get(30, TimeUnit.SECONDS);
      * }</pre>
      *
      * @return a future completed when the semaphore is drained
      */
-    public CompletableFuture<Void> closeAndAwait() {
+    public CompletableFuture<Void> closeAsync() {
         close();
         return core.closeAndAwait();
+    }
+
+    /**
+     * The former name of {@link #closeAsync()}, which it calls: the suffix {@code Async} names the
+     * face that returns a future.
+     *
+     * @return a future completed when the semaphore is drained
+     * @deprecated use {@link #closeAsync()}; this name goes before the first release
+     */
+    @Deprecated
+    public CompletableFuture<Void> closeAndAwait() {
+        return closeAsync();
     }
 
     // ------------------------------------------------------------------ internals

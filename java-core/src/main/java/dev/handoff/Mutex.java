@@ -37,18 +37,29 @@ public final class Mutex {
     /** The name given to the builder, or null. */
     private final @Nullable String name;
 
-    /** How a {@link Permits} handle of this mutex unlocks it. */
-    private final PermitHandles.GiveBack unlocker = permits -> unlock();
+    /** How a {@link Permits} handle of this mutex unlocks it (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
+    private final PermitHandles.GiveBack unlocker = new PermitHandles.GiveBack() {
+        @Override
+        public void giveBack(long permits) {
+            unlock();
+        }
+    };
+
+    /** The leak detection of its handles ({@link LeakDetection}), or null while it is off. */
+    private final @Nullable LeakDetection leaks;
 
     /** Creates an unlocked mutex. For a name, a queue bound or a listener, see {@link #builder()}. */
     public Mutex() {
         this.core = new BatchSemaphore(1, this);
         this.name = null;
+        this.leaks = LeakDetection.DEFAULT == LeakDetection.OFF ? null : LeakDetection.DEFAULT;
     }
 
     private Mutex(Builder b) {
         this.core = new BatchSemaphore(1, Long.MAX_VALUE, b.maxQueueLength, b.listener, this);
         this.name = b.name;
+        LeakDetection mode = b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
+        this.leaks = mode == LeakDetection.OFF ? null : mode;
         if (b.listener != null && b.name != null) {
             b.listener.attached(b.name);
         }
@@ -79,8 +90,28 @@ public final class Mutex {
         private int maxQueueLength = Integer.MAX_VALUE;
         private @Nullable WaitListener listener;
         private @Nullable String name;
+        private @Nullable LeakDetection leakDetection;
 
         private Builder() {
+        }
+
+        /**
+         * Sets what the mutex does about a lock handle ({@link Mutex#lockBlocking()},
+         * {@link Mutex#lockAsync()}) that becomes unreachable while it holds the lock, as
+         * {@link Semaphore.Builder#leakDetection(LeakDetection)} does for a semaphore: nothing,
+         * report where it was locked, or report and unlock. By default, what the system property
+         * {@value LeakDetection#PROPERTY} says, else off.
+         *
+         * @param mode what to do about a leaked handle
+         * @return this builder
+         * @throws NullPointerException if {@code mode} is null
+         */
+        public Builder leakDetection(LeakDetection mode) {
+            if (mode == null) {
+                throw new NullPointerException("leakDetection(null): the mode is null");
+            }
+            this.leakDetection = mode;
+            return this;
         }
 
         /**
@@ -274,6 +305,10 @@ public final class Mutex {
      * @return a future completed with the lock's handle once this caller holds the lock
      */
     public CompletableFuture<Permits> lockAsync() {
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, unlocker, this, "lockAsync()");
+            return t.watch(core.acquireAsync(1, "lockAsync()", null, t));
+        }
         return core.acquireAsync(1, "lockAsync()", null, unlocker);
     }
 
@@ -288,6 +323,10 @@ public final class Mutex {
      * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
     public Permits lockBlocking() throws InterruptedException {
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, unlocker, this, "lockBlocking()");
+            return t.watch(core.acquireBlocking(1, "lockBlocking()", null, t));
+        }
         return core.acquireBlocking(1, "lockBlocking()", null, unlocker);
     }
 

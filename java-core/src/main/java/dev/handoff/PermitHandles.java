@@ -21,7 +21,13 @@ final class PermitHandles {
     private PermitHandles() {
     }
 
-    /** How a face gives permits back by count: {@code release(n)}, {@code unlock()}, {@code readUnlock()}... */
+    /**
+     * How a face gives permits back by count: {@code release(n)}, {@code unlock()}, {@code readUnlock()}...
+     * A face keeps its GiveBack in a field of its own, as a class rather than a lambda or a method
+     * reference: those are hidden classes, whose captured fields Lincheck's model checker cannot
+     * locate (it takes field offsets through {@code sun.misc.Unsafe}, which refuses hidden
+     * classes), so it would warn "Failed to get object field offset" and leave them out of its view.
+     */
     @FunctionalInterface
     interface GiveBack {
         /**

@@ -36,6 +36,23 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  *
+ * <p>A write lock's handle ({@link WritePermits}) releases what its holder holds <em>now</em>: the
+ * write lock, or the read lock it became by a {@link #downgrade()}. So a downgrade inside
+ * try-with-resources leaks nothing, and {@link WritePermits#downgrade()} returns the read lock as a
+ * handle of its own:
+ *
+ * <pre>{@code
+ * try (Permits write = lock.writeLockBlocking()) {
+ *     map.put(key, value);
+ *     lock.downgrade();              // now a read lock: readers may join, no writer can
+ *     audit(map);
+ * }                                  // read-unlocks here
+ * }</pre>
+ *
+ * <p>Release a lock either through its handle or by count ({@link #readUnlock()},
+ * {@link #writeUnlock()}), not both: a handle whose lock was released by count would release
+ * another holder's.
+ *
  * <p>Method names follow {@link Semaphore}'s: no suffix never waits ({@link #tryReadLock()}),
  * {@code Then} calls back, {@code Async} returns a future, {@code Blocking} parks the thread.
  *
@@ -62,11 +79,14 @@ public final class RwLock {
     /** The name given to the builder, or null. */
     private final @Nullable String name;
 
-    /** How a read lock's {@link Permits} handle unlocks it. */
-    private final PermitHandles.GiveBack readUnlocker = permits -> readUnlock();
+    /** How a read lock's {@link Permits} handle unlocks it (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
+    private final PermitHandles.GiveBack readUnlocker = new PermitHandles.GiveBack() {
+        @Override
+        public void giveBack(long permits) {
+            readUnlock();
+        }
+    };
 
-    /** How the write lock's {@link Permits} handle unlocks it. */
-    private final PermitHandles.GiveBack writeUnlocker = permits -> writeUnlock();
 
     /**
      * Whether a writer holds the lock. Set at the writer's grant — under the core's lock for a
@@ -75,11 +95,20 @@ public final class RwLock {
      */
     private volatile boolean writeLocked;
 
+    /**
+     * The handle of the write grant in force, or null if the writer took the lock without one (a
+     * {@code try} or callback face) or no writer holds it. Written at a write grant (under the core's
+     * lock), and by the one holder in writeUnlock and downgrade, so {@link #downgrade()} finds the
+     * handle whose lock it turns into a read lock.
+     */
+    private volatile @Nullable WriteGrant holder;
+
     /** Runs at a writer's grant, before anyone is woken: a volatile write. */
     private final BatchSemaphore.GrantUndo markWriteLocked = new BatchSemaphore.GrantUndo() {
         @Override
         public void run() {
             WRITE_GRANTS.getAndAdd(RwLock.this, 1);
+            holder = null;
             writeLocked = true;
         }
 
@@ -495,32 +524,54 @@ public final class RwLock {
         if (body == null) {
             throw new NullPointerException("withWriteLockAsync(null): the body is null");
         }
-        return ScopedAsync.run(core.acquireAsync(maxReaders, "withWriteLockAsync()", markWriteLocked, writeUnlocker),
-                this::writeUnlock, body, "withWriteLockAsync()");
+        WriteGrant grant = new WriteGrant();
+        return ScopedAsync.run(core.acquireAsync(maxReaders, "withWriteLockAsync()", grant, grant),
+                grant::releaseHeld, body, "withWriteLockAsync()");
     }
 
     /**
      * Takes the write lock, returning a future completed once it is held. A cancelled future
-     * never holds the lock; see {@link Semaphore#acquireAsync(long)}.
+     * never holds the lock (cancelling it before the grant withdraws the wait; a grant that wins
+     * that race is released); see {@link Semaphore#acquireAsync(long)}.
      *
-     * @return a future completed with the write lock's handle once this caller holds it
+     * <pre>{@code
+     * lock.writeLockAsync().thenAccept(write -> {
+     *     try (write) {
+     *         map.put(key, value);
+     *     }
+     * });
+     * }</pre>
+     *
+     * @return a future completed with the write lock's handle once this caller holds it: its
+     *     {@code close()} releases what it holds then (the write lock, or the read lock after a
+     *     {@link #downgrade()}), and {@link WritePermits#downgrade()} turns it into a read lock
      */
-    public CompletableFuture<Permits> writeLockAsync() {
-        return core.acquireAsync(maxReaders, "writeLockAsync()", markWriteLocked, writeUnlocker);
+    public CompletableFuture<WritePermits> writeLockAsync() {
+        WriteGrant grant = new WriteGrant();
+        return new WriteFuture(core.acquireAsync(maxReaders, "writeLockAsync()", grant, grant), grant);
     }
 
     /**
      * Takes the write lock, parking the calling thread (safe on virtual threads).
      *
-     * @return the write lock's handle: {@link Permits#close()} (or {@link #writeUnlock()}) unlocks;
-     *     after {@link #downgrade()} it no longer can (release the read lock with {@link #readUnlock()})
+     * <pre>{@code
+     * try (Permits write = lock.writeLockBlocking()) {
+     *     map.put(key, value);
+     * }
+     * }</pre>
+     *
+     * @return the write lock's handle: its {@code close()} releases what it holds then (the write
+     *     lock, or the read lock after a {@link #downgrade()}), and {@link WritePermits#downgrade()}
+     *     turns it into a read lock with a handle of its own
      * @throws InterruptedException if interrupted before the grant (nothing is held); if the grant
      *     won the race, returns normally with the interrupt flag set
      * @throws SemaphoreClosedException if the lock is or gets closed before the grant
      * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
-    public Permits writeLockBlocking() throws InterruptedException {
-        return core.acquireBlocking(maxReaders, "writeLockBlocking()", markWriteLocked, writeUnlocker);
+    public WritePermits writeLockBlocking() throws InterruptedException {
+        WriteGrant grant = new WriteGrant();
+        grant.handle = core.acquireBlocking(maxReaders, "writeLockBlocking()", grant, grant);
+        return grant;
     }
 
     /**
@@ -552,9 +603,13 @@ public final class RwLock {
     }
 
     private void writeUnlock(Executor wakes, String call) {
+        WriteGrant handle = holder;
         int grants = clearWriteLocked(call);
+        holder = null; // before the release: it may grant the next writer, who sets its own
         if (core.release(maxReaders, wakes) >= 0) {
-            restoreWriteLocked(grants);
+            if (restoreWriteLocked(grants)) {
+                holder = handle;
+            }
             throw new IllegalStateException(call + ": the write lock's permits are not held");
         }
     }
@@ -563,15 +618,37 @@ public final class RwLock {
      * Turns the held write lock into a read lock, atomically: no writer can take the lock in
      * between. The read permits given up go to the queue in order, so waiting readers at the head
      * are let in; a waiting writer at the head is handed them but still waits for this read lock.
-     * Afterwards release with {@link #readUnlock()}.
+     *
+     * <p>Afterwards the write lock's handle, if it was taken with one ({@link #writeLockBlocking()},
+     * {@link #writeLockAsync()}), releases the read lock: closing it read-unlocks, as does
+     * {@link #readUnlock()} for a lock taken without a handle. Release it one way, not both.
+     *
+     * <pre>{@code
+     * try (Permits write = lock.writeLockBlocking()) {
+     *     map.put(key, value);
+     *     lock.downgrade();   // readers may join, no writer can
+     *     audit(map);
+     * }                       // read-unlocks here
+     * }</pre>
      *
      * @throws IllegalStateException if the lock is not write-locked (nothing changes)
      */
     public void downgrade() {
-        int grants = clearWriteLocked("downgrade()");
+        downgrade("downgrade()");
+    }
+
+    private void downgrade(String call) {
+        WriteGrant handle = holder;
+        int grants = clearWriteLocked(call);
+        holder = null;
         if (maxReaders > 1 && core.release(maxReaders - 1L) >= 0) {
-            restoreWriteLocked(grants);
-            throw new IllegalStateException("downgrade(): the write lock's permits are not held");
+            if (restoreWriteLocked(grants)) {
+                holder = handle;
+            }
+            throw new IllegalStateException(call + ": the write lock's permits are not held");
+        }
+        if (handle != null) {
+            handle.downgraded = true; // its release is a read unlock from now on
         }
     }
 
@@ -591,9 +668,196 @@ public final class RwLock {
      * misused unlock): puts the flag back, unless a writer's provisional grant was undone meanwhile
      * (the flag was that writer's, and it never held the lock), so the refused call changes nothing.
      */
-    private void restoreWriteLocked(int grants) {
-        if (writeGrants == grants) {
-            WRITE_LOCKED.compareAndSet(this, false, true);
+    private boolean restoreWriteLocked(int grants) {
+        return writeGrants == grants && WRITE_LOCKED.compareAndSet(this, false, true);
+    }
+
+    // ------------------------------------------------------------------ write handles
+
+    /**
+     * The handle of a write lock ({@link #writeLockBlocking()}, {@link #writeLockAsync()}): a
+     * {@link Permits} of {@code maxReaders()} permits that can also turn into a read lock.
+     *
+     * <p>{@link #release()} and {@link #close()} release what the handle holds at that moment: the
+     * write lock, or — once {@link RwLock#downgrade()} turned it into a read lock — that read lock.
+     * {@link #downgrade()} moves the lock to a new handle instead: the write handle then counts as
+     * released and closing it does nothing.
+     *
+     * <pre>{@code
+     * RwLock.WritePermits write = lock.writeLockBlocking();
+     * Permits read;
+     * try {
+     *     map.put(key, value);
+     * } finally {
+     *     read = write.downgrade();       // no writer can come in between
+     * }
+     * try (read) {
+     *     audit(map);
+     * }
+     * }</pre>
+     */
+    public interface WritePermits extends Permits {
+
+        /**
+         * Turns the write lock this handle holds into a read lock, as {@link RwLock#downgrade()}
+         * does, and returns the read lock's own handle; this handle then counts as released (its
+         * {@code close()} does nothing). If the lock was already downgraded through
+         * {@link RwLock#downgrade()}, the read lock it became moves to the returned handle.
+         *
+         * @return the read lock's handle: its {@code close()} read-unlocks
+         * @throws IllegalStateException if this handle was already released or downgraded, or the
+         *     lock is not write-locked (then the handle counts as released, as for {@link #release()})
+         */
+        Permits downgrade();
+    }
+
+    /**
+     * One writer's grant, with its handle: the grant hook that records it as the {@link #holder}
+     * (and undoes that with an undone provisional grant), the give-back of the core's handle (which
+     * releases what is held now), and the {@link WritePermits} the caller gets.
+     */
+    private final class WriteGrant implements BatchSemaphore.GrantUndo, PermitHandles.GiveBack, WritePermits {
+
+        /** The core's handle of the grant: set once, by the thread that got it, before this is published. */
+        @Nullable Permits handle;
+
+        /** Set by {@link RwLock#downgrade()} while this grant's writer holds the lock: it is a read lock now. */
+        volatile boolean downgraded;
+
+        /**
+         * {@link #downgrade()}'s progress: {@code MOVE_ASKED} before it releases the core's handle, so
+         * that release (its own, or a racing {@code close()}) moves the lock instead of unlocking it;
+         * {@code MOVED} once moved; {@code MOVE_TAKEN} once one {@code downgrade()} returned the read handle.
+         */
+        private volatile int move;
+
+        @Override
+        public void run() { // at the grant, under the core's lock
+            markWriteLocked.run();
+            holder = this;
+        }
+
+        @Override
+        public void undo() { // a provisional grant undone, under the core's lock
+            if (holder == this) {
+                holder = null;
+            }
+            markWriteLocked.undo();
+        }
+
+        /** The core handle's release: what is held now, or (while moving) the downgrade. */
+        @Override
+        public void giveBack(long permits) {
+            if (move == MOVE_ASKED) {
+                if (!downgraded) {
+                    RwLock.this.downgrade("downgrade() of a write lock's handle");
+                }
+                move = MOVED;
+                return; // the read lock now belongs to the handle downgrade() returns
+            }
+            if (downgraded) {
+                readUnlock(null, "close() of a downgraded write lock's handle");
+            } else {
+                writeUnlock(null, "close() of a write lock's handle");
+            }
+        }
+
+        /** The scoped faces' release: the handle's, by count. */
+        void releaseHeld() {
+            giveBack(maxReaders);
+        }
+
+        @Override
+        public long permits() {
+            return maxReaders;
+        }
+
+        @Override
+        public boolean release() {
+            return core().release();
+        }
+
+        @Override
+        public boolean isReleased() {
+            return core().isReleased();
+        }
+
+        @Override
+        public Permits downgrade() {
+            Permits h = core();
+            move = MOVE_ASKED;
+            h.release(); // moves the lock (here, or in a close() that won the race), or finds it released
+            if (!MOVE.compareAndSet(this, MOVED, MOVE_TAKEN)) {
+                throw new IllegalStateException("downgrade(): this write lock's handle was already released or downgraded");
+            }
+            return new PermitHandles.Held(1, readUnlocker);
+        }
+
+        private Permits core() {
+            Permits h = handle;
+            if (h == null) {
+                throw new IllegalStateException("a write lock's handle used before its grant");
+            }
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            Permits h = handle;
+            return "WritePermits[" + maxReaders + (h == null || h.isReleased() ? ", released]"
+                    : downgraded ? ", downgraded to a read lock]" : ", held]");
+        }
+    }
+
+    /**
+     * The future of {@link #writeLockAsync()}: completed with the {@link WriteGrant} once the core's
+     * future is granted. Cancelling it (or failing it, as {@code orTimeout} does) withdraws the
+     * wait; a grant that lands after this future was settled is released at once.
+     */
+    private static final class WriteFuture extends CompletableFuture<WritePermits> {
+        private final CompletableFuture<Permits> acquired;
+
+        /** Set before this future withdraws its own wait: the failure that causes is not copied here. */
+        private volatile boolean withdrawing;
+
+        WriteFuture(CompletableFuture<Permits> acquired, WriteGrant grant) {
+            this.acquired = acquired;
+            acquired.whenComplete((handle, error) -> {
+                if (error != null) {
+                    if (!withdrawing) {
+                        super.completeExceptionally(error);
+                    }
+                    return;
+                }
+                grant.handle = handle;
+                if (!super.complete(grant)) {
+                    handle.release(); // settled by the caller while the grant was landing
+                }
+            });
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            withdraw(null);
+            return super.cancel(mayInterruptIfRunning);
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable ex) {
+            withdraw(ex);
+            return super.completeExceptionally(ex);
+        }
+
+        private void withdraw(@Nullable Throwable cause) {
+            if (isDone() || acquired.isDone()) {
+                return; // settled, or granted: the grant's completion releases if this one is done
+            }
+            withdrawing = true;
+            if (cause instanceof java.util.concurrent.TimeoutException) {
+                acquired.completeExceptionally(cause); // a timeout, for the wait listener
+            } else {
+                acquired.cancel(false);
+            }
         }
     }
 
@@ -678,13 +942,19 @@ public final class RwLock {
         return core;
     }
 
+    private static final int MOVE_ASKED = 1;
+    private static final int MOVED = 2;
+    private static final int MOVE_TAKEN = 3;
+
     private static final VarHandle WRITE_LOCKED;
     private static final VarHandle WRITE_GRANTS;
+    private static final VarHandle MOVE;
 
     static {
         try {
             WRITE_LOCKED = MethodHandles.lookup().findVarHandle(RwLock.class, "writeLocked", boolean.class);
             WRITE_GRANTS = MethodHandles.lookup().findVarHandle(RwLock.class, "writeGrants", int.class);
+            MOVE = MethodHandles.lookup().findVarHandle(WriteGrant.class, "move", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

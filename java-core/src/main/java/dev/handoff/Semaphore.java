@@ -61,7 +61,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Semaphore {
 
-    /** The largest capacity a semaphore can have: 2<sup>60</sup>. */
+    /**
+     * The largest capacity a semaphore can have: 2<sup>56</sup> (72,057,594,037,927,936), enough to
+     * count the bytes of 64 PiB. A capacity, a resize or an acquisition beyond it is refused with
+     * {@link IllegalArgumentException}.
+     */
     public static final long MAX_PERMITS = BatchSemaphore.MAX_PERMITS;
 
     private final BatchSemaphore core;
@@ -69,8 +73,16 @@ public final class Semaphore {
     /** The name given to the builder, or null. */
     private final @Nullable String name;
 
-    /** How a {@link Permits} handle of this semaphore gives its permits back. */
-    private final PermitHandles.GiveBack byCount = this::release;
+    /** The leak detection of its handles ({@link LeakDetection}), or null while it is off. */
+    private final @Nullable LeakDetection leaks;
+
+    /** How a {@link Permits} handle of this semaphore gives its permits back (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
+    private final PermitHandles.GiveBack byCount = new PermitHandles.GiveBack() {
+        @Override
+        public void giveBack(long permits) {
+            release(permits);
+        }
+    };
 
     /**
      * Creates a semaphore with {@code permits} permits, all free.
@@ -82,11 +94,14 @@ public final class Semaphore {
         checkCapacity("new Semaphore", permits);
         this.core = new BatchSemaphore(permits, this);
         this.name = null;
+        this.leaks = LeakDetection.DEFAULT == LeakDetection.OFF ? null : LeakDetection.DEFAULT;
     }
 
     private Semaphore(Builder b) {
         this.core = new BatchSemaphore(b.capacity, b.maxQueuedPermits, b.maxQueueLength, b.listener, this);
         this.name = b.name;
+        LeakDetection mode = b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
+        this.leaks = mode == LeakDetection.OFF ? null : mode;
         if (b.listener != null && b.name != null) {
             b.listener.attached(b.name);
         }
@@ -104,15 +119,19 @@ public final class Semaphore {
      * queue for load shedding. Without options it is {@code new Semaphore(capacity)}.
      *
      * <pre>{@code
-     * Semaphore tokens = Semaphore.builder(100_000)   // tokens per second of a model, say
-     *         .maxQueuedPermits(400_000)              // at most 4 s of work waiting; shed the rest
+     * Semaphore tokens = Semaphore.builder(100_000)   // at most 100,000 tokens of requests in flight
+     *         .name("model")
+     *         .maxQueuedPermits(400_000)              // beyond 400,000 tokens waiting, shed the rest
      *         .build();
-     * try {
-     *     tokens.acquireBlocking(request.tokens());
+     * try (Permits held = tokens.acquireBlocking(request.tokens())) {
+     *     return model.complete(request);             // released here, however it ends
      * } catch (SemaphoreRejectedException busy) {
      *     return Response.status(503);                // nothing queued, nothing held
      * }
      * }</pre>
+     *
+     * <p>A semaphore bounds what is in flight at once, not how often: for so many per second, use a
+     * rate limiter.
      *
      * @param capacity the capacity {@code N}, from {@code 0} to {@link #MAX_PERMITS}
      * @return a builder
@@ -133,6 +152,7 @@ public final class Semaphore {
         private int maxQueueLength = Integer.MAX_VALUE;
         private @Nullable WaitListener listener;
         private @Nullable String name;
+        private @Nullable LeakDetection leakDetection;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -212,6 +232,29 @@ public final class Semaphore {
          */
         public Builder name(String name) {
             this.name = checkName(name);
+            return this;
+        }
+
+        /**
+         * Sets what the semaphore does about a {@link Permits} handle that becomes unreachable
+         * while it holds permits: nothing ({@link LeakDetection#OFF}), report where it was
+         * acquired ({@link LeakDetection#REPORT}), or report and give its permits back
+         * ({@link LeakDetection#RELEASE}). By default, what the system property
+         * {@value LeakDetection#PROPERTY} says, else off. See {@link LeakDetection} for the cost.
+         *
+         * <pre>{@code
+         * Semaphore budget = Semaphore.builder(16).leakDetection(LeakDetection.REPORT).build();
+         * }</pre>
+         *
+         * @param mode what to do about a leaked handle
+         * @return this builder
+         * @throws NullPointerException if {@code mode} is null
+         */
+        public Builder leakDetection(LeakDetection mode) {
+            if (mode == null) {
+                throw new NullPointerException("leakDetection(null): the mode is null");
+            }
+            this.leakDetection = mode;
             return this;
         }
 
@@ -393,7 +436,12 @@ public final class Semaphore {
      */
     public CompletableFuture<Permits> acquireUpToAsync(long min, long max) {
         checkRange("acquireUpToAsync", min, max);
-        return core.acquireUpToAsync(min, max, "acquireUpToAsync(" + min + ", " + max + ")", byCount);
+        String call = "acquireUpToAsync(" + min + ", " + max + ")";
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, call);
+            return t.watch(core.acquireUpToAsync(min, max, call, t));
+        }
+        return core.acquireUpToAsync(min, max, call, byCount);
     }
 
     /**
@@ -417,7 +465,12 @@ public final class Semaphore {
      */
     public Permits acquireUpToBlocking(long min, long max) throws InterruptedException {
         checkRange("acquireUpToBlocking", min, max);
-        return core.acquireUpToBlocking(min, max, "acquireUpToBlocking(" + min + ", " + max + ")", byCount);
+        String call = "acquireUpToBlocking(" + min + ", " + max + ")";
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, call);
+            return t.watch(core.acquireUpToBlocking(min, max, call, t));
+        }
+        return core.acquireUpToBlocking(min, max, call, byCount);
     }
 
     private void checkRange(String call, long min, long max) {
@@ -483,13 +536,25 @@ public final class Semaphore {
      * (cancelling it does not affect the drain).
      *
      * <pre>{@code
-     * limiter.closeAndAwait().get(30, TimeUnit.SECONDS);   // refuse new work, let running work finish
+     * limiter.closeAsync().get(30, TimeUnit.SECONDS);   // refuse new work, let running work finish
      * }</pre>
      *
      * @return a future completed when nothing is held any more
      */
-    public CompletableFuture<Void> closeAndAwait() {
+    public CompletableFuture<Void> closeAsync() {
         return core.closeAndAwait();
+    }
+
+    /**
+     * The former name of {@link #closeAsync()}, which it calls: the suffix {@code Async} names the
+     * face that returns a future.
+     *
+     * @return a future completed when nothing is held any more
+     * @deprecated use {@link #closeAsync()}; this name goes before the first release
+     */
+    @Deprecated
+    public CompletableFuture<Void> closeAndAwait() {
+        return closeAsync();
     }
 
     /**
@@ -746,6 +811,10 @@ public final class Semaphore {
             throw negative("acquireAsync", n);
         }
         checkFits("acquireAsync", n);
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, "acquireAsync(" + n + ")");
+            return t.watch(core.acquireAsync(n, "acquireAsync", null, t));
+        }
         return core.acquireAsync(n, "acquireAsync", null, byCount);
     }
 
@@ -788,6 +857,92 @@ public final class Semaphore {
     }
 
     /**
+     * Runs {@code body} holding {@code n} permits and releases them when it returns or throws: the
+     * blocking {@code try/finally}. The permits are acquired as by {@link #acquireBlocking(long)}
+     * (FIFO, parking the calling thread, safe on virtual threads); {@code body} runs on this thread
+     * once they are granted, and they are released exactly once, however it ends. If the wait
+     * fails (interrupt, close, a full queue), {@code body} does not run and nothing is held.
+     *
+     * <pre>{@code
+     * Response r = inFlight.withPermitsBlocking(body.length, () -> client.send(body));
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param body the work to run holding them
+     * @param <T> the result type
+     * @return what {@code body} returned
+     * @throws Exception what {@code body} threw, after the permits were released
+     * @throws InterruptedException if interrupted before the grant (nothing held, {@code body} not run)
+     * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and a queue bound is reached
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code body} is null
+     */
+    public <T extends @Nullable Object> T withPermitsBlocking(long n, java.util.concurrent.Callable<T> body)
+            throws InterruptedException, Exception {
+        if (n < 0) {
+            throw negative("withPermitsBlocking", n);
+        }
+        if (body == null) {
+            throw new NullPointerException("withPermitsBlocking(" + n + ", null): the body is null");
+        }
+        checkFits("withPermitsBlocking", n);
+        core.acquireBlocking(n, "withPermitsBlocking", null, byCount);
+        try {
+            return body.call();
+        } finally {
+            release(n);
+        }
+    }
+
+    /**
+     * Runs {@code body} holding {@code n} permits if they are granted within {@code timeout}, and
+     * releases them when it returns or throws; as {@link #withPermitsBlocking(long, java.util.concurrent.Callable)}
+     * with the wait of {@link #tryAcquireBlocking(long, Duration)}. If the permits do not come in
+     * time, the wait is withdrawn, nothing is held, {@code body} does not run and the result is
+     * empty.
+     *
+     * <pre>{@code
+     * Optional<Rows> rows = pool.tryWithPermitsBlocking(1, Duration.ofMillis(250), () -> db.query(sql));
+     * if (rows.isEmpty()) throw new TimeoutException("no connection within 250 ms");
+     * }</pre>
+     *
+     * @param n the number of permits
+     * @param timeout the longest wait; zero or negative does not wait
+     * @param body the work to run holding them; its result must not be null (a null result reads
+     *     as empty)
+     * @param <T> the result type
+     * @return what {@code body} returned, or empty if the permits did not come in time
+     * @throws Exception what {@code body} threw, after the permits were released
+     * @throws InterruptedException if interrupted before the grant (nothing held, {@code body} not run)
+     * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant
+     * @throws SemaphoreRejectedException if it would have to wait and a queue bound is reached
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
+     * @throws NullPointerException if {@code timeout} or {@code body} is null
+     */
+    public <T> java.util.Optional<T> tryWithPermitsBlocking(long n, Duration timeout, java.util.concurrent.Callable<T> body)
+            throws InterruptedException, Exception {
+        if (n < 0) {
+            throw negative("tryWithPermitsBlocking", n);
+        }
+        if (timeout == null) {
+            throw new NullPointerException("tryWithPermitsBlocking(" + n + ", null, body): the timeout is null");
+        }
+        if (body == null) {
+            throw new NullPointerException("tryWithPermitsBlocking(" + n + ", " + timeout + ", null): the body is null");
+        }
+        checkFits("tryWithPermitsBlocking", n);
+        if (!core.tryAcquire(n, saturatedNanos(timeout), "tryWithPermitsBlocking(" + n + ", " + timeout + ")", null)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.ofNullable(body.call());
+        } finally {
+            release(n);
+        }
+    }
+
+    /**
      * Takes {@code n} permits, parking the calling thread until they are granted. Safe on virtual
      * threads: the wait parks with {@link java.util.concurrent.locks.LockSupport} and never holds a
      * monitor, so the carrier thread is not pinned.
@@ -813,6 +968,10 @@ public final class Semaphore {
             throw negative("acquireBlocking", n);
         }
         checkFits("acquireBlocking", n);
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, byCount, this, "acquireBlocking(" + n + ")");
+            return t.watch(core.acquireBlocking(n, "acquireBlocking", null, t));
+        }
         return core.acquireBlocking(n, "acquireBlocking", null, byCount);
     }
 

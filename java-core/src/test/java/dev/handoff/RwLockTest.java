@@ -181,7 +181,7 @@ class RwLockTest {
 
         CompletableFuture<Permits> r1 = lock.readLockAsync();
         CompletableFuture<Permits> r2 = lock.readLockAsync();
-        CompletableFuture<Permits> w2 = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> w2 = lock.writeLockAsync();
         CompletableFuture<Permits> r3 = lock.readLockAsync();
         assertFalse(r1.isDone());
         assertFalse(w2.isDone());
@@ -213,8 +213,8 @@ class RwLockTest {
     void writersExcludeEachOtherInFifoOrder() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryWriteLock());
-        CompletableFuture<Permits> w2 = lock.writeLockAsync();
-        CompletableFuture<Permits> w3 = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> w2 = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> w3 = lock.writeLockAsync();
         lock.writeUnlock();
         await(w2);
         assertFalse(w3.isDone());
@@ -231,7 +231,7 @@ class RwLockTest {
     void queuedWriterMakesANewReaderWaitThoughReadPermitsAreFree() throws Exception {
         for (RwLock lock : new RwLock[] {new RwLock(4), new RwLock()}) {
             assertTrue(lock.tryReadLock());
-            CompletableFuture<Permits> writer = lock.writeLockAsync();
+            CompletableFuture<RwLock.WritePermits> writer = lock.writeLockAsync();
             assertFalse(writer.isDone());
             assertEquals(1, lock.readLockCount(), "only one of " + lock.maxReaders() + " read permits is in use");
 
@@ -267,7 +267,7 @@ class RwLockTest {
     void aStreamOfReadersCannotStarveAWriter() throws Exception {
         RwLock lock = new RwLock(2);
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Permits> writer = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> writer = lock.writeLockAsync();
         // Readers keep arriving and leaving; each arrives behind the writer and so waits for it.
         List<CompletableFuture<Permits>> later = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
@@ -344,7 +344,7 @@ class RwLockTest {
 
     @Test
     void cancellingAPartlyServedAsyncWriterWakesTheReadersBehindIt() throws Exception {
-        AtomicReference<CompletableFuture<Permits>> f = new AtomicReference<>();
+        AtomicReference<CompletableFuture<RwLock.WritePermits>> f = new AtomicReference<>();
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
@@ -362,7 +362,7 @@ class RwLockTest {
 
     @Test
     void failingAPartlyServedAsyncWriterByHandWakesTheReadersBehindIt() throws Exception {
-        AtomicReference<CompletableFuture<Permits>> f = new AtomicReference<>();
+        AtomicReference<CompletableFuture<RwLock.WritePermits>> f = new AtomicReference<>();
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
@@ -511,7 +511,7 @@ class RwLockTest {
         CompletableFuture<Permits> r1 = lock.readLockAsync();
         RecordingWaker r2 = new RecordingWaker();
         Acquisition r2Acquisition = lock.readLockThen(r2);
-        CompletableFuture<Permits> w2 = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> w2 = lock.writeLockAsync();
         CompletableFuture<Permits> r3 = lock.readLockAsync();
 
         lock.downgrade();
@@ -574,7 +574,7 @@ class RwLockTest {
     void downgradeOfASingleReaderLockKeepsTheOnlyPermit() throws Exception {
         RwLock lock = new RwLock(1);
         lock.writeLockBlocking();
-        CompletableFuture<Permits> w2 = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> w2 = lock.writeLockAsync();
         CompletableFuture<Permits> r1 = lock.readLockAsync();
         lock.downgrade();
         assertFalse(lock.isWriteLocked());
@@ -709,7 +709,7 @@ class RwLockTest {
     void readUnlockAfterTheReadersLeftWhileAWriterWaitsThrowsAndChangesNothing() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Permits> writer = lock.writeLockAsync(); // handed 2 of 3, needs the reader's
+        CompletableFuture<RwLock.WritePermits> writer = lock.writeLockAsync(); // handed 2 of 3, needs the reader's
         lock.readUnlock();
         await(writer);
         assertThrows(IllegalStateException.class, lock::readUnlock);
@@ -728,7 +728,7 @@ class RwLockTest {
         // Readers hold, a writer is queued and partly served: a stray writeUnlock changes nothing.
         assertTrue(lock.tryReadLock());
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Permits> writer = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> writer = lock.writeLockAsync();
         CompletableFuture<Permits> reader = lock.readLockAsync();
         assertThrows(IllegalStateException.class, lock::writeUnlock);
         assertFalse(lock.isWriteLocked());
@@ -754,7 +754,7 @@ class RwLockTest {
         assertIdle(lock);
 
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Permits> writer = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> writer = lock.writeLockAsync();
         assertThrows(IllegalStateException.class, lock::downgrade);
         assertEquals(1, lock.readLockCount());
         assertFalse(writer.isDone());
@@ -797,7 +797,7 @@ class RwLockTest {
                 RwLock lock = new RwLock(3);
                 CompletableFuture<Permits> reader = lock.readLockAsync();
                 await(reader);
-                CompletableFuture<Permits> writer = lock.writeLockAsync();
+                CompletableFuture<RwLock.WritePermits> writer = lock.writeLockAsync();
                 lock.readUnlock();
                 await(writer);
                 CompletableFuture<Permits> behind = lock.readLockAsync();
@@ -908,13 +908,13 @@ class RwLockTest {
     @Test
     void asyncWriterIsWriteLockedWhenItsFutureCompletes() throws Exception {
         RwLock lock = new RwLock(3);
-        CompletableFuture<Permits> free = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> free = lock.writeLockAsync();
         assertTrue(free.isDone());
         assertTrue(lock.isWriteLocked());
         lock.writeUnlock();
 
         assertTrue(lock.tryReadLock());
-        CompletableFuture<Permits> queued = lock.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> queued = lock.writeLockAsync();
         AtomicBoolean writeLockedAtCompletion = new AtomicBoolean();
         CompletableFuture<Void> observed = queued.thenRun(() -> writeLockedAtCompletion.set(lock.isWriteLocked()));
         lock.readUnlock();
@@ -1034,7 +1034,7 @@ class RwLockTest {
             for (int round = 0; round < 2_000; round++) {
                 RwLock lock = new RwLock(3);
                 assertTrue(lock.tryReadLock());
-                CompletableFuture<Permits> writer = lock.writeLockAsync();
+                CompletableFuture<RwLock.WritePermits> writer = lock.writeLockAsync();
                 CompletableFuture<Permits> readerBehind = lock.readLockAsync();
                 CyclicBarrier go = new CyclicBarrier(2);
                 Future<?> u = unlocker.submit(() -> {
@@ -1097,7 +1097,7 @@ class RwLockTest {
     void cancellingAWriteFutureFromTheWakerWhoseUnlockGrantedItReturnsFalse() throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryWriteLock());
-        AtomicReference<CompletableFuture<Permits>> second = new AtomicReference<>();
+        AtomicReference<CompletableFuture<RwLock.WritePermits>> second = new AtomicReference<>();
         AtomicReference<Boolean> cancelResult = new AtomicReference<>();
         Acquisition first = lock.writeLockThen(() -> {
             lock.writeUnlock(); // grants `second`

@@ -350,7 +350,7 @@ class WaitListenerTest {
         Log rwLog = new Log();
         RwLock rw = RwLock.builder(4).listener(rwLog).build();
         assertTrue(rw.tryReadLock());
-        CompletableFuture<Permits> writer = rw.writeLockAsync();   // waits for the whole lock: weight 4
+        CompletableFuture<RwLock.WritePermits> writer = rw.writeLockAsync();   // waits for the whole lock: weight 4
         CompletableFuture<Permits> reader = rw.readLockAsync();    // behind the writer: weight 1
         assertFalse(rw.tryWriteLockBlocking(Duration.ofMillis(5)));     // times out behind both
         rw.readUnlock();

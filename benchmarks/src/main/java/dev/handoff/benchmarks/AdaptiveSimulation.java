@@ -52,6 +52,23 @@ import java.util.SplittableRandom;
  */
 final class AdaptiveSimulation {
 
+    /** The title and the legend of adaptive-results.md. */
+    static final String HEADER = """
+            # Adaptive capacity: simulated results
+
+            Written by `AdaptiveSimulation` (see [adaptive limits](adaptive.md)). Every contender limits the same
+            load, Poisson arrivals at a fixed rate of calls that take 8 to 12 ms, sent to a downstream whose
+            number of workers changes halfway through the run. The clock is virtual, so the figures are the same
+            on every machine. In each table, goodput is the calls answered within the caller's 100 ms timeout,
+            per second, and "vs best static" compares it with the best fixed limit of a sweep; p50 and p99 are
+            the calls' latency, "p99 with wait" adds the wait for a permit; "rejected" counts the requests the
+            limiter refused (its queue full, or 100 ms waited), "timed out" the admitted calls the caller gave
+            up on; "converged after change" is how long after the change every later second was healthy (p99
+            within twice the unloaded p99, goodput at least 90% of what the downstream can answer), "never" if
+            that did not happen before the end.
+
+            """;
+
     static final long MS = 1_000_000L;
     static final long QUEUE_TIMEOUT = 100 * MS;
     static final int MAX_QUEUE = 100;
@@ -589,6 +606,12 @@ final class AdaptiveSimulation {
     static String table(Comparison c) {
         StringBuilder sb = new StringBuilder();
         Scenario s = c.scenario();
+        sb.append("## ").append(s.name()).append("\n\n");
+        sb.append(s.workersAfter() < s.workersBefore()
+                ? "The downstream loses half its workers halfway through: a limit must come down at once, or calls queue\n"
+                        + "in the downstream and time out.\n\n"
+                : "The downstream gets twice the workers halfway through: a limit must grow to use them, or it rejects\n"
+                        + "requests the downstream could have answered.\n\n");
         sb.append(String.format(Locale.ROOT, "%s: %d s, %.0f requests/s, change at %d s; unloaded p99 %.1f ms%n%n",
                 s.name(), s.durationNanos() / 1_000_000_000L, s.arrivalsPerSecond(), s.changeAt() / 1_000_000_000L,
                 unloadedP99Millis()));
@@ -625,7 +648,7 @@ final class AdaptiveSimulation {
             }
         }
         List<Comparison> comparisons = List.of(compare(Scenario.halves(seconds)), compare(Scenario.doubles(seconds)));
-        StringBuilder md = new StringBuilder();
+        StringBuilder md = new StringBuilder(HEADER);
         for (Comparison c : comparisons) {
             md.append(table(c)).append('\n');
         }

@@ -49,6 +49,8 @@ class AdaptiveSimulationSmokeTest {
         String md = Files.readString(out.resolve("adaptive-results.md"));
         assertTrue(md.contains("| " + AdaptiveSimulation.OURS + " |"), md);
         assertTrue(md.contains("best static"), md);
+        assertTrue(md.startsWith("# Adaptive capacity: simulated results\n"), md);
+        assertTrue(md.contains("## knee halves") && md.contains("## knee doubles"), md);
         assertTrue(Files.size(out.resolve("adaptive.png")) > 10_000);
     }
 }

@@ -124,7 +124,7 @@ class JfrWaitListenerTest {
                     .listener(new JfrWaitListener(cacheName))
                     .build();
             Permits reading = cache.readLockBlocking();
-            CompletableFuture<Permits> writer = cache.writeLockAsync();
+            CompletableFuture<RwLock.WritePermits> writer = cache.writeLockAsync();
             reading.release();
             writer.get(10, TimeUnit.SECONDS).release();
         });

@@ -87,17 +87,29 @@ public suspend fun Semaphore.acquire(permits: Long = 1) {
     acquireSuspending(permits) // a tail call, so this function needs no state machine
 }
 
-/** The slow path of [acquire]: checks the arguments, then queues and suspends. */
-private suspend fun Semaphore.acquireSuspending(permits: Long) {
-    require(permits >= 0) { "acquire($permits): the number of permits must not be negative" }
-    require(permits <= capacity()) {
-        "acquire($permits): exceeds the capacity ${capacity()}, so it could never be granted"
+/**
+ * [acquire] on behalf of [call], the suspending function the caller called (`withPermits`): its
+ * refusals name that call. Public only so that the inline [withPermits] can call it.
+ */
+@PublishedApi
+internal suspend fun Semaphore.acquireFor(call: String, permits: Long) {
+    if (permits >= 0 && tryAcquire(permits)) {
+        return // fast path: no suspension, no allocation
     }
-    SemaphoreAcquisition().await<Unit>(this, permits)
+    acquireSuspending(permits, call)
 }
 
-/** The queue node of one suspended [acquire] on a [Semaphore]. */
-private class SemaphoreAcquisition : ContinuationAcquisition<Semaphore>() {
+/** The slow path of [acquire]: checks the arguments, then queues and suspends. */
+private suspend fun Semaphore.acquireSuspending(permits: Long, call: String = "acquire") {
+    require(permits >= 0) { "$call($permits): the number of permits must not be negative" }
+    require(permits <= capacity()) {
+        "$call($permits): exceeds the capacity ${capacity()}, so it could never be granted"
+    }
+    SemaphoreAcquisition(call).await<Unit>(this, permits)
+}
+
+/** The queue node of one suspended [acquire] (or [withPermits], its [call]) on a [Semaphore]. */
+private class SemaphoreAcquisition(private val call: String) : ContinuationAcquisition<Semaphore>() {
     override fun start(face: Semaphore, permits: Long) {
         face.startAcquisition(permits, this)
     }
@@ -105,12 +117,12 @@ private class SemaphoreAcquisition : ContinuationAcquisition<Semaphore>() {
     override fun giveBack(wakes: Executor) = face.release(permits(), wakes)
 
     /** A refusal names the suspending `acquire(n)` its caller called, not `startAcquisition(n)`. */
-    override fun callName(): String = "acquire"
+    override fun callName(): String = call
 
     override fun closedException(): Throwable =
-        SemaphoreClosedException("acquire(${permits()}): the semaphore is closed")
+        SemaphoreClosedException("$call(${permits()}): the semaphore is closed")
 
-    override fun toString(): String = "SemaphoreAcquisition[acquire(${permits()}) on ${startedOn()}]"
+    override fun toString(): String = "SemaphoreAcquisition[$call(${permits()}) on ${startedOn()}]"
 }
 
 /**
@@ -150,7 +162,7 @@ public suspend inline fun <T> Semaphore.withPermits(permits: Long, action: () ->
     contract {
         callsInPlace(action, InvocationKind.EXACTLY_ONCE)
     }
-    acquire(permits)
+    acquireFor("withPermits", permits)
     try {
         return action()
     } finally {
@@ -353,7 +365,7 @@ private class SemaphoreUpToAcquisition(private val min: Long, private val max: L
 
 /**
  * Closes the semaphore and suspends until every held permit (and any debt after a shrink) has
- * come back: `closeAndAwait()` for coroutines, named like kotlinx's `cancelAndJoin`. Cancelling
+ * come back: `closeAsync()` for coroutines, named like kotlinx's `cancelAndJoin`. Cancelling
  * the caller stops the waiting, not the drain.
  *
  * ```kotlin
@@ -361,7 +373,7 @@ private class SemaphoreUpToAcquisition(private val min: Long, private val max: L
  * ```
  */
 public suspend fun Semaphore.closeAndJoin() {
-    // kotlinx's await() cancels the future if the caller is cancelled; closeAndAwait() returns a
+    // kotlinx's await() cancels the future if the caller is cancelled; closeAsync() returns a
     // copy per call, so that stops this wait and never the drain.
-    closeAndAwait().await()
+    closeAsync().await()
 }

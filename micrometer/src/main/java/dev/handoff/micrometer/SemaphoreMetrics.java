@@ -37,7 +37,9 @@ import org.jspecify.annotations.Nullable;
  *         .bindTo(registry);                  // 3. the meters, in any number of registries
  * }</pre>
  *
- * <p>or, when this is the primitive's only listener, in one:
+ * <p>or, when this is the primitive's only listener and the defaults suit, in one line:
+ * {@code Semaphore uploads = SemaphoreMetrics.monitor(registry, Semaphore.builder(64L << 20).name("uploads"));}
+ * ({@link #monitor(MeterRegistry, Semaphore.Builder)}), or with options in two:
  * {@code Semaphore uploads = metrics.buildMonitored(Semaphore.builder(64L << 20).name("uploads"));}
  * then {@code metrics.bindTo(registry)}. A {@link Mutex} and an {@link RwLock} are wired the same
  * way ({@code Mutex.builder().name("journal").listener(metrics)}, {@link #monitor(Mutex)},
@@ -346,6 +348,81 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         RwLock built = builder.listener(this).build();
         monitor(built);
         return built;
+    }
+
+    /**
+     * The one-line wiring: builds the semaphore with a new {@code SemaphoreMetrics} as its only
+     * wait listener, monitors it and binds the meters to {@code registry}. The meters are named
+     * and tagged as {@link #builder()} makes them, with the semaphore's name as the
+     * {@value #NAME_TAG} tag, so name it in its builder. For a prefix, a base unit, tags or more
+     * listeners, wire it in the three steps of the class documentation.
+     *
+     * <pre>{@code
+     * Semaphore uploads = SemaphoreMetrics.monitor(registry, Semaphore.builder(64L << 20).name("uploads"));
+     * }</pre>
+     *
+     * @param registry the registry of the meters
+     * @param builder the semaphore's builder, with its other options set and a name; its listener is replaced
+     * @return the new semaphore, with its meters in {@code registry}
+     * @throws NullPointerException if {@code registry} or {@code builder} is null
+     * @throws IllegalArgumentException if the semaphore has no name (the semaphore built is
+     *     dropped, nothing is registered)
+     */
+    public static Semaphore monitor(MeterRegistry registry, Semaphore.Builder builder) {
+        SemaphoreMetrics metrics = forOneLine(registry, builder, "Semaphore.builder(..)");
+        Semaphore built = metrics.buildMonitored(builder);
+        metrics.bindTo(registry);
+        return built;
+    }
+
+    /**
+     * The one-line wiring of a mutex: see {@link #monitor(MeterRegistry, Semaphore.Builder)}.
+     *
+     * <pre>{@code
+     * Mutex journal = SemaphoreMetrics.monitor(registry, Mutex.builder().name("journal"));
+     * }</pre>
+     *
+     * @param registry the registry of the meters
+     * @param builder the mutex's builder, with its other options set and a name; its listener is replaced
+     * @return the new mutex, with its meters in {@code registry}
+     * @throws NullPointerException if {@code registry} or {@code builder} is null
+     * @throws IllegalArgumentException if the mutex has no name (nothing is registered)
+     */
+    public static Mutex monitor(MeterRegistry registry, Mutex.Builder builder) {
+        SemaphoreMetrics metrics = forOneLine(registry, builder, "Mutex.builder()");
+        Mutex built = metrics.buildMonitored(builder);
+        metrics.bindTo(registry);
+        return built;
+    }
+
+    /**
+     * The one-line wiring of a read-write lock: see {@link #monitor(MeterRegistry, Semaphore.Builder)}.
+     *
+     * <pre>{@code
+     * RwLock index = SemaphoreMetrics.monitor(registry, RwLock.builder(64).name("index"));
+     * }</pre>
+     *
+     * @param registry the registry of the meters
+     * @param builder the lock's builder, with its other options set and a name; its listener is replaced
+     * @return the new lock, with its meters in {@code registry}
+     * @throws NullPointerException if {@code registry} or {@code builder} is null
+     * @throws IllegalArgumentException if the lock has no name (nothing is registered)
+     */
+    public static RwLock monitor(MeterRegistry registry, RwLock.Builder builder) {
+        SemaphoreMetrics metrics = forOneLine(registry, builder, "RwLock.builder(..)");
+        RwLock built = metrics.buildMonitored(builder);
+        metrics.bindTo(registry);
+        return built;
+    }
+
+    private static SemaphoreMetrics forOneLine(MeterRegistry registry, Object builder, String what) {
+        if (registry == null) {
+            throw new NullPointerException("monitor(null, " + what + "): the registry is null");
+        }
+        if (builder == null) {
+            throw new NullPointerException("monitor(registry, null): the builder is null");
+        }
+        return builder().build();
     }
 
     private synchronized void checkBuildable(Object builder) {

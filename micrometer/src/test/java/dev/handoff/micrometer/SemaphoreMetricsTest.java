@@ -476,7 +476,7 @@ class SemaphoreMetricsTest {
         Permits second = index.readLockBlocking();
         assertEquals(2.0, readers.value());
         assertEquals(0.0, writeLocked.value());
-        CompletableFuture<Permits> writer = index.writeLockAsync();
+        CompletableFuture<RwLock.WritePermits> writer = index.writeLockAsync();
         assertEquals(1.0, queued.value());
         first.release();
         second.release();

@@ -371,9 +371,9 @@ public final class ReactorSemaphores {
      * once only, so a second release (a discard hook of the user's, say) is harmless.
      * Package-private: {@link ReactorAdaptive} builds its sampled operators on it.
      */
-    static Mono<Permits> lazyAcquisition(Supplier<CompletableFuture<Permits>> start) {
+    static Mono<Permits> lazyAcquisition(Supplier<? extends CompletableFuture<? extends Permits>> start) {
         return Mono.create(sink -> {
-            CompletableFuture<Permits> wait = start.get(); // throws only if the capacity shrank: onError
+            CompletableFuture<? extends Permits> wait = start.get(); // throws only if the capacity shrank: onError
             sink.onCancel(() -> {
                 if (!wait.cancel(false)) {
                     wait.whenComplete((permits, failure) -> {

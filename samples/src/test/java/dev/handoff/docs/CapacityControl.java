@@ -76,7 +76,7 @@ final class CapacityControl {
 
     // tag::capacity-drain[]
     void shutDown() throws InterruptedException, ExecutionException, TimeoutException {
-        CompletableFuture<Void> drained = limit.closeAndAwait(); // waiters fail now, new work is refused
+        CompletableFuture<Void> drained = limit.closeAsync();    // waiters fail now, new work is refused
         drained.get(30, TimeUnit.SECONDS);                       // the holders finish and release
     }
     // end::capacity-drain[]

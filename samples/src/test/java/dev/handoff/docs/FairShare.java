@@ -40,13 +40,9 @@ final class FairShare {
 
     // tag::fair-share-async[]
     CompletableFuture<Result> queryAsync(String tenant, String sql) {
-        CompletableFuture<Permits> connection = connections.acquireAsync(tenant, 1);
-        CompletableFuture<Result> result = connection.thenCompose(granted -> database.runAsync(sql));
-        result.whenComplete((rows, failure) -> {     // done, failed, or cancelled by the caller:
-            connection.cancel(false);                // still waiting? withdraw the request
-            connection.thenAccept(Permits::release); // granted (now or in a race)? give it back
-        });
-        return result;
+        // released to the tenant when the query's stage completes; cancelling the result
+        // before the grant withdraws the request
+        return connections.withPermitsAsync(tenant, 1, () -> database.runAsync(sql));
     }
     // end::fair-share-async[]
 }

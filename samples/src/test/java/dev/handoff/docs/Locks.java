@@ -45,21 +45,13 @@ final class Locks {
         }
 
         Product replace(Product fresh) throws InterruptedException {
-            lock.writeLockBlocking();         // waits for the readers ahead; later readers wait for it
-            boolean downgraded = false;
-            try {
+            // waits for the readers ahead; later readers wait for it
+            try (Permits writing = lock.writeLockBlocking()) {
                 Product old = products.put(fresh.sku(), fresh);
                 lock.downgrade();             // now a read lock: readers may join, no writer can
-                downgraded = true;
                 audit.record(fresh.price());
                 return old;
-            } finally {
-                if (downgraded) {
-                    lock.readUnlock();
-                } else {
-                    lock.writeUnlock();
-                }
-            }
+            }                                 // releases what it holds now: the read lock
         }
     }
     // end::locks-rwlock[]

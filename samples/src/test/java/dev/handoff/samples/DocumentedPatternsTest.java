@@ -703,7 +703,7 @@ class DocumentedPatternsTest {
         FakeWork w = new FakeWork(kind, null);
 
         CompletableFuture<String> r = write ? lock.withWriteLockAsync(w::download) : lock.withReadLockAsync(w::download);
-        CompletableFuture<Permits> next = lock.writeLockAsync(); // queued behind it (at once after THROWS)
+        CompletableFuture<RwLock.WritePermits> next = lock.writeLockAsync(); // queued behind it (at once after THROWS)
         Throwable failure = settle(r);
 
         assertEquals(kind == Work.SUCCEEDS, failure == null, () -> String.valueOf(failure));

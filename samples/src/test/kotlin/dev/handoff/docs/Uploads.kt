@@ -9,7 +9,7 @@ class Uploads(private val downstream: Downstream) {
     val inFlight = Semaphore(64L shl 20) // at most 64 MiB of bodies in flight
 
     suspend fun upload(body: ByteArray): Response =
-        inFlight.withPermits(body.size.toLong()) { // suspends, in FIFO order, until the bytes fit
+        inFlight.withPermits(body.size) { // suspends, in FIFO order, until the bytes fit
             downstream.send(body)
         } // released on return, on exception and on cancellation
 }

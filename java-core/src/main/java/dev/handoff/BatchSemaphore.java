@@ -117,7 +117,7 @@ import org.jspecify.annotations.Nullable;
  * Long.MAX_VALUE (a queue of heavy nodes can exceed it), and the bound check cannot overflow. An up-to node (minimum < permits)
  * is granted as soon as minimum permits can be given to it, taking up to permits of what is being
  * handed out; its permits field is then set to what it took.
- * closeAndAwait registers a future (volatile), then checks the word; every release checks the
+ * closeAsync registers a future (volatile), then checks the word; every release checks the
  * future after its CAS. Both are volatile accesses, so at least one of them sees the other: the
  * future completes exactly when free == capacity with no debt and no queue after a close.
  *
@@ -210,7 +210,7 @@ import org.jspecify.annotations.Nullable;
  * ----------------------------------------------------------------
  * The FIFO order above is the order of one flow. FairShareSemaphore orders many flows (keys) by
  * weighted fair queuing and reuses this core for everything else: one core of the total capacity
- * (its word, free count, debt, close, closeAndAwait). The requests wait in per-key FIFO queues of
+ * (its word, free count, debt, close, closeAsync). The requests wait in per-key FIFO queues of
  * the fair share; its scheduler picks the head with the smallest virtual start tag and hands it to
  * this core as the core's only queued node (enqueue), so the picked head gets partial assignment
  * and blocks everyone else exactly as the head of a Semaphore does; the next head is handed over
@@ -948,7 +948,7 @@ final class BatchSemaphore {
             if ((s & (QUEUED | GATED)) == 0) {
                 // The queue emptied (or a claim window ended) since we looked: the caller goes back
                 // to the lock-free path after the unlock, since on a closed semaphore that path may
-                // complete closeAndAwait's future, whose callbacks must not run under the lock.
+                // complete closeAsync's future, whose callbacks must not run under the lock.
                 return RETRY_LOCK_FREE;
             }
             // Under the lock GATED means debt, a resize of a wide word or provisional grants (no
@@ -2250,7 +2250,7 @@ final class BatchSemaphore {
     }
 
     /**
-     * Completes the drain future of {@link #closeAndAwait} once, after a close, every permit is
+     * Completes the drain future of {@link #closeAsync} once, after a close, every permit is
      * back: free == capacity, no debt (GATED clear), nobody queued. Called after every release
      * and resize; no lock needed (see the notes).
      */
@@ -2335,7 +2335,7 @@ final class BatchSemaphore {
     }
 
     /** close(), then a future completed when every held permit (and any debt) has come back. */
-    CompletableFuture<Void> closeAndAwait() {
+    CompletableFuture<Void> closeAsync() {
         close();
         CompletableFuture<Void> d = drained;
         if (d == null) {

@@ -79,7 +79,7 @@ public final class FairShareSemaphore<K> {
      * Overview
      * --------
      * One BatchSemaphore of the total capacity (the core) holds the permits: its word, free count,
-     * debt after a shrink, close and closeAndAwait are used as they are. In front of it, the waiting
+     * debt after a shrink, close and closeAsync are used as they are. In front of it, the waiting
      * requests (Tickets, Acquisition subclasses bound to the core from their creation) sit in one
      * FIFO queue per key (KeyState<K>.head..tail, linked by the node's prev/next, which the core uses
      * only while the node is in its own queue). A scheduler hands the head with the smallest tag to
@@ -107,7 +107,7 @@ public final class FairShareSemaphore<K> {
      * core deferred its wake() (a trampoline deeper than MAX_NESTED_WAKES), that late call may come
      * before or after the front's: whichever comes first wakes the party, once (partyWoken).
      * The two exceptions, both taken outside the front's lock because they may complete
-     * closeAndAwait's future (user callbacks): a release or a resize after close; nothing is
+     * closeAsync's future (user callbacks): a release or a resize after close; nothing is
      * dispatched then.
      *
      * Tags (start-time fair queuing, SFQ)
@@ -1044,7 +1044,7 @@ public final class FairShareSemaphore<K> {
             }
             if (!inTransit) {
                 if (afterClose) {
-                    giveToCore(n); // may complete closeAndAwait's future: not under the lock
+                    giveToCore(n); // may complete closeAsync's future: not under the lock
                 }
                 return;
             }
@@ -1060,7 +1060,7 @@ public final class FairShareSemaphore<K> {
     /**
      * Under the lock: {@code n} permits of {@code k}, already taken off its counts, go back to the
      * core and on to the requests in fair order. Returns true if the semaphore is closed: then the
-     * caller gives them to the core after the lock (closeAndAwait's future may complete there).
+     * caller gives them to the core after the lock (closeAsync's future may complete there).
      */
     private boolean giveBack(KeyState<K> k, long n) {
         boolean afterClose = closed;
@@ -1158,19 +1158,7 @@ public final class FairShareSemaphore<K> {
      */
     public CompletableFuture<Void> closeAsync() {
         close();
-        return core.closeAndAwait();
-    }
-
-    /**
-     * The former name of {@link #closeAsync()}, which it calls: the suffix {@code Async} names the
-     * face that returns a future.
-     *
-     * @return a future completed when the semaphore is drained
-     * @deprecated use {@link #closeAsync()}; this name goes before the first release
-     */
-    @Deprecated
-    public CompletableFuture<Void> closeAndAwait() {
-        return closeAsync();
+        return core.closeAsync();
     }
 
     // ------------------------------------------------------------------ internals
@@ -1686,7 +1674,7 @@ public final class FairShareSemaphore<K> {
         } finally {
             unlockAndWake(null);
         }
-        if (afterClose) { // may complete closeAndAwait's future: not under the lock
+        if (afterClose) { // may complete closeAsync's future: not under the lock
             if (relative) {
                 return core.addCapacity(value, call);
             }
@@ -1791,7 +1779,7 @@ public final class FairShareSemaphore<K> {
             unlockAndWake(wakes, k);
         }
         if (afterClose) {
-            giveToCore(n); // may complete closeAndAwait's future: not under the lock
+            giveToCore(n); // may complete closeAsync's future: not under the lock
         }
         return true;
     }

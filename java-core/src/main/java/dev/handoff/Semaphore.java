@@ -542,19 +542,7 @@ public final class Semaphore {
      * @return a future completed when nothing is held any more
      */
     public CompletableFuture<Void> closeAsync() {
-        return core.closeAndAwait();
-    }
-
-    /**
-     * The former name of {@link #closeAsync()}, which it calls: the suffix {@code Async} names the
-     * face that returns a future.
-     *
-     * @return a future completed when nothing is held any more
-     * @deprecated use {@link #closeAsync()}; this name goes before the first release
-     */
-    @Deprecated
-    public CompletableFuture<Void> closeAndAwait() {
-        return closeAsync();
+        return core.closeAsync();
     }
 
     /**

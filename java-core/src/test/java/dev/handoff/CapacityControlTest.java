@@ -429,30 +429,30 @@ class CapacityControlTest {
         assertNull(ref.get(), "an hour-long timer still holds the semaphore after its request was granted");
     }
 
-    // ------------------------------------------------------------------ closeAndAwait
+    // ------------------------------------------------------------------ closeAsync
 
     @Test
-    void closeAndAwaitCompletesWhenTheLastPermitAndTheDebtComeBack() throws Exception {
+    void closeAsyncCompletesWhenTheLastPermitAndTheDebtComeBack() throws Exception {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(3));
         s.setCapacity(2); // 1 free taken, owes 1
-        CompletableFuture<Void> drained = s.closeAndAwait();
+        CompletableFuture<Void> drained = s.closeAsync();
         assertFalse(drained.isDone());
         s.release(2);
         assertFalse(drained.isDone(), "1 still held");
         s.release(1);
         assertTrue(drained.isDone());
-        assertTrue(new Semaphore(1).closeAndAwait().isDone(), "nothing held: at once");
+        assertTrue(new Semaphore(1).closeAsync().isDone(), "nothing held: at once");
     }
 
     @Test
-    void closeAndAwaitRacingTheLastReleaseAlwaysCompletes() throws Exception {
+    void closeAsyncRacingTheLastReleaseAlwaysCompletes() throws Exception {
         for (int r = 0; r < 5_000; r++) {
             Semaphore s = new Semaphore(2);
             assertTrue(s.tryAcquire(1));
             Thread releaser = new Thread(() -> s.release(1));
             releaser.start();
-            CompletableFuture<Void> drained = s.closeAndAwait();
+            CompletableFuture<Void> drained = s.closeAsync();
             releaser.join(WAIT_MS);
             drained.get(WAIT_MS, TimeUnit.MILLISECONDS);
         }

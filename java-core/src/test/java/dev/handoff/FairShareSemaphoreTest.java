@@ -404,7 +404,7 @@ class FairShareSemaphoreTest {
         Acquisition behind = queue(s, "b", 1, grants);
         CompletableFuture<Permits> f = s.acquireAsync("c", 1);
         s.release("x", 1); // partially to a's 2
-        CompletableFuture<Void> drained = s.closeAndAwait();
+        CompletableFuture<Void> drained = s.closeAsync();
         assertTrue(s.isClosed());
         assertTrue(dispatched.isClosed());
         assertTrue(behind.isClosed());

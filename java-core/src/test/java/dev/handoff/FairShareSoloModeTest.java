@@ -120,7 +120,7 @@ class FairShareSoloModeTest {
         assertTrue(s.tryAcquire("a", 1));
         assertTrue(s.inSoloMode(), "no debt owed: solo again");
         assertTrue(s.tryAcquire("a", 0));
-        var drained = s.closeAndAwait();
+        var drained = s.closeAsync();
         assertFalse(s.inSoloMode());
         assertFalse(drained.isDone());
         assertEquals(3, s.heldPermits("a"));

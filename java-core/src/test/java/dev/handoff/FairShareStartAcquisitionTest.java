@@ -216,7 +216,7 @@ class FairShareStartAcquisitionTest {
         assertTrue(s.tryAcquire("a", 1));
         Probe p = s.startAcquisition("b", 1, new Probe(true));
         s.release("a", 1);
-        CompletableFuture<Void> drained = s.closeAndAwait();
+        CompletableFuture<Void> drained = s.closeAsync();
         assertFalse(drained.isDone(), "b's grant is still out (in transit)");
         assertTrue(p.undo(HERE));
         assertTrue(drained.isDone());

@@ -104,7 +104,7 @@ class FairShareStressTest {
         assertEquals(0, s.queueLength());
         assertEquals(0, s.activeKeys());
         assertEquals(s.capacity(), s.availablePermits());
-        s.closeAndAwait().get(10, TimeUnit.SECONDS);
+        s.closeAsync().get(10, TimeUnit.SECONDS);
     }
 
     /** While key holds n more: its held permits never exceed the cap. */

@@ -231,7 +231,7 @@ class InternalLockTest {
 
     /**
      * A release that sees waiters, and then, once it holds the lock, finds nobody queued goes back
-     * to the lock-free path. If a close() came in between, that path may complete closeAndAwait()'s
+     * to the lock-free path. If a close() came in between, that path may complete closeAsync()'s
      * future, whose callbacks run on the releasing thread: they must run after its unlock (until
      * a8d8aca they ran under the lock, where a callback that touched the semaphore failed with
      * "must not call back"). The window is held open: the only waiter's claim holds the lock while
@@ -257,7 +257,7 @@ class InternalLockTest {
             AtomicReference<Throwable> inCallback = new AtomicReference<>();
             CompletableFuture<Void> drainedSeen = new CompletableFuture<>();
             Thread closer = daemon(() -> {
-                CompletableFuture<Void> drained = s.closeAndAwait(); // close() needs the lock too
+                CompletableFuture<Void> drained = s.closeAsync(); // close() needs the lock too
                 drained.thenRun(() -> {
                     ranOn.set(Thread.currentThread());
                     try {

@@ -49,7 +49,7 @@ class SurfaceTest {
             return name + " parks the thread (throws InterruptedException): its name must end with Blocking";
         }
         if (CompletableFuture.class.isAssignableFrom(m.getReturnType())
-                && !(name.endsWith("Async") || name.equals("closeAndAwait"))) {
+                && !(name.endsWith("Async"))) {
             return name + " returns a future: its name must end with Async";
         }
         if ((name.endsWith("Then") && !params.contains(Waker.class))

@@ -26,22 +26,7 @@ class ObserverWithoutWaitTest {
         assertTrue(s.tryAcquire(2));
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
-        Acquisition slow = s.acquireThen(1, new Waker() {
-            @Override
-            public boolean claim() {
-                inside.countDown();
-                try {
-                    leave.await();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-                return true;
-            }
-
-            @Override
-            public void wake() {
-            }
-        });
+        Acquisition slow = s.acquireThen(1, stayingInside(inside, leave));
         Acquisition behind = s.acquireThen(1, () -> { });
         Thread releaser = new Thread(() -> s.release(1), "releaser");
         releaser.start();
@@ -94,7 +79,25 @@ class ObserverWithoutWaitTest {
         assertTrue(f.tryAcquire("a", 1));
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
-        Acquisition slow = f.acquireThen("b", 1, new Waker() {
+        Acquisition slow = f.acquireThen("b", 1, stayingInside(inside, leave));
+        Thread releaser = new Thread(() -> f.release("a", 1), "releaser");
+        releaser.start();
+        inside.await();
+        assertTrue(f.queueLength() >= 0);
+        assertTrue(f.queueLength("b") >= 0);
+        assertTrue(f.heldPermits("a") >= 0);
+        assertTrue(f.availablePermits() >= 0);
+        leave.countDown();
+        releaser.join();
+        assertTrue(slow.isGranted());
+        assertEquals(0, f.queueLength());
+        f.release("b", 1);
+        assertEquals(1, f.availablePermits());
+    }
+
+    /** A waker whose claim() tells {@code inside} and stays inside the lock until {@code leave}. */
+    private static Waker stayingInside(CountDownLatch inside, CountDownLatch leave) {
+        return new Waker() {
             @Override
             public boolean claim() {
                 inside.countDown();
@@ -109,20 +112,7 @@ class ObserverWithoutWaitTest {
             @Override
             public void wake() {
             }
-        });
-        Thread releaser = new Thread(() -> f.release("a", 1), "releaser");
-        releaser.start();
-        inside.await();
-        assertTrue(f.queueLength() >= 0);
-        assertTrue(f.queueLength("b") >= 0);
-        assertTrue(f.heldPermits("a") >= 0);
-        assertTrue(f.availablePermits() >= 0);
-        leave.countDown();
-        releaser.join();
-        assertTrue(slow.isGranted());
-        assertEquals(0, f.queueLength());
-        f.release("b", 1);
-        assertEquals(1, f.availablePermits());
+        };
     }
 
     /** A waker whose claim meets the other claim inside its lock, then reads the other semaphore. */

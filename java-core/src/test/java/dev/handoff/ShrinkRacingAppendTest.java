@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -20,38 +19,6 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30) // a guard against hangs, not a speed check
 class ShrinkRacingAppendTest {
 
-    /**
-     * A subclass node that stops inside its lock-free append, after the core has read the tail and
-     * the capacity and before it CASes the tail (the core asks its minimum there), until released.
-     */
-    private static final class StoppedBeforeCas extends Acquisition {
-        final CountDownLatch reached = new CountDownLatch(1);
-        final CountDownLatch go = new CountDownLatch(1);
-        final RecordingWaker waker = new RecordingWaker();
-
-        @Override
-        long minimum() {
-            if (reached.getCount() > 0 && calledFrom("tryAppend")) {
-                reached.countDown();
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    throw new AssertionError(e);
-                }
-            }
-            return super.minimum();
-        }
-
-        @Override
-        protected void wake() {
-            waker.wake();
-        }
-
-        private static boolean calledFrom(String method) {
-            return StackWalker.getInstance().walk(frames -> frames.anyMatch(f -> f.getMethodName().equals(method)));
-        }
-    }
-
     @Test
     void aNodeHeavierThanTheNewCapacityNeverWaitsAfterTheTailCameBack() throws Exception {
         Semaphore s = new Semaphore(4);
@@ -59,7 +26,8 @@ class ShrinkRacingAppendTest {
         RecordingWaker w0 = new RecordingWaker();
         Acquisition n0 = s.acquireThen(1, w0); // the tail the appender will read
 
-        StoppedBeforeCas heavy = new StoppedBeforeCas();
+        // stops inside its lock-free append, after the core read the tail and the capacity, before the CAS
+        StoppingAcquisition heavy = new StoppingAcquisition("tryAppend");
         AtomicReference<Throwable> startFailure = new AtomicReference<>();
         Thread appender = new Thread(() -> {
             try {
@@ -92,7 +60,7 @@ class ShrinkRacingAppendTest {
         assertEquals(0, s.queueLength(), s.toString());
         s.release(1);
         assertEquals(2, s.availablePermits(), s.toString());
-        assertEquals(0, heavy.waker.wakes.get());
+        assertEquals(0, heavy.wakes.get());
         assertEquals(1, w0.wakes.get());
         assertEquals(0, wx.wakes.get());
     }

@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -62,36 +60,11 @@ class SmallContractDefectsTest {
         assertThrows(IllegalArgumentException.class, () -> f.tryAcquireBlocking("a", -1, null));
     }
 
-    /** A subclass node that stops at the start of its start, before it is queued, until let go. */
-    private static final class StoppedStart extends Acquisition {
-        final CountDownLatch reached = new CountDownLatch(1);
-        final CountDownLatch go = new CountDownLatch(1);
-        final AtomicBoolean woken = new AtomicBoolean();
-
-        @Override
-        long minimum() {
-            if (reached.getCount() > 0 && StackWalker.getInstance().walk(fs -> fs.anyMatch(fr -> fr.getMethodName().equals("enqueue")))) {
-                reached.countDown();
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    throw new AssertionError(e);
-                }
-            }
-            return super.minimum();
-        }
-
-        @Override
-        protected void wake() {
-            woken.set(true);
-        }
-    }
-
     @Test
     void aCancelRacingItsNodesStartWithdrawsIt() throws Exception {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        StoppedStart node = new StoppedStart();
+        StoppingAcquisition node = new StoppingAcquisition("enqueue"); // stops before it is queued
         Thread starter = new Thread(() -> s.startAcquisition(1, node), "starter");
         starter.start();
         node.reached.await(); // bound to s, not queued yet
@@ -112,6 +85,6 @@ class SmallContractDefectsTest {
         assertEquals(0, s.queueLength(), s.toString());
         s.release(1);
         assertEquals(1, s.availablePermits(), s.toString());
-        assertFalse(node.woken.get());
+        assertEquals(0, node.wakes.get());
     }
 }

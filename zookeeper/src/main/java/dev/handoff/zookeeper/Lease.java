@@ -156,7 +156,7 @@ public final class Lease implements Permits {
         }
         State s = state.get();
         if (s != State.LOST && owner.pastDeadline()) {
-            markLost();
+            owner.lose(this, "the local deadline passed: the leader has not confirmed the session in time");
             return State.LOST;
         }
         return s;
@@ -251,11 +251,14 @@ public final class Lease implements Permits {
         state.compareAndSet(State.SUSPENDED, State.VALID);
     }
 
-    void markLost() {
+    /** Lost for good; true if this call made it so (it was not lost, nor released, before). */
+    boolean markLost() {
         State before = state.getAndSet(State.LOST);
         if (before != State.LOST && !released.get()) {
             suspended.complete(null);
             lost.complete(null);
+            return true;
         }
+        return false;
     }
 }

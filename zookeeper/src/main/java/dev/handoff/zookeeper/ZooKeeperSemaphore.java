@@ -161,17 +161,44 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * RECONNECTED each ask for an evaluation; requests coalesce into at most one more read. A failed
      * read is retried after RETRY_MS: a pending re-evaluation is never dropped.
      *
+     * The capacity is the evaluation's LAST read (readCapacityThenDecide), sent after every read of
+     * the queue it counts: ZooKeeper answers one session's requests in order, so the capacity used
+     * is at least as new as the queue. Since the prefix before a request only shrinks, the grant was
+     * allowed at the instant the capacity was read. (A cached capacity would let a shrink that landed
+     * between the queue's read and the capacity watch grant more than the new capacity.)
+     *
      * A request is decided only by a read sent after its create succeeded (readyAfter / readsSent).
      *
      * Leases
      * ------
      * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. The local
-     * deadline: lastContact (the send time of the last of our requests the server answered) +
-     * 4/5 of the negotiated session timeout. The server cannot expire the session before
-     * lastContact + timeout. While leases are held a heartbeat (an exists on <path>, every fifth of
-     * the timeout) keeps lastContact fresh, and marks every lease LOST once the deadline has passed.
+     * deadline is lastContact + 9/10 of the negotiated session timeout T, where lastContact is an
+     * instant at or before which the LEADER is known to have heard from the session. Only the leader
+     * expires sessions, and it does so no earlier than T after it last heard from one; a follower
+     * answers reads and pings from its own copy even while cut from the leader (until syncLimit
+     * ticks pass), so an answered read proves nothing and never moves lastContact. What moves it is
+     * an operation the leader ordered (ordered(): a create, a setData, a sync; each fails once the
+     * session is expired):
+     *   - A follower passes the sessions it heard from to the leader in its answers to the leader's
+     *     pings, every tickTime/2, on the same ordered stream as the requests it forwards. So when
+     *     an ordered op sent at t succeeds, the leader had processed every ping answer the follower
+     *     sent before forwarding it, and so had heard of every op of ours that the follower received
+     *     by the last leader ping before t: by the assumption tickTime <= T/2 (ZooKeeper's default
+     *     minSessionTimeout is 2 ticks) plus a twentieth of T for a late ping, every op of ours
+     *     answered before t - 3T/10. The anchor is the latest send time among those (a ring of the
+     *     last ANSWERS answered ops, reads included).
+     *   - Without such an op, the ZooKeeper client's own pings (sent after T/3 of silence) give
+     *     the anchor t - 3T/10 - T/3.
+     *   - The 1/10 of T left covers the rate difference of the two clocks (up to 10%); the leader's
+     *     expiry buckets round up, never down.
+     * So a lease says valid at most until anchor + 9T/10 <= (the last instant the leader heard from
+     * the session) + T: no later than the leader may expire it. While anything is held or waiting,
+     * a heartbeat every T/10 sends a sync (ordered by the leader) and, when it succeeds, an exists
+     * with a watch on every held node; it also marks every lease LOST once the deadline has passed.
+     * A held node's deletion (a watch, or the heartbeat's exists) makes its lease LOST at once.
      * RECONNECTED: one evaluation with confirm set: leases whose node is in the snapshot turn VALID
-     * again, the others LOST. LOST or the client closing: leases LOST, waiters fail.
+     * again (if within the deadline), the others LOST. LOST or the client closing: leases LOST,
+     * waiters fail. Every loss is logged and told to the listeners (lose()).
      * After close() the listeners and the heartbeat stay until the last lease is released.
      *
      * Cancellation
@@ -205,6 +232,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_DATA = new byte[0];
     private static final long RETRY_MS = 200;
+    /** How many answered operations the deadline's anchors are chosen from. */
+    private static final int ANSWERS = 32;
     private static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
 
     /** Heartbeats, read retries and local fronts' hold limits: one daemon thread for every semaphore. */
@@ -247,8 +276,17 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private final AtomicLong readsSent = new AtomicLong();
     private final AtomicBoolean pendingConfirm = new AtomicBoolean();
     private final AtomicBoolean switching = new AtomicBoolean();
-    /** nanoClock time of the send of the last request the server answered. */
+    /**
+     * The nanoClock time from which the local deadline is counted: an instant at or before which
+     * the leader is known to have last heard from the session (see "Leases" above). Raised only by
+     * operations the leader ordered (ordered()); read by any thread.
+     */
     private final AtomicLong lastContact = new AtomicLong();
+    /** The send and answer times of the last ANSWERS operations the server answered, a ring; guarded by contactLock. */
+    private final long[] answeredSent = new long[ANSWERS];
+    private final long[] answeredAt = new long[ANSWERS];
+    private int answeredNext;
+    private final ReentrantLock contactLock = new ReentrantLock();
     private volatile boolean suspended;
     private volatile int sessionTimeoutMs;
     private volatile ScheduledFuture<?> heartbeat;
@@ -256,6 +294,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private final AtomicBoolean detached = new AtomicBoolean();
 
     private final List<Consumer<? super String>> alarmListeners = new CopyOnWriteArrayList<>();
+    private final List<ZooKeeperListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<String> alarmed = ConcurrentHashMap.newKeySet();
     private final AtomicLong alarms = new AtomicLong();
 
@@ -266,6 +305,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     final AtomicLong reads = new AtomicLong();
     /** Requests granted. */
     final AtomicLong grants = new AtomicLong();
+    /** Decisions made (one per evaluation that read the whole queue). */
+    final AtomicLong decisions = new AtomicLong();
+    /** Run on the event thread just before each generation's read is sent; a test's seam. */
+    volatile Runnable queueReadHook = () -> { };
 
     private final ConnectionStateListener connectionListener = this::connectionChanged;
     /** Curator tells its CuratorListeners when the client closes; its session ends with it. */
@@ -275,6 +318,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     };
     private final Watcher nodeWatcher = this::nodeChanged;
+    private final Watcher heldWatcher = this::heldChanged;
     private final Watcher capacityWatcher = event -> {
         if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
             watchEvents.incrementAndGet();
@@ -330,13 +374,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         this.path = path;
         this.capacity = capacity;
-        long started = nanoClock.getAsLong();
         openPath();
-        lastContact.set(started);
         sessionTimeoutMs = negotiatedTimeoutMs();
+        // No lease is valid before an operation the leader ordered proves the session alive.
+        lastContact.set(nanoClock.getAsLong() - 2 * TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs));
         client.getConnectionStateListenable().addListener(connectionListener);
         client.getCuratorListenable().addListener(closingListener);
-        long period = Math.max(20, sessionTimeoutMs / 5);
+        long period = Math.max(20, sessionTimeoutMs / 10);
         heartbeat = TIMER.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
     }
 
@@ -485,7 +529,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 Stat stat = new Stat();
                 client.getData().storingStatIn(stat).forPath(path);
                 try {
+                    long sentAt = nanoClock.getAsLong();
                     Stat written = client.setData().withVersion(stat.getVersion()).forPath(path, data);
+                    ordered(sentAt);
                     capacityChanged(n, written.getVersion());
                     return;
                 } catch (KeeperException.BadVersionException raced) {
@@ -680,6 +726,26 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /**
+     * Registers a listener for this object's session changes, lost leases, read failures and
+     * grants; see {@link ZooKeeperListener}. Listeners are told in the order they were added.
+     *
+     * <pre>{@code
+     * budget.addListener(new ZooKeeperListener() {
+     *     @Override
+     *     public void leaseLost(Lease lease, String reason) {
+     *         lostLeases.increment();
+     *     }
+     * });
+     * }</pre>
+     *
+     * @param listener the listener
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public void addListener(ZooKeeperListener listener) {
+        listeners.add(Objects.requireNonNull(listener, "addListener(null): the listener is null"));
+    }
+
+    /**
      * How many alarms this object has raised (see {@link #addAlarmListener(Consumer)}); for a gauge.
      *
      * @return the count since construction
@@ -750,6 +816,11 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         return b.toString();
     }
 
+    /** How many nodes this object has an exists watch pending on. */
+    int watchedCount() {
+        return watched.size();
+    }
+
     private void checkWeight(String call, long n) {
         if (n < 1) {
             throw new IllegalArgumentException(call + "(" + n + "): the number of permits must be at least 1");
@@ -780,6 +851,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     // Session, contact and the local deadline
 
     private void connectionChanged(CuratorFramework c, ConnectionState state) {
+        for (ZooKeeperListener l : listeners) {
+            try {
+                l.connectionChanged(state);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+            }
+        }
         if (state == ConnectionState.SUSPENDED) {
             suspended = true;
             for (Lease lease : held) {
@@ -801,52 +879,137 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     r.call + "(" + r.n + ") on " + path + ": " + why + " before the grant; the request is gone"));
         }
         for (Lease lease : held) {
-            held.remove(lease);
-            lease.markLost();
+            lose(lease, why);
         }
         watched.clear();
         detachIfDone();
     }
 
-    /** Whether the local deadline has passed: the server may have expired the session by now. */
+    /** Whether the local deadline has passed: the leader may have expired the session by now. */
     boolean pastDeadline() {
-        long allowed = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs) / 5 * 4;
+        long allowed = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs) / 10 * 9;
         return nanoClock.getAsLong() - lastContact.get() > allowed;
     }
 
-    /** The server answered a request of ours sent at sentAt (nanoClock). */
-    private void contact(long sentAt) {
+    /** The server answered an operation of ours sent at sentAt (nanoClock): a candidate anchor, proving nothing alone. */
+    private void answered(long sentAt) {
+        long now = nanoClock.getAsLong();
+        contactLock.lock();
+        try {
+            answeredSent[answeredNext] = sentAt;
+            answeredAt[answeredNext] = now;
+            answeredNext = (answeredNext + 1) % ANSWERS;
+        } finally {
+            contactLock.unlock();
+        }
+    }
+
+    /**
+     * An operation the leader ordered (a create, a write, a sync), sent at sentAt, succeeded: the
+     * session was alive at the leader after sentAt, and the leader had heard from it no later than
+     * the anchor computed here (see "Leases" above). Moves lastContact up to that anchor.
+     */
+    private void ordered(long sentAt) {
+        long timeout = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs);
+        long relay = timeout * 3 / 10; // tickTime / 2 <= timeout / 4, plus a twentieth for the leader's lateness
+        long anchor = sentAt - relay - timeout / 3; // the client's own pings: at least every third of the timeout
+        contactLock.lock();
+        try {
+            for (int i = 0; i < ANSWERS; i++) {
+                if (answeredAt[i] != 0 && answeredAt[i] - (sentAt - relay) <= 0 && answeredSent[i] - anchor > 0) {
+                    anchor = answeredSent[i];
+                }
+            }
+        } finally {
+            contactLock.unlock();
+        }
+        answered(sentAt);
         if (!held.isEmpty() && pastDeadline()) {
             expireLeases(); // lost for good: the deadline passed before this answer came
         }
-        lastContact.accumulateAndGet(sentAt, Math::max);
+        long a = anchor;
+        lastContact.accumulateAndGet(a, (x, y) -> y - x > 0 ? y : x);
     }
 
     private void expireLeases() {
         for (Lease lease : held) {
-            held.remove(lease);
-            lease.markLost();
+            lose(lease, "the local deadline passed: the leader has not confirmed the session for "
+                    + sessionTimeoutMs * 9 / 10 + " ms of the " + sessionTimeoutMs + " ms session timeout");
         }
         detachIfDone();
     }
 
+    /** The lease is lost for good (if still held): marked, forgotten, and the listeners told. */
+    void lose(Lease lease, String reason) {
+        held.remove(lease);
+        handOn.remove(lease);
+        if (lease.markLost()) {
+            LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": lease of " + lease.permits()
+                    + " at " + lease.node() + " lost: " + reason);
+            for (ZooKeeperListener l : listeners) {
+                try {
+                    l.leaseLost(lease, reason);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+                }
+            }
+        }
+        detachIfDone();
+    }
+
+    /**
+     * While anything is held or waiting: a sync (which the leader orders, and which fails once the
+     * leader has expired the session), then an exists with a watch on every held node, so that a
+     * node deleted by hand is noticed even if its watch was missed.
+     */
     private void heartbeat() {
-        if (held.isEmpty()) {
+        if (held.isEmpty() && waiting.isEmpty()) {
             return;
         }
-        if (pastDeadline()) {
+        if (!held.isEmpty() && pastDeadline()) {
             expireLeases();
-            return;
         }
         long sentAt = nanoClock.getAsLong();
         try {
-            client.checkExists().inBackground((c, e) -> {
-                if (e.getResultCode() == 0) {
-                    contact(sentAt);
+            client.sync().inBackground((c, e) -> {
+                if (e.getResultCode() != 0) {
+                    return; // the next heartbeat tries again; the deadline decides meanwhile
+                }
+                ordered(sentAt);
+                for (Lease lease : held) {
+                    watchHeld(lease);
                 }
             }).forPath(path);
         } catch (Exception e) {
             // Background: failures come to the callback; the next heartbeat tries again.
+        }
+    }
+
+    /** An exists watch on a held node: its deletion makes the lease lost at once. */
+    private void watchHeld(Lease lease) {
+        try {
+            client.checkExists().usingWatcher(heldWatcher).inBackground((c, e) -> {
+                if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                    lose(lease, "its node " + lease.node() + " was deleted");
+                }
+            }).forPath(lease.node());
+        } catch (Exception e) {
+            // Background; the heartbeat sets it again.
+        }
+    }
+
+    private void heldChanged(WatchedEvent event) {
+        if (event.getType() == Watcher.Event.EventType.None || event.getPath() == null) {
+            return;
+        }
+        for (Lease lease : held) {
+            if (lease.node().equals(event.getPath())) {
+                if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                    lose(lease, "its node " + lease.node() + " was deleted");
+                } else {
+                    watchHeld(lease); // a one-time watch: set it again
+                }
+            }
         }
     }
 
@@ -938,9 +1101,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private void generationsRead(CuratorEvent event, long sentAt, long ticket, boolean confirm) {
         int rc = event.getResultCode();
         if (rc == KeeperException.Code.NONODE.intValue()) {
-            for (Request r : waiting) {
-                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
-            }
+            pathGone();
             evaluationDone();
             return;
         }
@@ -948,7 +1109,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             retryLater(confirm);
             return;
         }
-        contact(sentAt);
+        answered(sentAt);
         List<Long> generations = new ArrayList<>();
         for (String child : event.getChildren()) {
             long g = generationNumber(child);
@@ -963,23 +1124,16 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             retryLater(confirm);
             return;
         }
-        Stat stat = event.getStat();
-        if (stat != null && stat.getVersion() != capacityVersion) {
-            readCapacity(false);
-        }
         readGeneration(generations, 0, new ArrayList<>(), new HashSet<>(), ticket, confirm);
     }
 
     private void readGeneration(List<Long> generations, int i, List<QueueSnapshot.Generation> acc, Set<String> allNodes,
             long ticket, boolean confirm) {
         if (i == generations.size()) {
-            try {
-                decide(QueueSnapshot.of(acc, capacity, SWITCH_AT_SEQUENCE), allNodes, ticket, confirm);
-            } finally {
-                evaluationDone();
-            }
+            readCapacityThenDecide(acc, allNodes, ticket, confirm);
             return;
         }
+        queueReadHook.run();
         long g = generations.get(i);
         String genPath = generationPath(g);
         boolean newest = i == generations.size() - 1;
@@ -996,7 +1150,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     retryLater(confirm);
                     return;
                 } else {
-                    contact(sentAt);
+                    answered(sentAt);
                     acc.add(new QueueSnapshot.Generation(g, e.getChildren()));
                     for (String child : e.getChildren()) {
                         allNodes.add(genPath + "/" + child);
@@ -1006,6 +1160,52 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             }).forPath(genPath);
         } catch (Exception e) {
             retryLater(confirm);
+        }
+    }
+
+    /**
+     * The last read of an evaluation: the capacity, read after every read of the queue that the
+     * decision uses (ZooKeeper answers one session's reads in order), so that no grant is decided
+     * with a capacity older than the queue it counts. A shrink that lands between the queue's read
+     * and this one only makes the decision stricter than it needs to be, never looser.
+     */
+    private void readCapacityThenDecide(List<QueueSnapshot.Generation> acc, Set<String> allNodes, long ticket, boolean confirm) {
+        long sentAt = nanoClock.getAsLong();
+        try {
+            client.getData().usingWatcher(capacityWatcher).inBackground((c, e) -> {
+                int rc = e.getResultCode();
+                if (rc == KeeperException.Code.NONODE.intValue()) {
+                    pathGone();
+                    evaluationDone();
+                    return;
+                }
+                if (rc != 0 || e.getStat() == null) {
+                    retryLater(confirm);
+                    return;
+                }
+                answered(sentAt);
+                long n = parseCapacity(e.getData());
+                if (n > 0) {
+                    capacityChanged(n, e.getStat().getVersion());
+                } else {
+                    alarm(path, "the data at the path is not a capacity: \"" + printable(e.getData()) + "\"; keeping " + capacity);
+                }
+                long decideWith = n > 0 ? n : capacity;
+                try {
+                    decide(QueueSnapshot.of(acc, decideWith, SWITCH_AT_SEQUENCE), allNodes, ticket, confirm);
+                    decisions.incrementAndGet();
+                } finally {
+                    evaluationDone();
+                }
+            }).forPath(path);
+        } catch (Exception e) {
+            retryLater(confirm);
+        }
+    }
+
+    private void pathGone() {
+        for (Request r : waiting) {
+            r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
         }
     }
 
@@ -1076,8 +1276,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 if (allNodes.contains(lease.node())) {
                     lease.markConfirmed();
                 } else {
-                    held.remove(lease);
-                    lease.markLost(); // the node is gone: the session expired meanwhile
+                    lose(lease, "its node " + lease.node() + " was gone after the reconnection");
                 }
             }
             detachIfDone();
@@ -1129,7 +1328,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             QueueSnapshot.Entry e = s.byName.get(r.name);
             boolean successors = e.index < s.order.size() - 1;
             if (e.granted) {
-                grant(r, successors);
+                grant(r, successors, s.order.size());
                 continue;
             }
             if (r.oneShot) {
@@ -1177,7 +1376,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     }
 
-    private void grant(Request r, boolean successors) {
+    private void grant(Request r, boolean successors, int queueLength) {
         grants.incrementAndGet();
         if (successors) {
             try {
@@ -1191,8 +1390,18 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         if (suspended) {
             lease.markSuspended();
         }
+        watchHeld(lease);
         if (!r.future.complete(lease)) {
             lease.close(); // cancelled meanwhile: never leak the grant
+            return;
+        }
+        long waited = nanoClock.getAsLong() - r.startedAt;
+        for (ZooKeeperListener l : listeners) {
+            try {
+                l.granted(r.n, waited, queueLength);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+            }
         }
     }
 
@@ -1316,6 +1525,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         final long n;
         final boolean oneShot;
         final CompletableFuture<Lease> future = new CompletableFuture<>();
+        final long startedAt = nanoClock.getAsLong();
         /** The created node's full path and name; written by the create callback (null while none). */
         volatile String node;
         volatile String name;
@@ -1335,9 +1545,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         void create(long generation) {
             creating = true;
             pendingCreate = false;
+            long sentAt = nanoClock.getAsLong();
             try {
                 client.create().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .inBackground((c, e) -> created(e))
+                        .inBackground((c, e) -> created(e, sentAt))
                         .forPath(generationPath(generation) + "/" + nodeName(n), NO_DATA);
             } catch (Exception e) {
                 creating = false;
@@ -1355,7 +1566,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             }
         }
 
-        private void created(CuratorEvent event) {
+        private void created(CuratorEvent event, long sentAt) {
             creating = false;
             int rc = event.getResultCode();
             if (rc == KeeperException.Code.NONODE.intValue()) {
@@ -1368,6 +1579,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 fail(KeeperException.create(KeeperException.Code.get(rc), event.getPath()));
                 return;
             }
+            ordered(sentAt); // a create: the leader ordered it, so the session was alive after sentAt
             String created = event.getName();
             node = created;
             name = created.substring(created.lastIndexOf('/') + 1);

@@ -67,8 +67,10 @@ import org.apache.zookeeper.data.Stat;
  * <p><b>Leases.</b> Each request is an ephemeral znode of the client's session. A {@link Lease}
  * says valid only while its holder can be sure the server has not expired that session: see
  * {@link Lease} for what it promises (not valid while the connection is suspended, lost for good
- * when the session is lost or a local deadline passes) and for the {@linkplain Lease#fencingToken()
- * fencing token} that lets a downstream store refuse an overtaken holder. When the session expires
+ * when the session is lost, its node is deleted or a local deadline passes, a deadline moved only by
+ * operations the leader ordered) and for what a downstream store may do with the
+ * {@linkplain Lease#fencingToken() fencing token} (refuse an overtaken holder when leases are
+ * exclusive; check the lease's node when they overlap). When the session expires
  * (a crashed or partitioned process), ZooKeeper deletes the nodes, so the permits of a crashed
  * holder come back by themselves; its waiting requests fail with {@link SessionLostException}.
  *

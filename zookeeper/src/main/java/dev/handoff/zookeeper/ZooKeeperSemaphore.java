@@ -46,6 +46,7 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A weighted, strictly FIFO semaphore shared by every client of one ZooKeeper path: the
@@ -234,6 +235,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] NO_DATA = new byte[0];
     private static final long RETRY_MS = 200;
+    private static final long MAX_RETRY_MS = 5_000;
     /** How many answered operations the deadline's anchors are chosen from. */
     private static final int ANSWERS = 32;
     private static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
@@ -278,6 +280,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private final AtomicLong readsSent = new AtomicLong();
     private final AtomicBoolean pendingConfirm = new AtomicBoolean();
     private final AtomicBoolean switching = new AtomicBoolean();
+    /** Evaluation reads failed in a row, since when (nanoClock), and the kind last reported; written by the evaluation. */
+    private final AtomicInteger failedReads = new AtomicInteger();
+    private volatile long failingSince;
+    private volatile @Nullable String failureKind;
     /**
      * The nanoClock time from which the local deadline is counted: an instant at or before which
      * the leader is known to have last heard from the session (see "Leases" above). Raised only by
@@ -562,8 +568,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * client is closed) before the grant, with {@link SemaphoreClosedException} if this semaphore is
      * {@linkplain #close() closed}, with {@link SemaphoreRejectedException} if the queue already
      * holds {@link #MAX_QUEUE_LENGTH} requests, with {@link IllegalStateException} if a
-     * {@link #setCapacity(long)} made the capacity smaller than {@code n}, and with Curator's
-     * exception if the node cannot be created.
+     * {@link #setCapacity(long)} made the capacity smaller than {@code n}, with Curator's
+     * exception if the node cannot be created, and with {@link IllegalStateException} (whose cause
+     * is ZooKeeper's exception) if reads of the queue have failed for a whole session timeout with
+     * an error other than a lost connection, for example {@code NOAUTH} after an ACL change. Reads
+     * that fail are retried with a backoff from 200 ms to 5 s, and reported once per change of
+     * the failure to the {@linkplain #addListener(ZooKeeperListener) listeners} and the log.
      *
      * <pre>{@code
      * budget.acquireAsync(mib).thenCompose(lease ->
@@ -1075,7 +1085,72 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         read();
     }
 
-    /** A read failed: evaluate again after RETRY_MS, never dropping the request for it. */
+    /**
+     * A read of the queue failed with rc (or threw): evaluate again after a backoff that doubles
+     * from RETRY_MS up to MAX_RETRY_MS, never dropping the request for it. The failure is logged and
+     * told to the listeners once per change of its kind, not once per attempt. A failure that is not
+     * a lost connection (those end with the session or recover with it), for example NOAUTH, that
+     * persists for a session timeout fails the waiting requests instead of leaving them hanging.
+     */
+    private void readFailed(boolean confirm, String node, int rc, @Nullable Exception thrown) {
+        int attempts = failedReads.incrementAndGet();
+        long now = nanoClock.getAsLong();
+        if (attempts == 1) {
+            failingSince = now;
+        }
+        KeeperException.Code code = thrown == null ? KeeperException.Code.get(rc) : null;
+        String kind = (code != null ? String.valueOf(code) : String.valueOf(thrown)) + " reading " + node;
+        if (!kind.equals(failureKind)) {
+            failureKind = kind;
+            String message = "ZooKeeperSemaphore " + path + ": reads of the queue fail (" + kind + "), attempt " + attempts
+                    + "; retrying with backoff";
+            LOG.log(System.Logger.Level.WARNING, message);
+            for (ZooKeeperListener l : listeners) {
+                try {
+                    l.readsFailing(message, attempts);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+                }
+            }
+        }
+        boolean connection = thrown != null || code == null || code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONMOVED
+                || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONEXPIRED;
+        long failingMs = TimeUnit.NANOSECONDS.toMillis(now - failingSince);
+        if (!connection && failingMs >= sessionTimeoutMs) {
+            KeeperException cause = KeeperException.create(code, node);
+            for (Request r : waiting) {
+                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + ") on " + path
+                        + ": reads of the queue have failed for " + failingMs + " ms (" + attempts + " attempts, at least the "
+                        + sessionTimeoutMs + " ms session timeout): " + kind, cause));
+            }
+        }
+        if (confirm) {
+            pendingConfirm.set(true);
+        }
+        long delay = Math.min(MAX_RETRY_MS, RETRY_MS << Math.min(attempts - 1, 10));
+        TIMER.schedule(this::evaluate, delay, TimeUnit.MILLISECONDS);
+        evaluationDone();
+    }
+
+    /** A whole evaluation's reads succeeded: a run of failures, if any, is over. */
+    private void readsSucceeded() {
+        int attempts = failedReads.getAndSet(0);
+        if (attempts == 0) {
+            return;
+        }
+        failureKind = null;
+        LOG.log(System.Logger.Level.INFO, "ZooKeeperSemaphore " + path + ": reads of the queue succeed again after "
+                + attempts + " failed attempts");
+        for (ZooKeeperListener l : listeners) {
+            try {
+                l.readsRecovered(attempts);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+            }
+        }
+    }
+
+    /** Evaluate again after RETRY_MS (not a failure: the path was emptied by hand). */
     private void retryLater(boolean confirm) {
         if (confirm) {
             pendingConfirm.set(true);
@@ -1096,7 +1171,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         try {
             client.getChildren().inBackground((c, e) -> generationsRead(e, sentAt, ticket, confirm)).forPath(path);
         } catch (Exception e) {
-            retryLater(confirm);
+            readFailed(confirm, path, 0, e);
         }
     }
 
@@ -1108,7 +1183,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             return;
         }
         if (rc != 0) {
-            retryLater(confirm);
+            readFailed(confirm, path, rc, null);
             return;
         }
         answered(sentAt);
@@ -1149,7 +1224,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 if (rc == KeeperException.Code.NONODE.intValue()) {
                     acc.add(new QueueSnapshot.Generation(g, List.of())); // deleted once drained
                 } else if (rc != 0) {
-                    retryLater(confirm);
+                    readFailed(confirm, genPath, rc, null);
                     return;
                 } else {
                     answered(sentAt);
@@ -1161,7 +1236,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 readGeneration(generations, i + 1, acc, allNodes, ticket, confirm);
             }).forPath(genPath);
         } catch (Exception e) {
-            retryLater(confirm);
+            readFailed(confirm, genPath, 0, e);
         }
     }
 
@@ -1182,10 +1257,11 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     return;
                 }
                 if (rc != 0 || e.getStat() == null) {
-                    retryLater(confirm);
+                    readFailed(confirm, path, rc, null);
                     return;
                 }
                 answered(sentAt);
+                readsSucceeded();
                 long n = parseCapacity(e.getData());
                 if (n > 0) {
                     capacityChanged(n, e.getStat().getVersion());
@@ -1201,7 +1277,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 }
             }).forPath(path);
         } catch (Exception e) {
-            retryLater(confirm);
+            readFailed(confirm, path, 0, e);
         }
     }
 

@@ -12,9 +12,11 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -29,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
@@ -673,6 +676,118 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             return awaitOneDecision(start("tryAcquireBlocking", n, true));
         }
         return awaitLease(start("tryAcquireBlocking", n, false), timeout);
+    }
+
+    /**
+     * Acquires {@code n} permits, runs {@code body} once they are granted, and releases them when
+     * the stage it returns completes, however it completes: normally, exceptionally, or cancelled.
+     * The permits are released exactly once, also when {@code body} throws or returns {@code null}
+     * (the result then fails with that exception, or a {@link NullPointerException}).
+     *
+     * <p><b>Cancellation.</b> Cancelling the result before the grant withdraws the request (its
+     * node is deleted) and {@code body} never runs; a grant that races the cancel is released
+     * without running {@code body}. Once {@code body} has started, cancelling the result does not
+     * stop it: the permits are released when its stage completes. If the request fails (session
+     * lost, closed, rejected, a capacity shrink), the result fails with the same exception and
+     * nothing is released.
+     *
+     * <pre>{@code
+     * CompletableFuture<Response> sent = budget.withPermitsAsync(mib, () -> downstream.sendAsync(body));
+     * }</pre>
+     *
+     * @param <T>  the body's result type
+     * @param n    the number of permits, from 1 to {@link #capacity()}
+     * @param body starts the work, on Curator's event thread once granted, and returns its stage
+     * @return the body's result, completed after the permits were released
+     * @throws IllegalArgumentException if {@code n < 1} or {@code n > capacity()}; nothing is created
+     * @throws NullPointerException     if {@code body} is null
+     */
+    public <T> CompletableFuture<T> withPermitsAsync(long n, Supplier<? extends CompletionStage<T>> body) {
+        checkWeight("withPermitsAsync", n);
+        Objects.requireNonNull(body, "withPermitsAsync(" + n + ", null): the body is null");
+        CompletableFuture<Lease> acquired = start("withPermitsAsync", n, false);
+        ScopedLease<T> result = new ScopedLease<>(acquired);
+        acquired.whenComplete((lease, failure) -> {
+            if (failure != null) { // nothing granted, nothing to release
+                if (!result.withdrawing) {
+                    result.completeExceptionally(failure);
+                }
+                return;
+            }
+            if (result.isDone()) { // cancelled while the grant was landing
+                lease.close();
+                return;
+            }
+            CompletionStage<T> stage;
+            try {
+                stage = body.get();
+                if (stage == null) {
+                    throw new NullPointerException("withPermitsAsync(" + n + "): the body returned null instead of a CompletionStage");
+                }
+            } catch (Throwable t) {
+                lease.close();
+                result.completeExceptionally(t);
+                return;
+            }
+            stage.whenComplete((value, error) -> {
+                lease.close();
+                if (error != null) {
+                    result.completeExceptionally(error);
+                } else {
+                    result.complete(value);
+                }
+            });
+        });
+        return result;
+    }
+
+    /** The result of withPermitsAsync: a cancel before the grant withdraws the request first. */
+    private static final class ScopedLease<T> extends CompletableFuture<T> {
+        private final CompletableFuture<Lease> acquired;
+        /** Set before this future withdraws the request, so that the failure that causes is not copied here. */
+        volatile boolean withdrawing;
+
+        ScopedLease(CompletableFuture<Lease> acquired) {
+            this.acquired = acquired;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            withdrawing = true;
+            acquired.cancel(false); // still waiting: withdrawn; granted already: the grant sees us done
+            return super.cancel(mayInterruptIfRunning);
+        }
+    }
+
+    /**
+     * Acquires {@code n} permits (parking the thread as {@link #acquireBlocking(long)} does), runs
+     * {@code body}, and releases them however it ends.
+     *
+     * <pre>{@code
+     * Response response = budget.withPermitsBlocking(mib, () -> downstream.send(body));
+     * }</pre>
+     *
+     * @param <T>  the body's result type
+     * @param n    the number of permits, from 1 to {@link #capacity()}
+     * @param body the work
+     * @return what {@code body} returned
+     * @throws IllegalArgumentException   if {@code n < 1} or {@code n > capacity()}
+     * @throws NullPointerException       if {@code body} is null
+     * @throws InterruptedException       if interrupted before the grant (nothing held, body not run)
+     * @throws SessionLostException       if the session was lost before the grant
+     * @throws SemaphoreClosedException   if this semaphore was closed
+     * @throws SemaphoreRejectedException if the queue is full
+     * @throws Exception                  whatever {@code body} threw, after the release
+     */
+    public <T> T withPermitsBlocking(long n, Callable<T> body) throws Exception {
+        checkWeight("withPermitsBlocking", n);
+        Objects.requireNonNull(body, "withPermitsBlocking(" + n + ", null): the body is null");
+        Lease lease = awaitLease(start("withPermitsBlocking", n, false));
+        try {
+            return body.call();
+        } finally {
+            lease.close();
+        }
     }
 
     /**

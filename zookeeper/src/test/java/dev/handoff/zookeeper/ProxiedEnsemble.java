@@ -73,7 +73,7 @@ final class ProxiedEnsemble implements AutoCloseable {
     String connectString(int... servers) {
         StringBuilder b = new StringBuilder();
         for (int i : servers) {
-            b.append(b.length() == 0 ? "" : ",").append(specs.get(i).getConnectString());
+            b.append(b.length() == 0 ? "" : ",").append("127.0.0.1:").append(specs.get(i).getPort());
         }
         return b.toString();
     }

@@ -151,8 +151,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * Who reads, who watches
      * ----------------------
      * One evaluation per semaphore object at a time (evaluation: 0 idle, 1 running, 2 must run
-     * again): read <path>'s children (the generations; the path's data version tells whether the
-     * cached capacity is current), then each generation's children, then decide for every local
+     * again): read <path>'s children (the generations), then each generation's children, then the
+     * capacity (below), then decide for every local
      * waiting request from that one snapshot. After a decision a waiting request is either
      *   head:    every valid request before it is granted; only the deletion of one of those (or a
      *            capacity growth) can grant it: exists watches on those nodes;
@@ -165,7 +165,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * holds a block and must learn that another request waits (then on the newest generation, until
      * the first waiter is seen). A fired watch, a create that landed, a capacity change and a
      * RECONNECTED each ask for an evaluation; requests coalesce into at most one more read. A failed
-     * read is retried after RETRY_MS: a pending re-evaluation is never dropped.
+     * read is retried with a backoff (readFailed): a pending re-evaluation is never dropped.
      *
      * The capacity is the evaluation's LAST read (readCapacityThenDecide), sent after every read of
      * the queue it counts: ZooKeeper answers one session's requests in order, so the capacity used
@@ -177,35 +177,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      *
      * Leases
      * ------
-     * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. The local
-     * deadline is lastContact + 9/10 of the negotiated session timeout T, where lastContact is an
-     * instant at or before which the LEADER is known to have heard from the session. Only the leader
-     * expires sessions, and it does so no earlier than T after it last heard from one; a follower
-     * answers reads and pings from its own copy even while cut from the leader (until syncLimit
-     * ticks pass), so an answered read proves nothing and never moves lastContact. What moves it is
-     * an operation the leader ordered (ordered(): a create, a setData, a sync; each fails once the
-     * session is expired):
-     *   - A follower passes the sessions it heard from to the leader in its answers to the leader's
-     *     pings, every tickTime/2, on the same ordered stream as the requests it forwards. So when
-     *     an ordered op sent at t succeeds, the leader had processed every ping answer the follower
-     *     sent before forwarding it, and so had heard of every op of ours that the follower received
-     *     by the last leader ping before t: by the assumption tickTime <= T/2 (ZooKeeper's default
-     *     minSessionTimeout is 2 ticks) plus a twentieth of T for a late ping, every op of ours
-     *     answered before t - 3T/10. The anchor is the latest send time among those (a ring of the
-     *     last ANSWERS answered ops, reads included).
-     *   - Without such an op, the ZooKeeper client's own pings (sent after T/3 of silence) give
-     *     the anchor t - 3T/10 - T/3.
-     *   - The 1/10 of T left covers the rate difference of the two clocks (up to 10%); the leader's
-     *     expiry buckets round up, never down.
-     * So a lease says valid at most until anchor + 9T/10 <= (the last instant the leader heard from
-     * the session) + T: no later than the leader may expire it. While anything is held or waiting,
-     * a heartbeat every T/10 sends a sync (ordered by the leader) and, when it succeeds, an exists
-     * with a watch on every held node; it also marks every lease LOST once the deadline has passed.
-     * A held node's deletion (a watch, or the heartbeat's exists) makes its lease LOST at once.
+     * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. Its local
+     * deadline, the heartbeat and the watches on held nodes are SessionGuard's (see its notes);
+     * this class loses leases (lose(): marked, forgotten, logged, told to the listeners).
      * RECONNECTED: one evaluation with confirm set: leases whose node is in the snapshot turn VALID
      * again (if within the deadline), the others LOST. LOST or the client closing: leases LOST,
-     * waiters fail. Every loss is logged and told to the listeners (lose()).
-     * After close() the listeners and the heartbeat stay until the last lease is released.
+     * waiters fail. After close() the listeners and the heartbeat stay until the last lease is
+     * released.
      *
      * Cancellation
      * ------------
@@ -239,8 +217,6 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private static final byte[] NO_DATA = new byte[0];
     private static final long RETRY_MS = 200;
     private static final long MAX_RETRY_MS = 5_000;
-    /** How many answered operations the deadline's anchors are chosen from. */
-    private static final int ANSWERS = 32;
     private static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
 
     /** Heartbeats, read retries and local fronts' hold limits: one daemon thread for every semaphore. */
@@ -287,19 +263,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private final AtomicInteger failedReads = new AtomicInteger();
     private volatile long failingSince;
     private volatile @Nullable String failureKind;
-    /**
-     * The nanoClock time from which the local deadline is counted: an instant at or before which
-     * the leader is known to have last heard from the session (see "Leases" above). Raised only by
-     * operations the leader ordered (ordered()); read by any thread.
-     */
-    private final AtomicLong lastContact = new AtomicLong();
-    /** The send and answer times of the last ANSWERS operations the server answered, a ring; guarded by contactLock. */
-    private final long[] answeredSent = new long[ANSWERS];
-    private final long[] answeredAt = new long[ANSWERS];
-    private int answeredNext;
-    private final ReentrantLock contactLock = new ReentrantLock();
+    private final SessionGuard guard;
     private volatile boolean suspended;
-    private volatile int sessionTimeoutMs;
     private volatile ScheduledFuture<?> heartbeat;
     private volatile boolean closed;
     private final AtomicBoolean detached = new AtomicBoolean();
@@ -329,7 +294,6 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     };
     private final Watcher nodeWatcher = this::nodeChanged;
-    private final Watcher heldWatcher = this::heldChanged;
     private final Watcher capacityWatcher = event -> {
         if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
             watchEvents.incrementAndGet();
@@ -385,14 +349,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         this.path = path;
         this.capacity = capacity;
+        this.guard = new SessionGuard(this, client, path);
         openPath();
-        sessionTimeoutMs = negotiatedTimeoutMs();
-        // No lease is valid before an operation the leader ordered proves the session alive.
-        lastContact.set(nanoClock.getAsLong() - 2 * TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs));
+        guard.start(negotiatedTimeoutMs());
         client.getConnectionStateListenable().addListener(connectionListener);
         client.getCuratorListenable().addListener(closingListener);
-        long period = Math.max(20, sessionTimeoutMs / 10);
-        heartbeat = TIMER.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
+        long period = Math.max(20, guard.timeoutMs() / 10);
+        heartbeat = TIMER.scheduleWithFixedDelay(guard::heartbeat, period, period, TimeUnit.MILLISECONDS);
     }
 
     private void openPath() {
@@ -462,7 +425,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
     private int negotiatedTimeoutMs() {
         int t = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
-        return t > 0 ? t : (sessionTimeoutMs > 0 ? sessionTimeoutMs : client.getZookeeperClient().getConnectionTimeoutMs());
+        int known = guard.timeoutMs();
+        return t > 0 ? t : (known > 0 ? known : client.getZookeeperClient().getConnectionTimeoutMs());
     }
 
     /** The capacity in {@code data}, or -1 if it is not one. */
@@ -542,7 +506,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 try {
                     long sentAt = nanoClock.getAsLong();
                     Stat written = client.setData().withVersion(stat.getVersion()).forPath(path, data);
-                    ordered(sentAt);
+                    guard.ordered(sentAt);
                     capacityChanged(n, written.getVersion());
                     return;
                 } catch (KeeperException.BadVersionException raced) {
@@ -994,7 +958,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             sessionLost("the ZooKeeper session was lost");
         } else if (state == ConnectionState.RECONNECTED || state == ConnectionState.CONNECTED) {
             suspended = false;
-            sessionTimeoutMs = negotiatedTimeoutMs();
+            guard.timeoutChanged(negotiatedTimeoutMs());
             pendingConfirm.set(true);
             evaluate(); // one shared read: it decides every waiter and confirms every lease
         }
@@ -1014,54 +978,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
     /** Whether the local deadline has passed: the leader may have expired the session by now. */
     boolean pastDeadline() {
-        long allowed = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs) / 10 * 9;
-        return nanoClock.getAsLong() - lastContact.get() > allowed;
+        return guard.pastDeadline();
     }
 
-    /** The server answered an operation of ours sent at sentAt (nanoClock): a candidate anchor, proving nothing alone. */
-    private void answered(long sentAt) {
-        long now = nanoClock.getAsLong();
-        contactLock.lock();
-        try {
-            answeredSent[answeredNext] = sentAt;
-            answeredAt[answeredNext] = now;
-            answeredNext = (answeredNext + 1) % ANSWERS;
-        } finally {
-            contactLock.unlock();
-        }
-    }
-
-    /**
-     * An operation the leader ordered (a create, a write, a sync), sent at sentAt, succeeded: the
-     * session was alive at the leader after sentAt, and the leader had heard from it no later than
-     * the anchor computed here (see "Leases" above). Moves lastContact up to that anchor.
-     */
-    private void ordered(long sentAt) {
-        long timeout = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs);
-        long relay = timeout * 3 / 10; // tickTime / 2 <= timeout / 4, plus a twentieth for the leader's lateness
-        long anchor = sentAt - relay - timeout / 3; // the client's own pings: at least every third of the timeout
-        contactLock.lock();
-        try {
-            for (int i = 0; i < ANSWERS; i++) {
-                if (answeredAt[i] != 0 && answeredAt[i] - (sentAt - relay) <= 0 && answeredSent[i] - anchor > 0) {
-                    anchor = answeredSent[i];
-                }
-            }
-        } finally {
-            contactLock.unlock();
-        }
-        answered(sentAt);
-        if (!held.isEmpty() && pastDeadline()) {
-            expireLeases(); // lost for good: the deadline passed before this answer came
-        }
-        long a = anchor;
-        lastContact.accumulateAndGet(a, (x, y) -> y - x > 0 ? y : x);
-    }
-
-    private void expireLeases() {
+    void expireLeases() {
         for (Lease lease : held) {
             lose(lease, "the local deadline passed: the leader has not confirmed the session for "
-                    + sessionTimeoutMs * 9 / 10 + " ms of the " + sessionTimeoutMs + " ms session timeout");
+                    + guard.timeoutMs() * 9 / 10 + " ms of the " + guard.timeoutMs() + " ms session timeout");
         }
         detachIfDone();
     }
@@ -1084,60 +1007,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         detachIfDone();
     }
 
-    /**
-     * While anything is held or waiting: a sync (which the leader orders, and which fails once the
-     * leader has expired the session), then an exists with a watch on every held node, so that a
-     * node deleted by hand is noticed even if its watch was missed.
-     */
-    private void heartbeat() {
-        if (held.isEmpty() && waiting.isEmpty()) {
-            return;
-        }
-        if (!held.isEmpty() && pastDeadline()) {
-            expireLeases();
-        }
-        long sentAt = nanoClock.getAsLong();
-        try {
-            client.sync().inBackground((c, e) -> {
-                if (e.getResultCode() != 0) {
-                    return; // the next heartbeat tries again; the deadline decides meanwhile
-                }
-                ordered(sentAt);
-                for (Lease lease : held) {
-                    watchHeld(lease);
-                }
-            }).forPath(path);
-        } catch (Exception e) {
-            // Background: failures come to the callback; the next heartbeat tries again.
-        }
+    /** Whether nothing is held or waiting here: the heartbeat rests. */
+    boolean idle() {
+        return held.isEmpty() && waiting.isEmpty();
     }
 
-    /** An exists watch on a held node: its deletion makes the lease lost at once. */
-    private void watchHeld(Lease lease) {
-        try {
-            client.checkExists().usingWatcher(heldWatcher).inBackground((c, e) -> {
-                if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                    lose(lease, "its node " + lease.node() + " was deleted");
-                }
-            }).forPath(lease.node());
-        } catch (Exception e) {
-            // Background; the heartbeat sets it again.
-        }
-    }
-
-    private void heldChanged(WatchedEvent event) {
-        if (event.getType() == Watcher.Event.EventType.None || event.getPath() == null) {
-            return;
-        }
-        for (Lease lease : held) {
-            if (lease.node().equals(event.getPath())) {
-                if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-                    lose(lease, "its node " + lease.node() + " was deleted");
-                } else {
-                    watchHeld(lease); // a one-time watch: set it again
-                }
-            }
-        }
+    Set<Lease> heldLeases() {
+        return held;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -1231,12 +1107,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         boolean connection = thrown != null || code == null || code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONMOVED
                 || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONEXPIRED;
         long failingMs = TimeUnit.NANOSECONDS.toMillis(now - failingSince);
-        if (!connection && failingMs >= sessionTimeoutMs) {
+        if (!connection && failingMs >= guard.timeoutMs()) {
             KeeperException cause = KeeperException.create(code, node);
             for (Request r : waiting) {
                 r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + ") on " + path
                         + ": reads of the queue have failed for " + failingMs + " ms (" + attempts + " attempts, at least the "
-                        + sessionTimeoutMs + " ms session timeout): " + kind, cause));
+                        + guard.timeoutMs() + " ms session timeout): " + kind, cause));
             }
         }
         if (confirm) {
@@ -1301,7 +1177,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             readFailed(confirm, path, rc, null);
             return;
         }
-        answered(sentAt);
+        guard.answered(sentAt);
         List<Long> generations = new ArrayList<>();
         for (String child : event.getChildren()) {
             long g = generationNumber(child);
@@ -1342,7 +1218,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     readFailed(confirm, genPath, rc, null);
                     return;
                 } else {
-                    answered(sentAt);
+                    guard.answered(sentAt);
                     acc.add(new QueueSnapshot.Generation(g, e.getChildren()));
                     for (String child : e.getChildren()) {
                         allNodes.add(genPath + "/" + child);
@@ -1375,7 +1251,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     readFailed(confirm, path, rc, null);
                     return;
                 }
-                answered(sentAt);
+                guard.answered(sentAt);
                 readsSucceeded();
                 long n = parseCapacity(e.getData());
                 if (n > 0) {
@@ -1583,7 +1459,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         if (suspended) {
             lease.markSuspended();
         }
-        watchHeld(lease);
+        guard.watchHeld(lease);
         if (!r.future.complete(lease)) {
             lease.close(); // cancelled meanwhile: never leak the grant
             return;
@@ -1772,7 +1648,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 fail(KeeperException.create(KeeperException.Code.get(rc), event.getPath()));
                 return;
             }
-            ordered(sentAt); // a create: the leader ordered it, so the session was alive after sentAt
+            guard.ordered(sentAt); // a create: the leader ordered it, so the session was alive after sentAt
             String created = event.getName();
             node = created;
             name = created.substring(created.lastIndexOf('/') + 1);

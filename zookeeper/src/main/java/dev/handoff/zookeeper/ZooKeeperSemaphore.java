@@ -32,14 +32,11 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorClosedException;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorEventType;
 import org.apache.curator.framework.api.CuratorListener;
-import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -135,12 +132,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * Reading several generations one after the other is safe for the same reason: an older
      * generation read earlier can only have lost requests since.
      *
-     * Generations: the sequence suffix is the parent's cversion, a signed 32-bit counter moved by
-     * every child create and delete. When a client sees a sequence >= SWITCH_AT_SEQUENCE in the
-     * newest generation (or a poisoned one), it creates a seal there, then the next generation.
-     * Requests created in the old generation after the seal (their client had not seen the switch)
-     * are void: their owner deletes them and asks again in the new generation. Drained old
-     * generations (only seals left) are deleted with their seals in one multi-op transaction.
+     * Generations (Generations, which seals, creates and deletes them): the sequence suffix is the
+     * parent's cversion, a signed 32-bit counter moved by every child create and delete; a
+     * generation is sealed and the next one started before it can run out.
      *
      * Fail closed: a child that looks like a request but does not parse, a negative sequence, a
      * sequence shared by two children, or a seal that does not parse, poisons its generation: no
@@ -211,13 +205,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public static final long SWITCH_AT_SEQUENCE = 1_000_000_000L;
 
-    static final String GENERATION_PREFIX = "gen-";
-    private static final Pattern GENERATION = Pattern.compile("^gen-(\\d{10})$");
+    static final String GENERATION_PREFIX = Generations.PREFIX;
     private static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] NO_DATA = new byte[0];
-    private static final long RETRY_MS = 200;
+    static final byte[] NO_DATA = new byte[0];
+    static final long RETRY_MS = 200;
     private static final long MAX_RETRY_MS = 5_000;
-    private static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
+    static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
 
     /** Heartbeats, read retries and local fronts' hold limits: one daemon thread for every semaphore. */
     static final ScheduledExecutorService TIMER;
@@ -237,8 +230,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     /** The capacity as last read, and the data version of <path> it was read at. Written by the event thread (and the constructor). */
     private volatile long capacity;
     private volatile int capacityVersion;
-    /** The newest generation seen; new requests are created there. */
-    private volatile long newestGeneration;
+    private final Generations generations;
     /** The queue bound; a field so that a test can lower it. */
     volatile int maxQueueLength = MAX_QUEUE_LENGTH;
     /** The clock of the local deadline; a test may replace it. */
@@ -258,7 +250,6 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     private final ReentrantLock capacityLock = new ReentrantLock();
     private final AtomicLong readsSent = new AtomicLong();
     private final AtomicBoolean pendingConfirm = new AtomicBoolean();
-    private final AtomicBoolean switching = new AtomicBoolean();
     /** Evaluation reads failed in a row, since when (nanoClock), and the kind last reported; written by the evaluation. */
     private final AtomicInteger failedReads = new AtomicInteger();
     private volatile long failingSince;
@@ -350,6 +341,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         this.path = path;
         this.capacity = capacity;
         this.guard = new SessionGuard(this, client, path);
+        this.generations = new Generations(this, client, path);
         openPath();
         guard.start(negotiatedTimeoutMs());
         client.getConnectionStateListenable().addListener(connectionListener);
@@ -403,7 +395,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     // another client made it
                 }
             }
-            newestGeneration = newest;
+            generations.seen(newest);
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (InterruptedException e) {
@@ -415,12 +407,11 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     private static long generationNumber(String child) {
-        Matcher m = GENERATION.matcher(child);
-        return m.find() ? Long.parseLong(m.group(1)) : -1;
+        return Generations.number(child);
     }
 
     private String generationPath(long generation) {
-        return path + "/" + GENERATION_PREFIX + String.format("%010d", generation);
+        return generations.path(generation);
     }
 
     private int negotiatedTimeoutMs() {
@@ -575,7 +566,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 request.withdraw();
             }
         });
-        request.create(newestGeneration);
+        request.create(generations.newest());
         return request.future;
     }
 
@@ -890,8 +881,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 .append(", client ").append(client.getState())
                 .append(", evaluation ").append(evaluation.get())
                 .append(", reads sent ").append(readsSent.get())
-                .append(", newest generation ").append(newestGeneration)
-                .append(switching.get() ? ", switching" : "");
+                .append(", newest generation ").append(generations.newest())
+                .append(generations.switching() ? ", switching" : "");
         for (Request r : waiting) {
             b.append("\n  waiting ").append(r.call).append('(').append(r.n).append("): node ").append(r.node)
                     .append(r.creating ? ", creating" : "").append(r.pendingCreate ? ", to create" : "")
@@ -1188,7 +1179,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         generations.sort(null);
         if (generations.isEmpty()) {
             // The path was emptied by hand: start generation 0 again.
-            createGeneration(0);
+            this.generations.create(0);
             retryLater(confirm);
             return;
         }
@@ -1350,18 +1341,16 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             }
             detachIfDone();
         }
-        if (s.newest > newestGeneration) {
-            newestGeneration = s.newest;
-        }
+        generations.seen(s.newest);
         for (Map.Entry<String, String> p : s.poison.entrySet()) {
             alarm(p.getKey(), p.getValue());
         }
         boolean open = !(s.newestNeedsSwitch || s.newestSealed);
         if (!open) {
-            switchGeneration(s.newest, s.newestSealed);
+            generations.switchFrom(s.newest, s.newestSealed);
         }
         for (long g : s.drained) {
-            deleteGeneration(g, allNodes);
+            generations.deleteDrained(g, allNodes);
         }
         List<Request> decided = new ArrayList<>();
         for (Request r : waiting) {
@@ -1507,68 +1496,6 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         watchEvents.incrementAndGet();
         evaluate();
-    }
-
-    /** Seals generation g (unless sealed already) and creates g + 1; then evaluates again. */
-    private void switchGeneration(long g, boolean sealed) {
-        if (!switching.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            if (sealed) {
-                createGeneration(g + 1);
-                return;
-            }
-            client.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).inBackground((c, e) -> {
-                if (e.getResultCode() == 0) {
-                    LOG.log(System.Logger.Level.INFO, "ZooKeeperSemaphore " + path + ": generation " + g + " sealed at " + e.getName());
-                    createGeneration(g + 1);
-                } else {
-                    switching.set(false);
-                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-                }
-            }).forPath(generationPath(g) + "/seal-", NO_DATA);
-        } catch (Exception e) {
-            switching.set(false);
-            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private void createGeneration(long g) {
-        try {
-            client.create().withMode(CreateMode.PERSISTENT).inBackground((c, e) -> {
-                switching.set(false);
-                int rc = e.getResultCode();
-                if (rc == 0 || rc == KeeperException.Code.NODEEXISTS.intValue()) {
-                    if (g > newestGeneration) {
-                        newestGeneration = g;
-                    }
-                    evaluate();
-                } else {
-                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-                }
-            }).forPath(generationPath(g), NO_DATA);
-        } catch (Exception e) {
-            switching.set(false);
-            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** Deletes a drained old generation and its seals in one transaction (it fails if a request appeared). */
-    private void deleteGeneration(long g, Set<String> allNodes) {
-        String genPath = generationPath(g);
-        List<CuratorOp> ops = new ArrayList<>();
-        try {
-            for (String node : allNodes) {
-                if (node.startsWith(genPath + "/")) {
-                    ops.add(client.transactionOp().delete().forPath(node));
-                }
-            }
-            ops.add(client.transactionOp().delete().forPath(genPath));
-            client.transaction().inBackground().forOperations(ops);
-        } catch (Exception e) {
-            // Another client deletes it, or the next evaluation tries again.
-        }
     }
 
     // ---------------------------------------------------------------------------------------------

@@ -218,7 +218,8 @@ public final class Lease implements Permits {
      * or the local deadline passed. Never completes for a lease released first. A holder that must
      * stop its work when it loses the permits registers here:
      * {@code lease.whenLost().thenRun(worker::abort)}. The local deadline is noticed when the state
-     * is read or by the heartbeat, within a fifth of the session timeout.
+     * is read or by the heartbeat, within a tenth of the session timeout; a deleted node by a watch
+     * on it, or by the heartbeat's check of it.
      *
      * @return a stage completed with {@code null} on loss, on a ZooKeeper or heartbeat thread
      */

@@ -46,7 +46,7 @@ public interface ZooKeeperListener {
     }
 
     /**
-     * Reads or heartbeats of the cluster queue started failing (or the failure changed): they are
+     * Reads of the cluster queue started failing (or the failure changed): they are
      * retried with a growing backoff. Called once per change of the failure, not once per retry.
      *
      * @param message what failed, naming the path and the error

@@ -88,6 +88,8 @@ class RandomFaultTest {
     private final AtomicLong started = new AtomicLong();
     private final AtomicLong ended = new AtomicLong();
     private final AtomicBoolean stop = new AtomicBoolean();
+    /** Per client: long holds in progress. */
+    private final java.util.concurrent.atomic.AtomicIntegerArray longHolds = new java.util.concurrent.atomic.AtomicIntegerArray(CLIENTS);
     private final ConcurrentLinkedQueue<CapacityChange> capacityChanges = new ConcurrentLinkedQueue<>();
     /** Nodes the nemesis deleted, and when (nanoTime, before the delete was sent). */
     private final Map<String, Long> deleted = new java.util.concurrent.ConcurrentHashMap<>();
@@ -174,6 +176,18 @@ class RandomFaultTest {
                         // clients from its own copy until syncLimit ticks pass), or the leader into a minority.
                         int server = random.nextInt(specs.size());
                         long ms = 2_000 + random.nextInt(6_000);
+                        int holder = longHolder(random);
+                        if (holder >= 0 && random.nextInt(4) != 0) {
+                            // Targeted: the server that a client holding a long lease is connected to, for
+                            // longer than the session timeout: the leader expires the holder while that
+                            // server, if a follower, goes on answering it until syncLimit ticks pass.
+                            for (int i = 0; i < specs.size(); i++) {
+                                if (links.get(holder).get(i).connected()) {
+                                    server = i;
+                                }
+                            }
+                            ms = sessionMs + 1_000 + random.nextInt(3_000);
+                        }
                         log("isolate server " + specs.get(server).getPort() + (server == ensemble.leader() ? " (the leader)" : "")
                                 + " for " + ms + " ms");
                         ensemble.isolate(server);
@@ -282,7 +296,23 @@ class RandomFaultTest {
         return false;
     }
 
+    /** A client with a long hold in progress, or -1. */
+    private int longHolder(Random random) {
+        int start = random.nextInt(CLIENTS);
+        for (int i = 0; i < CLIENTS; i++) {
+            int c = (start + i) % CLIENTS;
+            if (longHolds.get(c) > 0) {
+                return c;
+            }
+        }
+        return -1;
+    }
+
     private void hold(int client, Lease lease, long weight, long requested, long holdMs) throws InterruptedException {
+        boolean longHold = holdMs > 100;
+        if (longHold) {
+            longHolds.incrementAndGet(client);
+        }
         try {
             if (!lease.isValid()) {
                 return;
@@ -300,6 +330,9 @@ class RandomFaultTest {
             }
             grants.add(new Grant(client, lease.node(), weight, lease.fencingToken(), requested, from, to));
         } finally {
+            if (longHold) {
+                longHolds.decrementAndGet(client);
+            }
             lease.close();
         }
     }

@@ -34,8 +34,9 @@ import org.junit.jupiter.api.Timeout;
  * {@link LocalFront}; some holds last more than twice the session timeout) while a nemesis freezes
  * client links (briefly, or past the session timeout, so that the server expires the session),
  * cuts one server from the others (a follower from the leader, or the leader into a minority) and
- * heals it, kills and restarts the leader, changes the capacity up and down, and deletes request
- * nodes by hand. (Sessions are not ended through a second handle here: that deletes the nodes at
+ * heals it, kills and restarts the leader, changes the capacity up and down, deletes request
+ * nodes by hand, and moves the newest generation's counter to just below the switch (so the
+ * semaphore seals it and moves on to the next generation under the other faults). (Sessions are not ended through a second handle here: that deletes the nodes at
  * once, faster than any holder can learn, which no lease can guard against; in production a
  * session ends by its timeout, and HonestLeaseTest and SessionFailureTest cover the rest.) An
  * independent checker, which parses the znodes itself and trusts nothing of the semaphore but what
@@ -149,7 +150,7 @@ class RandomFaultTest {
                 int faults = 0;
                 while (System.nanoTime() < nemesisEnd) {
                     Thread.sleep(500 + random.nextInt(1500));
-                    int kind = random.nextInt(7);
+                    int kind = random.nextInt(8);
                     int victim = random.nextInt(CLIENTS);
                     faults++;
                     if (kind == 0 || kind == 1) {
@@ -209,6 +210,21 @@ class RandomFaultTest {
                     } else if (kind == 5) {
                         String victimNode = deleteARequest(observerClient, random);
                         log(victimNode == null ? "nothing to delete" : "delete " + victimNode);
+                    } else if (kind == 6) {
+                        // The newest generation's counter moved to just below the switch, as after a
+                        // billion requests: the next creates seal it and start the next generation.
+                        // Under load the leader names children after its pending changes rather than its
+                        // tree, so the value is set again until a name shows it (or the switch happened).
+                        String newest = newestGeneration(observerClient);
+                        boolean took = false;
+                        int servers = 0;
+                        for (int attempt = 0; newest != null && attempt < 100 && !took; attempt++) {
+                            servers = ServerInternals.setCversion(cluster, PATH + "/" + newest, (int) ZooKeeperSemaphore.SWITCH_AT_SEQUENCE - 3);
+                            Thread.sleep(20);
+                            took = !newest.equals(newestGeneration(observerClient)) || maxSequence(observerClient, newest)
+                                    >= ZooKeeperSemaphore.SWITCH_AT_SEQUENCE - 3;
+                        }
+                        log(newest == null ? "no generation to push" : "counter of " + newest + (took ? " set" : " not set") + " near the switch (on " + servers + " servers)");
                     } else {
                         log("quiet");
                     }
@@ -224,9 +240,10 @@ class RandomFaultTest {
                 }
                 observer.join(10_000);
                 System.out.printf("RandomFaultTest: %d faults, %d requests, %d grants (%d held over 2x the session timeout), "
-                        + "%d snapshots, %d nodes deleted, %d capacity changes%n", faults, started.get(), grants.size(),
-                        grants.stream().filter(g -> g.validTo() - g.validFrom() > TimeUnit.MILLISECONDS.toNanos(2L * sessionMs)).count(),
-                        snapshots.size(), deleted.size(), capacityChanges.size());
+                        + "%d snapshots, %d nodes deleted, %d capacity changes, generations granted in: %s%n", faults, started.get(),
+                        grants.size(), grants.stream().filter(g -> g.validTo() - g.validFrom() > TimeUnit.MILLISECONDS.toNanos(2L * sessionMs)).count(),
+                        snapshots.size(), deleted.size(), capacityChanges.size(),
+                        grants.stream().map(g -> g.node().substring(PATH.length() + 1, g.node().lastIndexOf('/'))).distinct().sorted().toList());
                 assertTrue(unexpected.isEmpty(), () -> "unexpected failures: " + unexpected);
                 assertEquals(started.get(), ended.get(), "every request ends");
                 checkCapacity();
@@ -353,6 +370,39 @@ class RandomFaultTest {
             }
         }
         return false;
+    }
+
+    /** The largest sequence among the generation's children now, or -1. */
+    private static long maxSequence(CuratorFramework c, String generation) {
+        long max = -1;
+        try {
+            for (String child : c.getChildren().forPath(PATH + "/" + generation)) {
+                int dash = child.lastIndexOf('-');
+                try {
+                    max = Math.max(max, Long.parseLong(child.substring(dash + 1)));
+                } catch (NumberFormatException notASequence) {
+                    // a protected-mode prefix only
+                }
+            }
+        } catch (Exception e) {
+            // gone or unreachable: -1
+        }
+        return max;
+    }
+
+    /** The newest generation's name, or null if it cannot be read now. */
+    private static String newestGeneration(CuratorFramework c) {
+        try {
+            String newest = null;
+            for (String child : c.getChildren().forPath(PATH)) {
+                if (child.startsWith(ZooKeeperSemaphore.GENERATION_PREFIX) && (newest == null || child.compareTo(newest) > 0)) {
+                    newest = child;
+                }
+            }
+            return newest;
+        } catch (Exception e) {
+            return null;
+        }
     }
 
     /** Deletes one request node, granted or waiting, as a cleanup script would; returns it, or null. */

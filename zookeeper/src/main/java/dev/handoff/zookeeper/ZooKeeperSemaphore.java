@@ -5,8 +5,6 @@ import dev.handoff.SemaphoreClosedException;
 import dev.handoff.SemaphoreRejectedException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -26,7 +24,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -43,10 +40,8 @@ import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A weighted, strictly FIFO semaphore shared by every client of one ZooKeeper path: the
@@ -142,8 +137,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * still count), an alarm names it, and its owner, if it is one of our waiting requests, deletes
      * it and asks again in the newest generation.
      *
-     * Who reads, who watches
-     * ----------------------
+     * Who reads, who watches (Evaluation)
+     * ------------------------------------
      * One evaluation per semaphore object at a time (evaluation: 0 idle, 1 running, 2 must run
      * again): read <path>'s children (the generations), then each generation's children, then the
      * capacity (below), then decide for every local
@@ -206,10 +201,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     public static final long SWITCH_AT_SEQUENCE = 1_000_000_000L;
 
     static final String GENERATION_PREFIX = Generations.PREFIX;
-    private static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
     static final byte[] NO_DATA = new byte[0];
     static final long RETRY_MS = 200;
-    private static final long MAX_RETRY_MS = 5_000;
+    static final long MAX_RETRY_MS = 5_000;
     static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
 
     /** Heartbeats, read retries and local fronts' hold limits: one daemon thread for every semaphore. */
@@ -225,43 +220,35 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         TIMER = timer;
     }
 
-    private final CuratorFramework client;
-    private final String path;
+    final CuratorFramework client;
+    final String path;
     /** The capacity as last read, and the data version of <path> it was read at. Written by the event thread (and the constructor). */
-    private volatile long capacity;
+    volatile long capacity;
     private volatile int capacityVersion;
-    private final Generations generations;
+    final Generations generations;
     /** The queue bound; a field so that a test can lower it. */
     volatile int maxQueueLength = MAX_QUEUE_LENGTH;
     /** The clock of the local deadline; a test may replace it. */
     volatile LongSupplier nanoClock = System::nanoTime;
 
     /** Requests not yet granted or failed. */
-    private final Set<Request> waiting = ConcurrentHashMap.newKeySet();
+    final Set<Request> waiting = ConcurrentHashMap.newKeySet();
     /** Waiting requests by node name, once created. */
-    private final Map<String, Request> byName = new ConcurrentHashMap<>();
+    final Map<String, Request> byName = new ConcurrentHashMap<>();
     /** Leases granted and not yet released (nor lost). */
-    private final Set<Lease> held = ConcurrentHashMap.newKeySet();
+    final Set<Lease> held = ConcurrentHashMap.newKeySet();
     /** Local fronts' blocks that must learn when another request waits behind them. */
-    private final Map<Lease, Runnable> handOn = new ConcurrentHashMap<>();
-    /** Node paths on which an exists watch of ours is pending. */
-    private final Set<String> watched = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger evaluation = new AtomicInteger();
+    final Map<Lease, Runnable> handOn = new ConcurrentHashMap<>();
     private final ReentrantLock capacityLock = new ReentrantLock();
-    private final AtomicLong readsSent = new AtomicLong();
-    private final AtomicBoolean pendingConfirm = new AtomicBoolean();
-    /** Evaluation reads failed in a row, since when (nanoClock), and the kind last reported; written by the evaluation. */
-    private final AtomicInteger failedReads = new AtomicInteger();
-    private volatile long failingSince;
-    private volatile @Nullable String failureKind;
-    private final SessionGuard guard;
-    private volatile boolean suspended;
+    final SessionGuard guard;
+    private final Evaluation evaluation;
+    volatile boolean suspended;
     private volatile ScheduledFuture<?> heartbeat;
     private volatile boolean closed;
     private final AtomicBoolean detached = new AtomicBoolean();
 
     private final List<Consumer<? super String>> alarmListeners = new CopyOnWriteArrayList<>();
-    private final List<ZooKeeperListener> listeners = new CopyOnWriteArrayList<>();
+    final List<ZooKeeperListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<String> alarmed = ConcurrentHashMap.newKeySet();
     private final AtomicLong alarms = new AtomicLong();
 
@@ -284,17 +271,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             sessionLost("the Curator client was closed");
         }
     };
-    private final Watcher nodeWatcher = this::nodeChanged;
-    private final Watcher capacityWatcher = event -> {
+    final Watcher capacityWatcher = event -> {
         if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
             watchEvents.incrementAndGet();
             readCapacity(true);
-        }
-    };
-    private final Watcher generationWatcher = event -> {
-        if (event.getType() != Watcher.Event.EventType.None) {
-            watchEvents.incrementAndGet();
-            evaluate();
         }
     };
 
@@ -342,6 +322,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         this.capacity = capacity;
         this.guard = new SessionGuard(this, client, path);
         this.generations = new Generations(this, client, path);
+        this.evaluation = new Evaluation(this, client, path);
         openPath();
         guard.start(negotiatedTimeoutMs());
         client.getConnectionStateListenable().addListener(connectionListener);
@@ -406,11 +387,11 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     }
 
-    private static long generationNumber(String child) {
+    static long generationNumber(String child) {
         return Generations.number(child);
     }
 
-    private String generationPath(long generation) {
+    String generationPath(long generation) {
         return generations.path(generation);
     }
 
@@ -435,7 +416,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         return v >= 1 && v <= MAX_CAPACITY ? v : -1;
     }
 
-    private static String printable(byte[] data) {
+    static String printable(byte[] data) {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < Math.min(data.length, 40); i++) {
             int c = data[i] & 0xff;
@@ -879,8 +860,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         StringBuilder b = new StringBuilder(toString());
         b.append("\n  session: ").append(suspended ? "suspended" : "connected")
                 .append(", client ").append(client.getState())
-                .append(", evaluation ").append(evaluation.get())
-                .append(", reads sent ").append(readsSent.get())
+                .append(", evaluation ").append(evaluation.state())
+                .append(", reads sent ").append(evaluation.readsSent())
                 .append(", newest generation ").append(generations.newest())
                 .append(generations.switching() ? ", switching" : "");
         for (Request r : waiting) {
@@ -892,7 +873,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         for (Lease lease : held) {
             b.append("\n  held ").append(lease.permits()).append(" at ").append(lease.node());
         }
-        for (String node : watched) {
+        for (String node : evaluation.watchedNodes()) {
             b.append("\n  watching ").append(node);
         }
         return b.toString();
@@ -900,7 +881,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
     /** How many nodes this object has an exists watch pending on. */
     int watchedCount() {
-        return watched.size();
+        return evaluation.watchedNodes().size();
     }
 
     private void checkWeight(String call, long n) {
@@ -918,7 +899,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /** After close(): the listeners and the heartbeat go once no lease is left to watch. */
-    private void detachIfDone() {
+    void detachIfDone() {
         if (closed && held.isEmpty() && detached.compareAndSet(false, true)) {
             client.getConnectionStateListenable().removeListener(connectionListener);
             client.getCuratorListenable().removeListener(closingListener);
@@ -950,7 +931,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         } else if (state == ConnectionState.RECONNECTED || state == ConnectionState.CONNECTED) {
             suspended = false;
             guard.timeoutChanged(negotiatedTimeoutMs());
-            pendingConfirm.set(true);
+            evaluation.confirmNext();
             evaluate(); // one shared read: it decides every waiter and confirms every lease
         }
     }
@@ -963,7 +944,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         for (Lease lease : held) {
             lose(lease, why);
         }
-        watched.clear();
+        evaluation.forgetWatches();
         detachIfDone();
     }
 
@@ -1041,235 +1022,14 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Evaluation: one shared read, every local decision
+    // Capacity and alarms (the evaluation is Evaluation's)
 
     /** Asks for an evaluation: starts one, or makes the running one run once more. */
     void evaluate() {
-        while (true) {
-            int s = evaluation.get();
-            if (s == 2) {
-                return;
-            }
-            if (evaluation.compareAndSet(s, s + 1)) {
-                if (s == 0) {
-                    read();
-                }
-                return;
-            }
-        }
+        evaluation.evaluate();
     }
 
-    private void evaluationDone() {
-        if (evaluation.compareAndSet(1, 0)) {
-            return;
-        }
-        evaluation.set(1);
-        read();
-    }
-
-    /**
-     * A read of the queue failed with rc (or threw): evaluate again after a backoff that doubles
-     * from RETRY_MS up to MAX_RETRY_MS, never dropping the request for it. The failure is logged and
-     * told to the listeners once per change of its kind, not once per attempt. A failure that is not
-     * a lost connection (those end with the session or recover with it), for example NOAUTH, that
-     * persists for a session timeout fails the waiting requests instead of leaving them hanging.
-     */
-    private void readFailed(boolean confirm, String node, int rc, @Nullable Exception thrown) {
-        int attempts = failedReads.incrementAndGet();
-        long now = nanoClock.getAsLong();
-        if (attempts == 1) {
-            failingSince = now;
-        }
-        KeeperException.Code code = thrown == null ? KeeperException.Code.get(rc) : null;
-        String kind = (code != null ? String.valueOf(code) : String.valueOf(thrown)) + " reading " + node;
-        if (!kind.equals(failureKind)) {
-            failureKind = kind;
-            String message = "ZooKeeperSemaphore " + path + ": reads of the queue fail (" + kind + "), attempt " + attempts
-                    + "; retrying with backoff";
-            LOG.log(System.Logger.Level.WARNING, message);
-            for (ZooKeeperListener l : listeners) {
-                try {
-                    l.readsFailing(message, attempts);
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
-                }
-            }
-        }
-        boolean connection = thrown != null || code == null || code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONMOVED
-                || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONEXPIRED;
-        long failingMs = TimeUnit.NANOSECONDS.toMillis(now - failingSince);
-        if (!connection && failingMs >= guard.timeoutMs()) {
-            KeeperException cause = KeeperException.create(code, node);
-            for (Request r : waiting) {
-                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + ") on " + path
-                        + ": reads of the queue have failed for " + failingMs + " ms (" + attempts + " attempts, at least the "
-                        + guard.timeoutMs() + " ms session timeout): " + kind, cause));
-            }
-        }
-        if (confirm) {
-            pendingConfirm.set(true);
-        }
-        long delay = Math.min(MAX_RETRY_MS, RETRY_MS << Math.min(attempts - 1, 10));
-        TIMER.schedule(this::evaluate, delay, TimeUnit.MILLISECONDS);
-        evaluationDone();
-    }
-
-    /** A whole evaluation's reads succeeded: a run of failures, if any, is over. */
-    private void readsSucceeded() {
-        int attempts = failedReads.getAndSet(0);
-        if (attempts == 0) {
-            return;
-        }
-        failureKind = null;
-        LOG.log(System.Logger.Level.INFO, "ZooKeeperSemaphore " + path + ": reads of the queue succeed again after "
-                + attempts + " failed attempts");
-        for (ZooKeeperListener l : listeners) {
-            try {
-                l.readsRecovered(attempts);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
-            }
-        }
-    }
-
-    /** Evaluate again after RETRY_MS (not a failure: the path was emptied by hand). */
-    private void retryLater(boolean confirm) {
-        if (confirm) {
-            pendingConfirm.set(true);
-        }
-        TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        evaluationDone();
-    }
-
-    private void read() {
-        boolean confirm = pendingConfirm.getAndSet(false);
-        if (waiting.isEmpty() && handOn.isEmpty() && !confirm) {
-            evaluationDone();
-            return;
-        }
-        long sentAt = nanoClock.getAsLong();
-        long ticket = readsSent.incrementAndGet();
-        reads.incrementAndGet();
-        try {
-            client.getChildren().inBackground((c, e) -> generationsRead(e, sentAt, ticket, confirm)).forPath(path);
-        } catch (Exception e) {
-            readFailed(confirm, path, 0, e);
-        }
-    }
-
-    private void generationsRead(CuratorEvent event, long sentAt, long ticket, boolean confirm) {
-        int rc = event.getResultCode();
-        if (rc == KeeperException.Code.NONODE.intValue()) {
-            pathGone();
-            evaluationDone();
-            return;
-        }
-        if (rc != 0) {
-            readFailed(confirm, path, rc, null);
-            return;
-        }
-        guard.answered(sentAt);
-        List<Long> generations = new ArrayList<>();
-        for (String child : event.getChildren()) {
-            long g = generationNumber(child);
-            if (g >= 0) {
-                generations.add(g);
-            }
-        }
-        generations.sort(null);
-        if (generations.isEmpty()) {
-            // The path was emptied by hand: start generation 0 again.
-            this.generations.create(0);
-            retryLater(confirm);
-            return;
-        }
-        readGeneration(generations, 0, new ArrayList<>(), new HashSet<>(), ticket, confirm);
-    }
-
-    private void readGeneration(List<Long> generations, int i, List<QueueSnapshot.Generation> acc, Set<String> allNodes,
-            long ticket, boolean confirm) {
-        if (i == generations.size()) {
-            readCapacityThenDecide(acc, allNodes, ticket, confirm);
-            return;
-        }
-        queueReadHook.run();
-        long g = generations.get(i);
-        String genPath = generationPath(g);
-        boolean newest = i == generations.size() - 1;
-        long sentAt = nanoClock.getAsLong();
-        reads.incrementAndGet();
-        try {
-            var builder = client.getChildren();
-            var watchedBuilder = newest && !handOn.isEmpty() ? builder.usingWatcher(generationWatcher) : builder;
-            watchedBuilder.inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == KeeperException.Code.NONODE.intValue()) {
-                    acc.add(new QueueSnapshot.Generation(g, List.of())); // deleted once drained
-                } else if (rc != 0) {
-                    readFailed(confirm, genPath, rc, null);
-                    return;
-                } else {
-                    guard.answered(sentAt);
-                    acc.add(new QueueSnapshot.Generation(g, e.getChildren()));
-                    for (String child : e.getChildren()) {
-                        allNodes.add(genPath + "/" + child);
-                    }
-                }
-                readGeneration(generations, i + 1, acc, allNodes, ticket, confirm);
-            }).forPath(genPath);
-        } catch (Exception e) {
-            readFailed(confirm, genPath, 0, e);
-        }
-    }
-
-    /**
-     * The last read of an evaluation: the capacity, read after every read of the queue that the
-     * decision uses (ZooKeeper answers one session's reads in order), so that no grant is decided
-     * with a capacity older than the queue it counts. A shrink that lands between the queue's read
-     * and this one only makes the decision stricter than it needs to be, never looser.
-     */
-    private void readCapacityThenDecide(List<QueueSnapshot.Generation> acc, Set<String> allNodes, long ticket, boolean confirm) {
-        long sentAt = nanoClock.getAsLong();
-        try {
-            client.getData().usingWatcher(capacityWatcher).inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == KeeperException.Code.NONODE.intValue()) {
-                    pathGone();
-                    evaluationDone();
-                    return;
-                }
-                if (rc != 0 || e.getStat() == null) {
-                    readFailed(confirm, path, rc, null);
-                    return;
-                }
-                guard.answered(sentAt);
-                readsSucceeded();
-                long n = parseCapacity(e.getData());
-                if (n > 0) {
-                    capacityChanged(n, e.getStat().getVersion());
-                } else {
-                    alarm(path, "the data at the path is not a capacity: \"" + printable(e.getData()) + "\"; keeping " + capacity);
-                }
-                long decideWith = n > 0 ? n : capacity;
-                try {
-                    decide(QueueSnapshot.of(acc, decideWith, SWITCH_AT_SEQUENCE), allNodes, ticket, confirm);
-                    decisions.incrementAndGet();
-                } finally {
-                    evaluationDone();
-                }
-            }).forPath(path);
-        } catch (Exception e) {
-            readFailed(confirm, path, 0, e);
-        }
-    }
-
-    private void pathGone() {
-        for (Request r : waiting) {
-            r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
-        }
-    }
-
-    private void readCapacity(boolean thenEvaluate) {
+    void readCapacity(boolean thenEvaluate) {
         try {
             client.getData().usingWatcher(capacityWatcher).inBackground((c, e) -> {
                 if (e.getResultCode() == 0 && e.getStat() != null) {
@@ -1290,7 +1050,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /** A newer capacity was read or written: waiters that can no longer fit fail; the others are decided again. */
-    private void capacityChanged(long n, int version) {
+    void capacityChanged(long n, int version) {
         capacityLock.lock();
         try {
             if (version < capacityVersion || (version == capacityVersion && n == capacity)) {
@@ -1310,7 +1070,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         evaluate();
     }
 
-    private void alarm(String child, String reason) {
+    void alarm(String child, String reason) {
         if (!alarmed.add(child + " " + reason)) {
             return;
         }
@@ -1327,178 +1087,6 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // The decision
-
-    /** Runs on Curator's event thread, one at a time (evaluation). */
-    private void decide(QueueSnapshot s, Set<String> allNodes, long ticket, boolean confirm) {
-        if (confirm) {
-            for (Lease lease : held) {
-                if (allNodes.contains(lease.node())) {
-                    lease.markConfirmed();
-                } else {
-                    lose(lease, "its node " + lease.node() + " was gone after the reconnection");
-                }
-            }
-            detachIfDone();
-        }
-        generations.seen(s.newest);
-        for (Map.Entry<String, String> p : s.poison.entrySet()) {
-            alarm(p.getKey(), p.getValue());
-        }
-        boolean open = !(s.newestNeedsSwitch || s.newestSealed);
-        if (!open) {
-            generations.switchFrom(s.newest, s.newestSealed);
-        }
-        for (long g : s.drained) {
-            generations.deleteDrained(g, allNodes);
-        }
-        List<Request> decided = new ArrayList<>();
-        for (Request r : waiting) {
-            if (r.future.isDone()) {
-                continue;
-            }
-            if (r.node == null) {
-                if (r.pendingCreate && open && !r.creating) {
-                    r.create(s.newest);
-                }
-                continue;
-            }
-            if (r.readyAfter >= ticket) {
-                continue; // created after this read was sent: the next read decides it
-            }
-            if (s.misplaced.contains(r.name)) {
-                r.recreate(open ? s.newest : -1);
-                continue;
-            }
-            QueueSnapshot.Entry e = s.byName.get(r.name);
-            if (e == null) {
-                if (!allNodes.contains(r.node)) {
-                    r.future.completeExceptionally(new SessionLostException(r.call + "(" + r.n + ") on " + path
-                            + ": the request's node " + r.name + " is gone (its session expired) before the grant"));
-                }
-                continue;
-            }
-            decided.add(r);
-        }
-        decided.sort((a, b) -> Integer.compare(s.byName.get(a.name).index, s.byName.get(b.name).index));
-        boolean headWatched = false;
-        for (Request r : decided) {
-            QueueSnapshot.Entry e = s.byName.get(r.name);
-            boolean successors = e.index < s.order.size() - 1;
-            if (e.granted) {
-                grant(r, successors, s.order.size());
-                continue;
-            }
-            if (r.oneShot) {
-                r.future.completeExceptionally(NOT_GRANTED);
-                continue;
-            }
-            if (e.index >= maxQueueLength) {
-                r.future.completeExceptionally(new SemaphoreRejectedException(r.call + "(" + r.n + ") on " + path
-                        + ": the queue already holds " + e.index + " requests, the most it may hold is " + maxQueueLength));
-                continue;
-            }
-            if (e.blocked) {
-                for (Map.Entry<String, Long> child : s.poisonGeneration.entrySet()) {
-                    watchNode(generationPath(child.getValue()) + "/" + child.getKey(), true);
-                }
-                continue;
-            }
-            QueueSnapshot.Entry predecessor = s.order.get(e.index - 1); // index 0 is always granted or blocked
-            if (predecessor.granted) {
-                if (!headWatched) {
-                    headWatched = true;
-                    for (int i = 0; i < e.index; i++) {
-                        QueueSnapshot.Entry before = s.order.get(i);
-                        watchNode(generationPath(before.generation) + "/" + before.name, false);
-                    }
-                }
-            } else if (!byName.containsKey(predecessor.name)) {
-                watchNode(generationPath(predecessor.generation) + "/" + predecessor.name, true);
-            }
-        }
-        for (Map.Entry<Lease, Runnable> w : handOn.entrySet()) {
-            Lease block = w.getKey();
-            QueueSnapshot.Entry b = s.byName.get(block.node().substring(block.node().lastIndexOf('/') + 1));
-            if (b == null) {
-                continue;
-            }
-            for (int i = b.index + 1; i < s.order.size(); i++) {
-                if (!s.order.get(i).granted) {
-                    if (handOn.remove(block, w.getValue())) {
-                        w.getValue().run();
-                    }
-                    break;
-                }
-            }
-        }
-    }
-
-    private void grant(Request r, boolean successors, int queueLength) {
-        grants.incrementAndGet();
-        if (successors) {
-            try {
-                client.setData().inBackground().forPath(r.node, GRANTED);
-            } catch (Exception e) {
-                // Background; the successor is woken by our deletion at the latest.
-            }
-        }
-        Lease lease = new Lease(r.n, r.node, r.czxid, this, this::release);
-        held.add(lease);
-        if (suspended) {
-            lease.markSuspended();
-        }
-        guard.watchHeld(lease);
-        if (!r.future.complete(lease)) {
-            lease.close(); // cancelled meanwhile: never leak the grant
-            return;
-        }
-        long waited = nanoClock.getAsLong() - r.startedAt;
-        for (ZooKeeperListener l : listeners) {
-            try {
-                l.granted(r.n, waited, queueLength);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
-            }
-        }
-    }
-
-    /** An exists watch on node: it wakes us when the node goes (and, if wakeIfGranted, when it is granted). */
-    private void watchNode(String node, boolean wakeIfGranted) {
-        if (!watched.add(node)) {
-            return;
-        }
-        try {
-            client.checkExists().usingWatcher(nodeWatcher).inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == 0 && e.getStat() != null && (e.getStat().getVersion() == 0 || !wakeIfGranted)) {
-                    return; // there (and not granted, if that matters): the watch waits
-                }
-                watched.remove(node);
-                if (rc == 0 || rc == KeeperException.Code.NONODE.intValue()) {
-                    evaluate(); // gone, or granted already: decide again
-                } else {
-                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-                }
-            }).forPath(node);
-        } catch (Exception e) {
-            watched.remove(node);
-            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private void nodeChanged(WatchedEvent event) {
-        if (event.getType() == Watcher.Event.EventType.None) {
-            return; // connection states come through the ConnectionStateListener
-        }
-        if (event.getPath() != null) {
-            watched.remove(event.getPath());
-        }
-        watchEvents.incrementAndGet();
-        evaluate();
-    }
-
-    // ---------------------------------------------------------------------------------------------
     // A request
 
     /** A request node's name before its sequence suffix. */
@@ -1507,7 +1095,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /** A one-shot request that was not granted by its one decision; never seen by callers. */
-    private static final RuntimeException NOT_GRANTED = new IllegalStateException("not granted by its one decision") {
+    static final RuntimeException NOT_GRANTED = new IllegalStateException("not granted by its one decision") {
         private static final long serialVersionUID = 1L;
 
         @Override
@@ -1516,7 +1104,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     };
 
-    private final class Request {
+    final class Request {
         final String call;
         final long n;
         final boolean oneShot;
@@ -1605,7 +1193,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
         private void ready(long zxid) {
             czxid = zxid;
-            readyAfter = readsSent.get();
+            readyAfter = evaluation.readsSent();
             evaluate();
         }
 

@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  *     if (!lease.isValid()) {
  *         return;                              // do not start work on permits that may be gone
  *     }
- *     store.write(record, lease.fencingToken()); // the store rejects tokens older than one it has seen
+ *     work(record);
  * }
  * }</pre>
  *
@@ -29,11 +29,35 @@ import java.util.function.Consumer;
  * promises only what it can check locally, and errs on the side of "not valid":
  * <ul>
  *   <li>{@link #isValid()} is {@code true} only while the lease is {@link State#VALID}: granted,
- *       not released, the client connected, and the <em>local deadline</em> not passed. The local
- *       deadline is the send time of the last request the server answered, plus the negotiated
- *       session timeout, minus a fifth of it; the server cannot expire the session before that,
- *       so a lease that says valid has not been granted to anyone else. (A holder that leases for
- *       long is kept in contact by a light heartbeat.)</li>
+ *       not released, its node not seen deleted, the client connected, and the <em>local
+ *       deadline</em> not passed. Only the leader expires sessions, no earlier than one session
+ *       timeout {@code T} after it last heard from the session; a follower cut from the leader
+ *       keeps answering reads and pings from its own copy for up to {@code syncLimit × tickTime},
+ *       so answered reads never move the deadline. It moves only when an operation the leader
+ *       orders succeeds (the request's create, a capacity write, and a {@code sync} that a
+ *       heartbeat sends every {@code T/10} while anything is held or waiting), and it is set to
+ *       {@code A + 9T/10}, where {@code A} is an instant at or before which the leader had heard
+ *       from the session: the send time of an operation answered at least {@code 3T/10} before
+ *       that confirmation was sent (a follower passes the sessions it heard from to the leader in
+ *       its answers to the leader's pings, every {@code tickTime/2}), or, lacking one,
+ *       {@code 3T/10 + T/3} before it (the ZooKeeper client pings after {@code T/3} of silence).
+ *       <b>Bound:</b> a lease says valid no later than {@code L + 9T/10} by the client's clock,
+ *       where {@code L} is the last instant the leader is known to have heard from the session,
+ *       so never after the leader may have expired it, provided that
+ *       <ul>
+ *         <li>{@code tickTime <= T/2}: ZooKeeper's default {@code minSessionTimeout} of two ticks
+ *             guarantees it; an ensemble configured with a lower minimum and a client asking for
+ *             such a short timeout is outside the bound;</li>
+ *         <li>the client's and the leader's clocks run at rates within 10% of each other, and the
+ *             leader's pings to its followers are at most {@code T/20} late;</li>
+ *         <li>a partition cuts a link in both directions at once (a link that drops one
+ *             direction only for an instant, at the moment a confirmation passes, is not
+ *             covered).</li>
+ *       </ul>
+ *       {@code syncLimit} does not enter the bound: a follower's answers do not extend it. A
+ *       lease therefore turns {@link State#LOST} once no confirmation has come for between about
+ *       {@code 4T/15} and {@code 6T/10}; a node deleted by hand is noticed by a watch (and by the
+ *       next heartbeat at the latest).</li>
  *   <li>When Curator reports the connection {@code SUSPENDED}, the lease turns
  *       {@link State#SUSPENDED} ({@code isValid()} false) and {@link #whenSuspended()} completes;
  *       on {@code RECONNECTED}, if its node is still there, it turns valid again.</li>
@@ -111,16 +135,43 @@ public final class Lease implements Permits {
      * A number that increases with the queue order across every client of the semaphore's path: a
      * request that was queued after another one, and so granted no earlier, has a larger token
      * (it is the zxid that created the request's node, so it also increases across generations and
-     * across a deleted and recreated path). Give it to every write to a shared store, and let the
-     * store refuse a token lower than the highest it has accepted for the same resource: a holder
-     * whose lease was lost and whose permits went to a later request is refused there, even if it
-     * has not noticed yet. A local front's leases share the token of the front's block.
+     * across a deleted and recreated path).
+     *
+     * <p><b>Exclusive use: the highest-token rule.</b> When every lease holds the whole capacity
+     * (capacity 1, or each request asks for {@link ZooKeeperSemaphore#capacity()}), no two leases
+     * overlap, so a store may refuse a token lower than the highest it has accepted for the
+     * resource: a holder whose lease was lost and whose permits went to a later request is refused
+     * there, even if it has not noticed yet.
      *
      * <pre>{@code
-     * if (lease.isValid()) {
-     *     store.putIfNewer(key, value, lease.fencingToken());   // refused if a later holder wrote first
+     * ZooKeeperSemaphore writer = new ZooKeeperSemaphore(curator, "/locks/ledger", 1);
+     * try (Lease lease = writer.acquireBlocking(1)) {
+     *     ledger.appendIfNotOlder(entry, lease.fencingToken());   // refused once a later holder wrote
      * }
      * }</pre>
+     *
+     * <p><b>Shared use: no rule on the token alone.</b> With capacity above the lease's permits,
+     * holders overlap legitimately: a holder granted earlier may still be inside its lease when a
+     * later one writes, and a store that sees only tokens cannot tell it from an overtaken holder
+     * (it does not see releases). The highest-token rule would refuse legitimate holders there, so
+     * do not use it. What does fence shared use is a check of the lease's own node at the store, in
+     * the same atomic step as the write: for a store in the same ZooKeeper ensemble, a transaction
+     * with a check of {@link #node()} at any version ({@code -1}: only its existence matters) and
+     * the write; the write then fails once the node is gone, whether its session expired or
+     * someone deleted it. For another store, no token rule replaces that check.
+     *
+     * <pre>{@code
+     * try (Lease lease = pool.acquireBlocking(2)) {                // capacity 16: holders overlap
+     *     curator.transaction().forOperations(
+     *             curator.transactionOp().check().withVersion(-1).forPath(lease.node()),
+     *             curator.transactionOp().setData().forPath("/results/" + job, result));
+     * }
+     * }</pre>
+     *
+     * <p>A {@link LocalFront}'s leases share the token (and node) of the front's block: they are
+     * one cluster request, shared by the callers of one JVM in the front's own local order, so to a
+     * store they are overlapping holders of one block, and only the shared-use rule applies
+     * between them.
      *
      * @return the fencing token, positive
      */
@@ -156,7 +207,7 @@ public final class Lease implements Permits {
         }
         State s = state.get();
         if (s != State.LOST && owner.pastDeadline()) {
-            markLost();
+            owner.lose(this, "the local deadline passed: the leader has not confirmed the session in time");
             return State.LOST;
         }
         return s;
@@ -167,7 +218,8 @@ public final class Lease implements Permits {
      * or the local deadline passed. Never completes for a lease released first. A holder that must
      * stop its work when it loses the permits registers here:
      * {@code lease.whenLost().thenRun(worker::abort)}. The local deadline is noticed when the state
-     * is read or by the heartbeat, within a fifth of the session timeout.
+     * is read or by the heartbeat, within a tenth of the session timeout; a deleted node by a watch
+     * on it, or by the heartbeat's check of it.
      *
      * @return a stage completed with {@code null} on loss, on a ZooKeeper or heartbeat thread
      */
@@ -235,7 +287,14 @@ public final class Lease implements Permits {
         return "Lease[permits=" + permits + ", node=" + node + ", fencingToken=" + fencingToken + ", " + state() + "]";
     }
 
-    String node() {
+    /**
+     * The path of the znode that carries these permits (for a local front's lease, its block's):
+     * it exists exactly while the permits are held, so a store in the same ensemble can check it
+     * in the transaction that writes (see {@link #fencingToken()}).
+     *
+     * @return the node's full path
+     */
+    public String node() {
         return node;
     }
 
@@ -251,11 +310,14 @@ public final class Lease implements Permits {
         state.compareAndSet(State.SUSPENDED, State.VALID);
     }
 
-    void markLost() {
+    /** Lost for good; true if this call made it so (it was not lost, nor released, before). */
+    boolean markLost() {
         State before = state.getAndSet(State.LOST);
         if (before != State.LOST && !released.get()) {
             suspended.complete(null);
             lost.complete(null);
+            return true;
         }
+        return false;
     }
 }

@@ -5,16 +5,16 @@ import dev.handoff.SemaphoreClosedException;
 import dev.handoff.SemaphoreRejectedException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -24,26 +24,22 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorClosedException;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorEventType;
 import org.apache.curator.framework.api.CuratorListener;
-import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 
@@ -67,8 +63,10 @@ import org.apache.zookeeper.data.Stat;
  * <p><b>Leases.</b> Each request is an ephemeral znode of the client's session. A {@link Lease}
  * says valid only while its holder can be sure the server has not expired that session: see
  * {@link Lease} for what it promises (not valid while the connection is suspended, lost for good
- * when the session is lost or a local deadline passes) and for the {@linkplain Lease#fencingToken()
- * fencing token} that lets a downstream store refuse an overtaken holder. When the session expires
+ * when the session is lost, its node is deleted or a local deadline passes, a deadline moved only by
+ * operations the leader ordered) and for what a downstream store may do with the
+ * {@linkplain Lease#fencingToken() fencing token} (refuse an overtaken holder when leases are
+ * exclusive; check the lease's node when they overlap). When the session expires
  * (a crashed or partitioned process), ZooKeeper deletes the nodes, so the permits of a crashed
  * holder come back by themselves; its waiting requests fail with {@link SessionLostException}.
  *
@@ -129,12 +127,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * Reading several generations one after the other is safe for the same reason: an older
      * generation read earlier can only have lost requests since.
      *
-     * Generations: the sequence suffix is the parent's cversion, a signed 32-bit counter moved by
-     * every child create and delete. When a client sees a sequence >= SWITCH_AT_SEQUENCE in the
-     * newest generation (or a poisoned one), it creates a seal there, then the next generation.
-     * Requests created in the old generation after the seal (their client had not seen the switch)
-     * are void: their owner deletes them and asks again in the new generation. Drained old
-     * generations (only seals left) are deleted with their seals in one multi-op transaction.
+     * Generations (Generations, which seals, creates and deletes them): the sequence suffix is the
+     * parent's cversion, a signed 32-bit counter moved by every child create and delete; a
+     * generation is sealed and the next one started before it can run out.
      *
      * Fail closed: a child that looks like a request but does not parse, a negative sequence, a
      * sequence shared by two children, or a seal that does not parse, poisons its generation: no
@@ -142,11 +137,11 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * still count), an alarm names it, and its owner, if it is one of our waiting requests, deletes
      * it and asks again in the newest generation.
      *
-     * Who reads, who watches
-     * ----------------------
+     * Who reads, who watches (Evaluation)
+     * ------------------------------------
      * One evaluation per semaphore object at a time (evaluation: 0 idle, 1 running, 2 must run
-     * again): read <path>'s children (the generations; the path's data version tells whether the
-     * cached capacity is current), then each generation's children, then decide for every local
+     * again): read <path>'s children (the generations), then each generation's children, then the
+     * capacity (below), then decide for every local
      * waiting request from that one snapshot. After a decision a waiting request is either
      *   head:    every valid request before it is granted; only the deletion of one of those (or a
      *            capacity growth) can grant it: exists watches on those nodes;
@@ -159,20 +154,25 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * holds a block and must learn that another request waits (then on the newest generation, until
      * the first waiter is seen). A fired watch, a create that landed, a capacity change and a
      * RECONNECTED each ask for an evaluation; requests coalesce into at most one more read. A failed
-     * read is retried after RETRY_MS: a pending re-evaluation is never dropped.
+     * read is retried with a backoff (readFailed): a pending re-evaluation is never dropped.
+     *
+     * The capacity is the evaluation's LAST read (readCapacityThenDecide), sent after every read of
+     * the queue it counts: ZooKeeper answers one session's requests in order, so the capacity used
+     * is at least as new as the queue. Since the prefix before a request only shrinks, the grant was
+     * allowed at the instant the capacity was read. (A cached capacity would let a shrink that landed
+     * between the queue's read and the capacity watch grant more than the new capacity.)
      *
      * A request is decided only by a read sent after its create succeeded (readyAfter / readsSent).
      *
      * Leases
      * ------
-     * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. The local
-     * deadline: lastContact (the send time of the last of our requests the server answered) +
-     * 4/5 of the negotiated session timeout. The server cannot expire the session before
-     * lastContact + timeout. While leases are held a heartbeat (an exists on <path>, every fifth of
-     * the timeout) keeps lastContact fresh, and marks every lease LOST once the deadline has passed.
+     * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. Its local
+     * deadline, the heartbeat and the watches on held nodes are SessionGuard's (see its notes);
+     * this class loses leases (lose(): marked, forgotten, logged, told to the listeners).
      * RECONNECTED: one evaluation with confirm set: leases whose node is in the snapshot turn VALID
-     * again, the others LOST. LOST or the client closing: leases LOST, waiters fail.
-     * After close() the listeners and the heartbeat stay until the last lease is released.
+     * again (if within the deadline), the others LOST. LOST or the client closing: leases LOST,
+     * waiters fail. After close() the listeners and the heartbeat stay until the last lease is
+     * released.
      *
      * Cancellation
      * ------------
@@ -200,12 +200,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public static final long SWITCH_AT_SEQUENCE = 1_000_000_000L;
 
-    static final String GENERATION_PREFIX = "gen-";
-    private static final Pattern GENERATION = Pattern.compile("^gen-(\\d{10})$");
-    private static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] NO_DATA = new byte[0];
-    private static final long RETRY_MS = 200;
-    private static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
+    static final String GENERATION_PREFIX = Generations.PREFIX;
+    static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] NO_DATA = new byte[0];
+    static final long RETRY_MS = 200;
+    static final long MAX_RETRY_MS = 5_000;
+    static final System.Logger LOG = System.getLogger(ZooKeeperSemaphore.class.getName());
 
     /** Heartbeats, read retries and local fronts' hold limits: one daemon thread for every semaphore. */
     static final ScheduledExecutorService TIMER;
@@ -220,42 +220,35 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         TIMER = timer;
     }
 
-    private final CuratorFramework client;
-    private final String path;
+    final CuratorFramework client;
+    final String path;
     /** The capacity as last read, and the data version of <path> it was read at. Written by the event thread (and the constructor). */
-    private volatile long capacity;
+    volatile long capacity;
     private volatile int capacityVersion;
-    /** The newest generation seen; new requests are created there. */
-    private volatile long newestGeneration;
+    final Generations generations;
     /** The queue bound; a field so that a test can lower it. */
     volatile int maxQueueLength = MAX_QUEUE_LENGTH;
     /** The clock of the local deadline; a test may replace it. */
     volatile LongSupplier nanoClock = System::nanoTime;
 
     /** Requests not yet granted or failed. */
-    private final Set<Request> waiting = ConcurrentHashMap.newKeySet();
+    final Set<Request> waiting = ConcurrentHashMap.newKeySet();
     /** Waiting requests by node name, once created. */
-    private final Map<String, Request> byName = new ConcurrentHashMap<>();
+    final Map<String, Request> byName = new ConcurrentHashMap<>();
     /** Leases granted and not yet released (nor lost). */
-    private final Set<Lease> held = ConcurrentHashMap.newKeySet();
+    final Set<Lease> held = ConcurrentHashMap.newKeySet();
     /** Local fronts' blocks that must learn when another request waits behind them. */
-    private final Map<Lease, Runnable> handOn = new ConcurrentHashMap<>();
-    /** Node paths on which an exists watch of ours is pending. */
-    private final Set<String> watched = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger evaluation = new AtomicInteger();
+    final Map<Lease, Runnable> handOn = new ConcurrentHashMap<>();
     private final ReentrantLock capacityLock = new ReentrantLock();
-    private final AtomicLong readsSent = new AtomicLong();
-    private final AtomicBoolean pendingConfirm = new AtomicBoolean();
-    private final AtomicBoolean switching = new AtomicBoolean();
-    /** nanoClock time of the send of the last request the server answered. */
-    private final AtomicLong lastContact = new AtomicLong();
-    private volatile boolean suspended;
-    private volatile int sessionTimeoutMs;
+    final SessionGuard guard;
+    private final Evaluation evaluation;
+    volatile boolean suspended;
     private volatile ScheduledFuture<?> heartbeat;
     private volatile boolean closed;
     private final AtomicBoolean detached = new AtomicBoolean();
 
     private final List<Consumer<? super String>> alarmListeners = new CopyOnWriteArrayList<>();
+    final List<ZooKeeperListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<String> alarmed = ConcurrentHashMap.newKeySet();
     private final AtomicLong alarms = new AtomicLong();
 
@@ -266,6 +259,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     final AtomicLong reads = new AtomicLong();
     /** Requests granted. */
     final AtomicLong grants = new AtomicLong();
+    /** Decisions made (one per evaluation that read the whole queue). */
+    final AtomicLong decisions = new AtomicLong();
+    /** Run on the event thread just before each generation's read is sent; a test's seam. */
+    volatile Runnable queueReadHook = () -> { };
 
     private final ConnectionStateListener connectionListener = this::connectionChanged;
     /** Curator tells its CuratorListeners when the client closes; its session ends with it. */
@@ -274,17 +271,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             sessionLost("the Curator client was closed");
         }
     };
-    private final Watcher nodeWatcher = this::nodeChanged;
-    private final Watcher capacityWatcher = event -> {
+    final Watcher capacityWatcher = event -> {
         if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
             watchEvents.incrementAndGet();
             readCapacity(true);
-        }
-    };
-    private final Watcher generationWatcher = event -> {
-        if (event.getType() != Watcher.Event.EventType.None) {
-            watchEvents.incrementAndGet();
-            evaluate();
         }
     };
 
@@ -330,14 +320,15 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         this.path = path;
         this.capacity = capacity;
-        long started = nanoClock.getAsLong();
+        this.guard = new SessionGuard(this, client, path);
+        this.generations = new Generations(this, client, path);
+        this.evaluation = new Evaluation(this, client, path);
         openPath();
-        lastContact.set(started);
-        sessionTimeoutMs = negotiatedTimeoutMs();
+        guard.start(negotiatedTimeoutMs());
         client.getConnectionStateListenable().addListener(connectionListener);
         client.getCuratorListenable().addListener(closingListener);
-        long period = Math.max(20, sessionTimeoutMs / 5);
-        heartbeat = TIMER.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
+        long period = Math.max(20, guard.timeoutMs() / 10);
+        heartbeat = TIMER.scheduleWithFixedDelay(guard::heartbeat, period, period, TimeUnit.MILLISECONDS);
     }
 
     private void openPath() {
@@ -385,7 +376,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     // another client made it
                 }
             }
-            newestGeneration = newest;
+            generations.seen(newest);
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (InterruptedException e) {
@@ -396,18 +387,18 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     }
 
-    private static long generationNumber(String child) {
-        Matcher m = GENERATION.matcher(child);
-        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    static long generationNumber(String child) {
+        return Generations.number(child);
     }
 
-    private String generationPath(long generation) {
-        return path + "/" + GENERATION_PREFIX + String.format("%010d", generation);
+    String generationPath(long generation) {
+        return generations.path(generation);
     }
 
     private int negotiatedTimeoutMs() {
         int t = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
-        return t > 0 ? t : (sessionTimeoutMs > 0 ? sessionTimeoutMs : client.getZookeeperClient().getConnectionTimeoutMs());
+        int known = guard.timeoutMs();
+        return t > 0 ? t : (known > 0 ? known : client.getZookeeperClient().getConnectionTimeoutMs());
     }
 
     /** The capacity in {@code data}, or -1 if it is not one. */
@@ -425,7 +416,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         return v >= 1 && v <= MAX_CAPACITY ? v : -1;
     }
 
-    private static String printable(byte[] data) {
+    static String printable(byte[] data) {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < Math.min(data.length, 40); i++) {
             int c = data[i] & 0xff;
@@ -485,7 +476,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 Stat stat = new Stat();
                 client.getData().storingStatIn(stat).forPath(path);
                 try {
+                    long sentAt = nanoClock.getAsLong();
                     Stat written = client.setData().withVersion(stat.getVersion()).forPath(path, data);
+                    guard.ordered(sentAt);
                     capacityChanged(n, written.getVersion());
                     return;
                 } catch (KeeperException.BadVersionException raced) {
@@ -514,8 +507,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * client is closed) before the grant, with {@link SemaphoreClosedException} if this semaphore is
      * {@linkplain #close() closed}, with {@link SemaphoreRejectedException} if the queue already
      * holds {@link #MAX_QUEUE_LENGTH} requests, with {@link IllegalStateException} if a
-     * {@link #setCapacity(long)} made the capacity smaller than {@code n}, and with Curator's
-     * exception if the node cannot be created.
+     * {@link #setCapacity(long)} made the capacity smaller than {@code n}, with Curator's
+     * exception if the node cannot be created, and with {@link IllegalStateException} (whose cause
+     * is ZooKeeper's exception) if reads of the queue have failed for a whole session timeout with
+     * an error other than a lost connection, for example {@code NOAUTH} after an ACL change. Reads
+     * that fail are retried with a backoff from 200 ms to 5 s, and reported once per change of
+     * the failure to the {@linkplain #addListener(ZooKeeperListener) listeners} and the log.
      *
      * <pre>{@code
      * budget.acquireAsync(mib).thenCompose(lease ->
@@ -550,7 +547,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 request.withdraw();
             }
         });
-        request.create(newestGeneration);
+        request.create(generations.newest());
         return request.future;
     }
 
@@ -618,6 +615,118 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /**
+     * Acquires {@code n} permits, runs {@code body} once they are granted, and releases them when
+     * the stage it returns completes, however it completes: normally, exceptionally, or cancelled.
+     * The permits are released exactly once, also when {@code body} throws or returns {@code null}
+     * (the result then fails with that exception, or a {@link NullPointerException}).
+     *
+     * <p><b>Cancellation.</b> Cancelling the result before the grant withdraws the request (its
+     * node is deleted) and {@code body} never runs; a grant that races the cancel is released
+     * without running {@code body}. Once {@code body} has started, cancelling the result does not
+     * stop it: the permits are released when its stage completes. If the request fails (session
+     * lost, closed, rejected, a capacity shrink), the result fails with the same exception and
+     * nothing is released.
+     *
+     * <pre>{@code
+     * CompletableFuture<Response> sent = budget.withPermitsAsync(mib, () -> downstream.sendAsync(body));
+     * }</pre>
+     *
+     * @param <T>  the body's result type
+     * @param n    the number of permits, from 1 to {@link #capacity()}
+     * @param body starts the work, on Curator's event thread once granted, and returns its stage
+     * @return the body's result, completed after the permits were released
+     * @throws IllegalArgumentException if {@code n < 1} or {@code n > capacity()}; nothing is created
+     * @throws NullPointerException     if {@code body} is null
+     */
+    public <T> CompletableFuture<T> withPermitsAsync(long n, Supplier<? extends CompletionStage<T>> body) {
+        checkWeight("withPermitsAsync", n);
+        Objects.requireNonNull(body, "withPermitsAsync(" + n + ", null): the body is null");
+        CompletableFuture<Lease> acquired = start("withPermitsAsync", n, false);
+        ScopedLease<T> result = new ScopedLease<>(acquired);
+        acquired.whenComplete((lease, failure) -> {
+            if (failure != null) { // nothing granted, nothing to release
+                if (!result.withdrawing) {
+                    result.completeExceptionally(failure);
+                }
+                return;
+            }
+            if (result.isDone()) { // cancelled while the grant was landing
+                lease.close();
+                return;
+            }
+            CompletionStage<T> stage;
+            try {
+                stage = body.get();
+                if (stage == null) {
+                    throw new NullPointerException("withPermitsAsync(" + n + "): the body returned null instead of a CompletionStage");
+                }
+            } catch (Throwable t) {
+                lease.close();
+                result.completeExceptionally(t);
+                return;
+            }
+            stage.whenComplete((value, error) -> {
+                lease.close();
+                if (error != null) {
+                    result.completeExceptionally(error);
+                } else {
+                    result.complete(value);
+                }
+            });
+        });
+        return result;
+    }
+
+    /** The result of withPermitsAsync: a cancel before the grant withdraws the request first. */
+    private static final class ScopedLease<T> extends CompletableFuture<T> {
+        private final CompletableFuture<Lease> acquired;
+        /** Set before this future withdraws the request, so that the failure that causes is not copied here. */
+        volatile boolean withdrawing;
+
+        ScopedLease(CompletableFuture<Lease> acquired) {
+            this.acquired = acquired;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            withdrawing = true;
+            acquired.cancel(false); // still waiting: withdrawn; granted already: the grant sees us done
+            return super.cancel(mayInterruptIfRunning);
+        }
+    }
+
+    /**
+     * Acquires {@code n} permits (parking the thread as {@link #acquireBlocking(long)} does), runs
+     * {@code body}, and releases them however it ends.
+     *
+     * <pre>{@code
+     * Response response = budget.withPermitsBlocking(mib, () -> downstream.send(body));
+     * }</pre>
+     *
+     * @param <T>  the body's result type
+     * @param n    the number of permits, from 1 to {@link #capacity()}
+     * @param body the work
+     * @return what {@code body} returned
+     * @throws IllegalArgumentException   if {@code n < 1} or {@code n > capacity()}
+     * @throws NullPointerException       if {@code body} is null
+     * @throws InterruptedException       if interrupted before the grant (nothing held, body not run)
+     * @throws SessionLostException       if the session was lost before the grant
+     * @throws SemaphoreClosedException   if this semaphore was closed
+     * @throws SemaphoreRejectedException if the queue is full
+     * @throws Exception                  whatever {@code body} threw, after the release
+     */
+    public <T> T withPermitsBlocking(long n, Callable<T> body) throws Exception {
+        checkWeight("withPermitsBlocking", n);
+        Objects.requireNonNull(body, "withPermitsBlocking(" + n + ", null): the body is null");
+        Lease lease = awaitLease(start("withPermitsBlocking", n, false));
+        try {
+            return body.call();
+        } finally {
+            lease.close();
+        }
+    }
+
+    /**
      * A local front of {@code localCapacity} permits that hands its block back after at most
      * {@link LocalFront#DEFAULT_MAX_HOLD}; see {@link #withLocalFront(long, Duration)}.
      *
@@ -680,6 +789,26 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /**
+     * Registers a listener for this object's session changes, lost leases, read failures and
+     * grants; see {@link ZooKeeperListener}. Listeners are told in the order they were added.
+     *
+     * <pre>{@code
+     * budget.addListener(new ZooKeeperListener() {
+     *     @Override
+     *     public void leaseLost(Lease lease, String reason) {
+     *         lostLeases.increment();
+     *     }
+     * });
+     * }</pre>
+     *
+     * @param listener the listener
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public void addListener(ZooKeeperListener listener) {
+        listeners.add(Objects.requireNonNull(listener, "addListener(null): the listener is null"));
+    }
+
+    /**
      * How many alarms this object has raised (see {@link #addAlarmListener(Consumer)}); for a gauge.
      *
      * @return the count since construction
@@ -731,10 +860,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         StringBuilder b = new StringBuilder(toString());
         b.append("\n  session: ").append(suspended ? "suspended" : "connected")
                 .append(", client ").append(client.getState())
-                .append(", evaluation ").append(evaluation.get())
-                .append(", reads sent ").append(readsSent.get())
-                .append(", newest generation ").append(newestGeneration)
-                .append(switching.get() ? ", switching" : "");
+                .append(", evaluation ").append(evaluation.state())
+                .append(", reads sent ").append(evaluation.readsSent())
+                .append(", newest generation ").append(generations.newest())
+                .append(generations.switching() ? ", switching" : "");
         for (Request r : waiting) {
             b.append("\n  waiting ").append(r.call).append('(').append(r.n).append("): node ").append(r.node)
                     .append(r.creating ? ", creating" : "").append(r.pendingCreate ? ", to create" : "")
@@ -744,10 +873,15 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         for (Lease lease : held) {
             b.append("\n  held ").append(lease.permits()).append(" at ").append(lease.node());
         }
-        for (String node : watched) {
+        for (String node : evaluation.watchedNodes()) {
             b.append("\n  watching ").append(node);
         }
         return b.toString();
+    }
+
+    /** How many nodes this object has an exists watch pending on. */
+    int watchedCount() {
+        return evaluation.watchedNodes().size();
     }
 
     private void checkWeight(String call, long n) {
@@ -765,7 +899,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /** After close(): the listeners and the heartbeat go once no lease is left to watch. */
-    private void detachIfDone() {
+    void detachIfDone() {
         if (closed && held.isEmpty() && detached.compareAndSet(false, true)) {
             client.getConnectionStateListenable().removeListener(connectionListener);
             client.getCuratorListenable().removeListener(closingListener);
@@ -780,6 +914,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     // Session, contact and the local deadline
 
     private void connectionChanged(CuratorFramework c, ConnectionState state) {
+        for (ZooKeeperListener l : listeners) {
+            try {
+                l.connectionChanged(state);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+            }
+        }
         if (state == ConnectionState.SUSPENDED) {
             suspended = true;
             for (Lease lease : held) {
@@ -789,8 +930,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             sessionLost("the ZooKeeper session was lost");
         } else if (state == ConnectionState.RECONNECTED || state == ConnectionState.CONNECTED) {
             suspended = false;
-            sessionTimeoutMs = negotiatedTimeoutMs();
-            pendingConfirm.set(true);
+            guard.timeoutChanged(negotiatedTimeoutMs());
+            evaluation.confirmNext();
             evaluate(); // one shared read: it decides every waiter and confirms every lease
         }
     }
@@ -801,53 +942,50 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     r.call + "(" + r.n + ") on " + path + ": " + why + " before the grant; the request is gone"));
         }
         for (Lease lease : held) {
-            held.remove(lease);
-            lease.markLost();
+            lose(lease, why);
         }
-        watched.clear();
+        evaluation.forgetWatches();
         detachIfDone();
     }
 
-    /** Whether the local deadline has passed: the server may have expired the session by now. */
+    /** Whether the local deadline has passed: the leader may have expired the session by now. */
     boolean pastDeadline() {
-        long allowed = TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs) / 5 * 4;
-        return nanoClock.getAsLong() - lastContact.get() > allowed;
+        return guard.pastDeadline();
     }
 
-    /** The server answered a request of ours sent at sentAt (nanoClock). */
-    private void contact(long sentAt) {
-        if (!held.isEmpty() && pastDeadline()) {
-            expireLeases(); // lost for good: the deadline passed before this answer came
-        }
-        lastContact.accumulateAndGet(sentAt, Math::max);
-    }
-
-    private void expireLeases() {
+    void expireLeases() {
         for (Lease lease : held) {
-            held.remove(lease);
-            lease.markLost();
+            lose(lease, "the local deadline passed: the leader has not confirmed the session for "
+                    + guard.timeoutMs() * 9 / 10 + " ms of the " + guard.timeoutMs() + " ms session timeout");
         }
         detachIfDone();
     }
 
-    private void heartbeat() {
-        if (held.isEmpty()) {
-            return;
-        }
-        if (pastDeadline()) {
-            expireLeases();
-            return;
-        }
-        long sentAt = nanoClock.getAsLong();
-        try {
-            client.checkExists().inBackground((c, e) -> {
-                if (e.getResultCode() == 0) {
-                    contact(sentAt);
+    /** The lease is lost for good (if still held): marked, forgotten, and the listeners told. */
+    void lose(Lease lease, String reason) {
+        held.remove(lease);
+        handOn.remove(lease);
+        if (lease.markLost()) {
+            LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": lease of " + lease.permits()
+                    + " at " + lease.node() + " lost: " + reason);
+            for (ZooKeeperListener l : listeners) {
+                try {
+                    l.leaseLost(lease, reason);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
                 }
-            }).forPath(path);
-        } catch (Exception e) {
-            // Background: failures come to the callback; the next heartbeat tries again.
+            }
         }
+        detachIfDone();
+    }
+
+    /** Whether nothing is held or waiting here: the heartbeat rests. */
+    boolean idle() {
+        return held.isEmpty() && waiting.isEmpty();
+    }
+
+    Set<Lease> heldLeases() {
+        return held;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -884,132 +1022,14 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Evaluation: one shared read, every local decision
+    // Capacity and alarms (the evaluation is Evaluation's)
 
     /** Asks for an evaluation: starts one, or makes the running one run once more. */
     void evaluate() {
-        while (true) {
-            int s = evaluation.get();
-            if (s == 2) {
-                return;
-            }
-            if (evaluation.compareAndSet(s, s + 1)) {
-                if (s == 0) {
-                    read();
-                }
-                return;
-            }
-        }
+        evaluation.evaluate();
     }
 
-    private void evaluationDone() {
-        if (evaluation.compareAndSet(1, 0)) {
-            return;
-        }
-        evaluation.set(1);
-        read();
-    }
-
-    /** A read failed: evaluate again after RETRY_MS, never dropping the request for it. */
-    private void retryLater(boolean confirm) {
-        if (confirm) {
-            pendingConfirm.set(true);
-        }
-        TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        evaluationDone();
-    }
-
-    private void read() {
-        boolean confirm = pendingConfirm.getAndSet(false);
-        if (waiting.isEmpty() && handOn.isEmpty() && !confirm) {
-            evaluationDone();
-            return;
-        }
-        long sentAt = nanoClock.getAsLong();
-        long ticket = readsSent.incrementAndGet();
-        reads.incrementAndGet();
-        try {
-            client.getChildren().inBackground((c, e) -> generationsRead(e, sentAt, ticket, confirm)).forPath(path);
-        } catch (Exception e) {
-            retryLater(confirm);
-        }
-    }
-
-    private void generationsRead(CuratorEvent event, long sentAt, long ticket, boolean confirm) {
-        int rc = event.getResultCode();
-        if (rc == KeeperException.Code.NONODE.intValue()) {
-            for (Request r : waiting) {
-                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
-            }
-            evaluationDone();
-            return;
-        }
-        if (rc != 0) {
-            retryLater(confirm);
-            return;
-        }
-        contact(sentAt);
-        List<Long> generations = new ArrayList<>();
-        for (String child : event.getChildren()) {
-            long g = generationNumber(child);
-            if (g >= 0) {
-                generations.add(g);
-            }
-        }
-        generations.sort(null);
-        if (generations.isEmpty()) {
-            // The path was emptied by hand: start generation 0 again.
-            createGeneration(0);
-            retryLater(confirm);
-            return;
-        }
-        Stat stat = event.getStat();
-        if (stat != null && stat.getVersion() != capacityVersion) {
-            readCapacity(false);
-        }
-        readGeneration(generations, 0, new ArrayList<>(), new HashSet<>(), ticket, confirm);
-    }
-
-    private void readGeneration(List<Long> generations, int i, List<QueueSnapshot.Generation> acc, Set<String> allNodes,
-            long ticket, boolean confirm) {
-        if (i == generations.size()) {
-            try {
-                decide(QueueSnapshot.of(acc, capacity, SWITCH_AT_SEQUENCE), allNodes, ticket, confirm);
-            } finally {
-                evaluationDone();
-            }
-            return;
-        }
-        long g = generations.get(i);
-        String genPath = generationPath(g);
-        boolean newest = i == generations.size() - 1;
-        long sentAt = nanoClock.getAsLong();
-        reads.incrementAndGet();
-        try {
-            var builder = client.getChildren();
-            var watchedBuilder = newest && !handOn.isEmpty() ? builder.usingWatcher(generationWatcher) : builder;
-            watchedBuilder.inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == KeeperException.Code.NONODE.intValue()) {
-                    acc.add(new QueueSnapshot.Generation(g, List.of())); // deleted once drained
-                } else if (rc != 0) {
-                    retryLater(confirm);
-                    return;
-                } else {
-                    contact(sentAt);
-                    acc.add(new QueueSnapshot.Generation(g, e.getChildren()));
-                    for (String child : e.getChildren()) {
-                        allNodes.add(genPath + "/" + child);
-                    }
-                }
-                readGeneration(generations, i + 1, acc, allNodes, ticket, confirm);
-            }).forPath(genPath);
-        } catch (Exception e) {
-            retryLater(confirm);
-        }
-    }
-
-    private void readCapacity(boolean thenEvaluate) {
+    void readCapacity(boolean thenEvaluate) {
         try {
             client.getData().usingWatcher(capacityWatcher).inBackground((c, e) -> {
                 if (e.getResultCode() == 0 && e.getStat() != null) {
@@ -1030,7 +1050,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /** A newer capacity was read or written: waiters that can no longer fit fail; the others are decided again. */
-    private void capacityChanged(long n, int version) {
+    void capacityChanged(long n, int version) {
         capacityLock.lock();
         try {
             if (version < capacityVersion || (version == capacityVersion && n == capacity)) {
@@ -1050,7 +1070,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         evaluate();
     }
 
-    private void alarm(String child, String reason) {
+    void alarm(String child, String reason) {
         if (!alarmed.add(child + " " + reason)) {
             return;
         }
@@ -1067,233 +1087,6 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // The decision
-
-    /** Runs on Curator's event thread, one at a time (evaluation). */
-    private void decide(QueueSnapshot s, Set<String> allNodes, long ticket, boolean confirm) {
-        if (confirm) {
-            for (Lease lease : held) {
-                if (allNodes.contains(lease.node())) {
-                    lease.markConfirmed();
-                } else {
-                    held.remove(lease);
-                    lease.markLost(); // the node is gone: the session expired meanwhile
-                }
-            }
-            detachIfDone();
-        }
-        if (s.newest > newestGeneration) {
-            newestGeneration = s.newest;
-        }
-        for (Map.Entry<String, String> p : s.poison.entrySet()) {
-            alarm(p.getKey(), p.getValue());
-        }
-        boolean open = !(s.newestNeedsSwitch || s.newestSealed);
-        if (!open) {
-            switchGeneration(s.newest, s.newestSealed);
-        }
-        for (long g : s.drained) {
-            deleteGeneration(g, allNodes);
-        }
-        List<Request> decided = new ArrayList<>();
-        for (Request r : waiting) {
-            if (r.future.isDone()) {
-                continue;
-            }
-            if (r.node == null) {
-                if (r.pendingCreate && open && !r.creating) {
-                    r.create(s.newest);
-                }
-                continue;
-            }
-            if (r.readyAfter >= ticket) {
-                continue; // created after this read was sent: the next read decides it
-            }
-            if (s.misplaced.contains(r.name)) {
-                r.recreate(open ? s.newest : -1);
-                continue;
-            }
-            QueueSnapshot.Entry e = s.byName.get(r.name);
-            if (e == null) {
-                if (!allNodes.contains(r.node)) {
-                    r.future.completeExceptionally(new SessionLostException(r.call + "(" + r.n + ") on " + path
-                            + ": the request's node " + r.name + " is gone (its session expired) before the grant"));
-                }
-                continue;
-            }
-            decided.add(r);
-        }
-        decided.sort((a, b) -> Integer.compare(s.byName.get(a.name).index, s.byName.get(b.name).index));
-        boolean headWatched = false;
-        for (Request r : decided) {
-            QueueSnapshot.Entry e = s.byName.get(r.name);
-            boolean successors = e.index < s.order.size() - 1;
-            if (e.granted) {
-                grant(r, successors);
-                continue;
-            }
-            if (r.oneShot) {
-                r.future.completeExceptionally(NOT_GRANTED);
-                continue;
-            }
-            if (e.index >= maxQueueLength) {
-                r.future.completeExceptionally(new SemaphoreRejectedException(r.call + "(" + r.n + ") on " + path
-                        + ": the queue already holds " + e.index + " requests, the most it may hold is " + maxQueueLength));
-                continue;
-            }
-            if (e.blocked) {
-                for (Map.Entry<String, Long> child : s.poisonGeneration.entrySet()) {
-                    watchNode(generationPath(child.getValue()) + "/" + child.getKey(), true);
-                }
-                continue;
-            }
-            QueueSnapshot.Entry predecessor = s.order.get(e.index - 1); // index 0 is always granted or blocked
-            if (predecessor.granted) {
-                if (!headWatched) {
-                    headWatched = true;
-                    for (int i = 0; i < e.index; i++) {
-                        QueueSnapshot.Entry before = s.order.get(i);
-                        watchNode(generationPath(before.generation) + "/" + before.name, false);
-                    }
-                }
-            } else if (!byName.containsKey(predecessor.name)) {
-                watchNode(generationPath(predecessor.generation) + "/" + predecessor.name, true);
-            }
-        }
-        for (Map.Entry<Lease, Runnable> w : handOn.entrySet()) {
-            Lease block = w.getKey();
-            QueueSnapshot.Entry b = s.byName.get(block.node().substring(block.node().lastIndexOf('/') + 1));
-            if (b == null) {
-                continue;
-            }
-            for (int i = b.index + 1; i < s.order.size(); i++) {
-                if (!s.order.get(i).granted) {
-                    if (handOn.remove(block, w.getValue())) {
-                        w.getValue().run();
-                    }
-                    break;
-                }
-            }
-        }
-    }
-
-    private void grant(Request r, boolean successors) {
-        grants.incrementAndGet();
-        if (successors) {
-            try {
-                client.setData().inBackground().forPath(r.node, GRANTED);
-            } catch (Exception e) {
-                // Background; the successor is woken by our deletion at the latest.
-            }
-        }
-        Lease lease = new Lease(r.n, r.node, r.czxid, this, this::release);
-        held.add(lease);
-        if (suspended) {
-            lease.markSuspended();
-        }
-        if (!r.future.complete(lease)) {
-            lease.close(); // cancelled meanwhile: never leak the grant
-        }
-    }
-
-    /** An exists watch on node: it wakes us when the node goes (and, if wakeIfGranted, when it is granted). */
-    private void watchNode(String node, boolean wakeIfGranted) {
-        if (!watched.add(node)) {
-            return;
-        }
-        try {
-            client.checkExists().usingWatcher(nodeWatcher).inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == 0 && e.getStat() != null && (e.getStat().getVersion() == 0 || !wakeIfGranted)) {
-                    return; // there (and not granted, if that matters): the watch waits
-                }
-                watched.remove(node);
-                if (rc == 0 || rc == KeeperException.Code.NONODE.intValue()) {
-                    evaluate(); // gone, or granted already: decide again
-                } else {
-                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-                }
-            }).forPath(node);
-        } catch (Exception e) {
-            watched.remove(node);
-            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private void nodeChanged(WatchedEvent event) {
-        if (event.getType() == Watcher.Event.EventType.None) {
-            return; // connection states come through the ConnectionStateListener
-        }
-        if (event.getPath() != null) {
-            watched.remove(event.getPath());
-        }
-        watchEvents.incrementAndGet();
-        evaluate();
-    }
-
-    /** Seals generation g (unless sealed already) and creates g + 1; then evaluates again. */
-    private void switchGeneration(long g, boolean sealed) {
-        if (!switching.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            if (sealed) {
-                createGeneration(g + 1);
-                return;
-            }
-            client.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).inBackground((c, e) -> {
-                if (e.getResultCode() == 0) {
-                    LOG.log(System.Logger.Level.INFO, "ZooKeeperSemaphore " + path + ": generation " + g + " sealed at " + e.getName());
-                    createGeneration(g + 1);
-                } else {
-                    switching.set(false);
-                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-                }
-            }).forPath(generationPath(g) + "/seal-", NO_DATA);
-        } catch (Exception e) {
-            switching.set(false);
-            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private void createGeneration(long g) {
-        try {
-            client.create().withMode(CreateMode.PERSISTENT).inBackground((c, e) -> {
-                switching.set(false);
-                int rc = e.getResultCode();
-                if (rc == 0 || rc == KeeperException.Code.NODEEXISTS.intValue()) {
-                    if (g > newestGeneration) {
-                        newestGeneration = g;
-                    }
-                    evaluate();
-                } else {
-                    TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-                }
-            }).forPath(generationPath(g), NO_DATA);
-        } catch (Exception e) {
-            switching.set(false);
-            TIMER.schedule(this::evaluate, RETRY_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** Deletes a drained old generation and its seals in one transaction (it fails if a request appeared). */
-    private void deleteGeneration(long g, Set<String> allNodes) {
-        String genPath = generationPath(g);
-        List<CuratorOp> ops = new ArrayList<>();
-        try {
-            for (String node : allNodes) {
-                if (node.startsWith(genPath + "/")) {
-                    ops.add(client.transactionOp().delete().forPath(node));
-                }
-            }
-            ops.add(client.transactionOp().delete().forPath(genPath));
-            client.transaction().inBackground().forOperations(ops);
-        } catch (Exception e) {
-            // Another client deletes it, or the next evaluation tries again.
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------
     // A request
 
     /** A request node's name before its sequence suffix. */
@@ -1302,7 +1095,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     /** A one-shot request that was not granted by its one decision; never seen by callers. */
-    private static final RuntimeException NOT_GRANTED = new IllegalStateException("not granted by its one decision") {
+    static final RuntimeException NOT_GRANTED = new IllegalStateException("not granted by its one decision") {
         private static final long serialVersionUID = 1L;
 
         @Override
@@ -1311,11 +1104,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     };
 
-    private final class Request {
+    final class Request {
         final String call;
         final long n;
         final boolean oneShot;
         final CompletableFuture<Lease> future = new CompletableFuture<>();
+        final long startedAt = nanoClock.getAsLong();
         /** The created node's full path and name; written by the create callback (null while none). */
         volatile String node;
         volatile String name;
@@ -1335,9 +1129,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         void create(long generation) {
             creating = true;
             pendingCreate = false;
+            long sentAt = nanoClock.getAsLong();
             try {
                 client.create().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .inBackground((c, e) -> created(e))
+                        .inBackground((c, e) -> created(e, sentAt))
                         .forPath(generationPath(generation) + "/" + nodeName(n), NO_DATA);
             } catch (Exception e) {
                 creating = false;
@@ -1355,7 +1150,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             }
         }
 
-        private void created(CuratorEvent event) {
+        private void created(CuratorEvent event, long sentAt) {
             creating = false;
             int rc = event.getResultCode();
             if (rc == KeeperException.Code.NONODE.intValue()) {
@@ -1368,6 +1163,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 fail(KeeperException.create(KeeperException.Code.get(rc), event.getPath()));
                 return;
             }
+            guard.ordered(sentAt); // a create: the leader ordered it, so the session was alive after sentAt
             String created = event.getName();
             node = created;
             name = created.substring(created.lastIndexOf('/') + 1);
@@ -1397,7 +1193,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
         private void ready(long zxid) {
             czxid = zxid;
-            readyAfter = readsSent.get();
+            readyAfter = evaluation.readsSent();
             evaluate();
         }
 

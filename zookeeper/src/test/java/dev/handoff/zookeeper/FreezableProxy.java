@@ -36,6 +36,16 @@ final class FreezableProxy implements AutoCloseable {
         return "127.0.0.1:" + listener.getLocalPort();
     }
 
+    /** Whether a connection through this proxy is open now (a client connects to one server at a time). */
+    boolean connected() {
+        for (Socket s : sockets) {
+            if (!s.isClosed()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void freeze() {
         frozen = true;
     }

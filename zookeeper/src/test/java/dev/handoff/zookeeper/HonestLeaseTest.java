@@ -55,11 +55,13 @@ class HonestLeaseTest extends ServerPerTest {
         s.nanoClock = now::get; // a GC pause, as the clock sees it
         Lease lease = s.acquireBlocking(1);
         assertTrue(lease.isValid());
-        int timeoutMs = c.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
-        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(timeoutMs) / 5 * 4 - TimeUnit.MILLISECONDS.toNanos(timeoutMs / 10));
+        long timeout = TimeUnit.MILLISECONDS.toNanos(c.getZookeeperClient().getLastNegotiatedSessionTimeoutMs());
+        // With the clock stopped, every confirmation by the leader was sent at the same instant, so
+        // the deadline is that instant + 9/10 of the timeout - (3/10 + 1/3) of it: + 4/15 of it.
+        now.addAndGet(timeout / 5);
         assertTrue(lease.isValid(), "within the deadline");
-        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(timeoutMs / 5));
-        assertFalse(lease.isValid(), "past last contact + 4/5 of the session timeout");
+        now.addAndGet(timeout / 10);
+        assertFalse(lease.isValid(), "past the deadline");
         assertEquals(Lease.State.LOST, lease.state());
         assertTrue(lease.whenLost().toCompletableFuture().isDone());
         Lease next = s.acquireBlocking(1); // a fresh read: contact again

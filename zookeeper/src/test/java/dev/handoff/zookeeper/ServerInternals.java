@@ -2,7 +2,9 @@
 package dev.handoff.zookeeper;
 
 import java.lang.reflect.Method;
+import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
+import org.apache.curator.test.TestingZooKeeperServer;
 import org.apache.zookeeper.server.DataNode;
 import org.apache.zookeeper.server.ServerCnxnFactory;
 import org.apache.zookeeper.server.ZooKeeperServer;
@@ -37,6 +39,59 @@ final class ServerInternals {
         synchronized (node) {
             node.stat.setCversion(cversion);
         }
+    }
+
+    /**
+     * Sets the cversion of the node at path on every running server of an ensemble (the same
+     * value, so that they stay alike: the leader names the next sequential child after its own
+     * copy, and every server then applies that name's cversion). Servers that are down are skipped.
+     *
+     * @return on how many servers it was set
+     */
+    static int setCversion(TestingCluster cluster, String path, int cversion) throws Exception {
+        int set = 0;
+        java.lang.reflect.Field peerField = org.apache.zookeeper.server.quorum.QuorumPeerMain.class.getDeclaredField("quorumPeer");
+        peerField.setAccessible(true);
+        Method zkDb = org.apache.zookeeper.server.quorum.QuorumPeer.class.getDeclaredMethod("getZkDb");
+        zkDb.setAccessible(true);
+        for (TestingZooKeeperServer s : cluster.getServers()) {
+            Object main = call(s, "getMain");
+            main = field(main, "zooKeeperEmbedded"); // Curator's adapter around ZooKeeper's embedded server
+            main = field(main, "maincluster");
+            if (!(main instanceof org.apache.zookeeper.server.quorum.QuorumPeerMain)) {
+                continue;
+            }
+            Object peer = peerField.get(main);
+            if (peer == null) {
+                continue;
+            }
+            org.apache.zookeeper.server.ZKDatabase db = (org.apache.zookeeper.server.ZKDatabase) zkDb.invoke(peer);
+            DataNode node = db == null ? null : db.getDataTree().getNode(path);
+            if (node != null) {
+                synchronized (node) {
+                    node.stat.setCversion(cversion);
+                }
+                set++;
+            }
+        }
+        return set;
+    }
+
+    /** The value of the named field of target (declared in its class or a superclass), or target itself if it has none. */
+    private static Object field(Object target, String name) throws IllegalAccessException {
+        if (target == null) {
+            return null;
+        }
+        for (Class<?> c = target.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                java.lang.reflect.Field f = c.getDeclaredField(name);
+                f.setAccessible(true);
+                return f.get(target);
+            } catch (NoSuchFieldException next) {
+                // look in the superclass
+            }
+        }
+        return target;
     }
 
     private static Object call(Object target, String method) throws Exception {

@@ -373,7 +373,8 @@ public final class Mutex {
 
     /**
      * Returns the number of callers waiting for the lock. A snapshot, exact at some moment
-     * during the call. Constant time, and never waits for the internal lock.
+     * during the call. Constant time; never takes or queues for the internal lock (see
+     * {@link Semaphore#queuedPermits()}).
      *
      * @return the queue length
      */

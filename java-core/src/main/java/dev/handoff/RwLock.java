@@ -890,7 +890,8 @@ public final class RwLock {
 
     /**
      * Returns the number of waiting readers and writers. A snapshot, exact at some moment
-     * during the call. Constant time, and never waits for the internal lock.
+     * during the call. Constant time; never takes or queues for the internal lock (see
+     * {@link Semaphore#queuedPermits()}).
      *
      * @return the queue length
      */

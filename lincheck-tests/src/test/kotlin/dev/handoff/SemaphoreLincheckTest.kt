@@ -3,6 +3,7 @@
 
 package dev.handoff
 
+import org.jetbrains.lincheck.datastructures.DSLThreadScenario
 import org.jetbrains.lincheck.datastructures.IntGen
 import org.jetbrains.lincheck.datastructures.Operation
 import org.jetbrains.lincheck.datastructures.Options
@@ -440,6 +441,13 @@ private fun resizeAgainstAppendsAndReleases() = scenario {
     }
 }
 
+/** The initial part of the scenarios below, on capacity 3: `tryAcquire(3); release(1); release(1)` (1 held, 2 free). */
+private val oneHeldTwoFree: DSLThreadScenario.() -> Unit = {
+    actor(SemaphoreOperations::tryAcquire, 3)
+    actor(SemaphoreOperations::release, 1)
+    actor(SemaphoreOperations::release, 1)
+}
+
 /**
  * On capacity 3, after `tryAcquire(3); release(1); release(1)` (1 held, 2 free): thread 1 observes
  * the free permits, thread 2 releases 3 and observes them, and thread 3 takes 2 and then waits for
@@ -452,11 +460,7 @@ private fun resizeAgainstAppendsAndReleases() = scenario {
  * CANCELLED`.)
  */
 private fun observedGrantUndone(prompt: Boolean) = scenario {
-    initial {
-        actor(SemaphoreOperations::tryAcquire, 3)
-        actor(SemaphoreOperations::release, 1)
-        actor(SemaphoreOperations::release, 1)
-    }
+    initial(oneHeldTwoFree)
     parallel {
         thread { actor(SemaphoreOperations::availablePermits) }
         thread {
@@ -477,11 +481,7 @@ private fun observedGrantUndone(prompt: Boolean) = scenario {
  * observes availablePermits() once that call has ended.
  */
 private fun releasesAgainstCancelledGrant(prompt: Boolean) = scenario {
-    initial {
-        actor(SemaphoreOperations::tryAcquire, 3)
-        actor(SemaphoreOperations::release, 1)
-        actor(SemaphoreOperations::release, 1)
-    }
+    initial(oneHeldTwoFree)
     parallel {
         thread { actor(SemaphoreOperations::release, 3) }
         thread { actor(SemaphoreOperations::release, 3) }

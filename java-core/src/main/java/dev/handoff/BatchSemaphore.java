@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * never become free: release hands them straight to the head of the queue (direct handoff),
  * partially if the head needs more than there is (partial assignment), then to the next heads
  * that fit, in order, and stops at the first that does not fit. Only the surplus left when the
- * queue empties becomes free. This is seed 000's algorithm (blitz-io, after Tokio's
+ * queue empties becomes free. This is blitz-io's counting semaphore (after Tokio's
  * batch_semaphore), with one change: release does not lock when nobody waits.
  *
  * State word (long)
@@ -121,9 +121,9 @@ import org.jspecify.annotations.Nullable;
  * future after its CAS. Both are volatile accesses, so at least one of them sees the other: the
  * future completes exactly when free == capacity with no debt and no queue after a close.
  *
- * Why release may skip the lock (the "permits slip through" race of seed 000)
- * ---------------------------------------------------------------------------
- * Seed 000's release always locks, because of this interleaving in a naive design:
+ * Why release may skip the lock (the "permits slip through" race of blitz-io)
+ * --------------------------------------------------------------------------
+ * blitz-io's release always locks, because of this interleaving in a naive design:
  *   acquirer: CAS fails (not enough free)        releaser: adds n to free, sees no waiter
  *   acquirer: locks, enqueues, sleeps            -> n permits float in free; the waiter starves.
  * Here the acquirer's slow path locks first and then, in ONE CAS, takes every free permit as a
@@ -351,9 +351,9 @@ import org.jspecify.annotations.Nullable;
  *
  * References
  * ----------
- * - seed 000 / 004: blitz-io and Volt counting semaphore (lock-before-CAS, direct handoff).
+ * - blitz-io and Volt counting semaphore (lock-before-CAS, direct handoff).
  * - Tokio, tokio/src/sync/batch_semaphore.rs (partial assignment, closed flag in the word).
- * - golang.org/x/sync/semaphore.Weighted (the weighted FIFO contract, seed 001).
+ * - golang.org/x/sync/semaphore.Weighted (the weighted FIFO contract).
  * - D. Lea, java.util.concurrent.locks.AbstractQueuedSynchronizer (park/unpark protocol).
  * - Herlihy and Shavit, The Art of Multiprocessor Programming, ch. 8.
  * </pre>
@@ -765,7 +765,7 @@ final class BatchSemaphore {
                     return true; // zero permits are granted even while others wait
                 }
                 if ((s & WINDOW) == 0 || heldByCurrentThread()) {
-                    if (!waited && (s & GATED) != 0 && !heldByCurrentThread() && decidesAfterTransit(s)) {
+                    if (!waited && decidesAfterTransit(s) && !heldByCurrentThread()) {
                         waited = true; // an undone grant would give it enough: see the outcome first
                         s = afterTransit();
                         continue;
@@ -920,7 +920,9 @@ final class BatchSemaphore {
      * made yet — an over-release, nothing changed — instead of waiting for itself.
      */
     static boolean awaitTransit(Object blocker, int waits, long sinceNanos) {
-        WakeRun.runDeferred();
+        if (waits == 1) {
+            WakeRun.runDeferred(); // (it drains what they queue in turn; nothing else queues here meanwhile)
+        }
         if (waits < 64) {
             Thread.onSpinWait();
         } else if (waits < 128) {

@@ -830,10 +830,13 @@ public final class FairShareSemaphore<K> {
     public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(K key, long n,
             java.util.function.Supplier<? extends java.util.concurrent.CompletionStage<T>> body) {
         String call = "withPermitsAsync";
-        check(call, key, n);
-        if (body == null) {
+        if (n < 0) {
+            throw negative(call, key, n);
+        }
+        if (body == null) { // before the capacity, as on Semaphore: null arguments first
             throw new NullPointerException(call + "(" + key + ", " + n + ", null): the body is null");
         }
+        check(call, key, n);
         return ScopedAsync.run(acquireAsync(key, n), () -> release(key, n), body, call + "(" + key + ", " + n + ")");
     }
 
@@ -863,10 +866,13 @@ public final class FairShareSemaphore<K> {
     public <T extends @Nullable Object> T withPermitsBlocking(K key, long n, java.util.concurrent.Callable<T> body)
             throws InterruptedException, Exception {
         String call = "withPermitsBlocking";
-        check(call, key, n);
-        if (body == null) {
+        if (n < 0) {
+            throw negative(call, key, n);
+        }
+        if (body == null) { // before the capacity, as on Semaphore: null arguments first
             throw new NullPointerException(call + "(" + key + ", " + n + ", null): the body is null");
         }
+        check(call, key, n);
         acquireBlocking(key, n);
         try {
             return body.call();

@@ -61,6 +61,19 @@ class SmallContractDefectsTest {
     }
 
     @Test
+    void aNullBodyIsReportedBeforeAnOversizeCountOnEveryScopedCall() {
+        Semaphore s = new Semaphore(2);
+        FairShareSemaphore<String> f = FairShareSemaphore.<String>builder(2).build();
+        assertThrows(NullPointerException.class, () -> s.withPermitsAsync(3, null));
+        assertThrows(NullPointerException.class, () -> s.withPermitsBlocking(3, null));
+        assertThrows(NullPointerException.class, () -> f.withPermitsAsync("a", 3, null));
+        assertThrows(NullPointerException.class, () -> f.withPermitsBlocking("a", 3, null));
+        assertThrows(IllegalArgumentException.class, () -> f.withPermitsAsync("a", -1, null));
+        assertThrows(IllegalArgumentException.class, () -> f.withPermitsBlocking("a", -1, null));
+        assertEquals(2, f.availablePermits());
+    }
+
+    @Test
     void aCancelRacingItsNodesStartWithdrawsIt() throws Exception {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));

@@ -9,7 +9,7 @@ import java.util.concurrent.locks.ReentrantLock
 import kotlin.coroutines.CoroutineContext
 
 /**
- * Peer: the plain monitor design of Go's `x/sync/semaphore.Weighted` (seed 001): one lock, a count
+ * Peer: the plain monitor design of Go's `x/sync/semaphore.Weighted`: one lock, a count
  * of used permits, a FIFO queue of waiters, and one wake-up signal per waiter. A release grants the
  * heads of the queue that fit, in order, under the lock; a waiter that does not fit blocks the
  * ones behind it. The signal is a [Condition] for a thread and the continuation itself for a

@@ -365,6 +365,15 @@ public abstract class Acquisition {
     }
 
     /**
+     * Whether {@link #wake()} only unparks a thread blocked in an acquire, running no user code:
+     * such wake-ups are never deferred and run before the others of a chain (see the wake
+     * trampoline). The nodes of the blocking faces override it.
+     */
+    boolean parksThread() {
+        return false;
+    }
+
+    /**
      * The least number of permits this acquisition can be granted with: {@link #permits} for an
      * exact request; an up-to request's minimum (then {@code permits} is its maximum until the
      * grant, and what it took after). Fixed once started.
@@ -386,8 +395,8 @@ public abstract class Acquisition {
     /** The exception of a FAILED node (see {@link #hook}); {@code null} otherwise. */
     final Throwable failureCause() {
         Object h = hook;
-        if (h instanceof FairShareSemaphore.Ticket) {
-            return ((Acquisition) h).failureCause(); // a fair share's party: see node()
+        if (h instanceof Acquisition) {
+            return ((Acquisition) h).failureCause(); // the node this acquisition is the party of: see node()
         }
         if (h instanceof Watch) {
             return ((Watch) h).failure;
@@ -549,13 +558,13 @@ public abstract class Acquisition {
 
     /**
      * The queue node whose state is this acquisition's: itself, or, for an acquisition a
-     * {@link FairShareSemaphore} started ({@code startAcquisition}), the fair share's own node
-     * that it is the party of (kept in {@link #hook}, which such an acquisition needs for nothing
-     * else: the core never sees it).
+     * scheduler in front of the core started, the scheduler's own node that it is the party of
+     * (kept in {@link #hook}, which such an acquisition needs for nothing else: the core never
+     * sees it). A hook holds an {@link Acquisition} in that case only.
      */
     final Acquisition node() {
         Object h = hook;
-        return h instanceof FairShareSemaphore.Ticket ? (Acquisition) h : this;
+        return h instanceof Acquisition ? (Acquisition) h : this;
     }
 
     /**

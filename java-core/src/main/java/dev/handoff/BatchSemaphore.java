@@ -2517,6 +2517,11 @@ final class BatchSemaphore {
         }
 
         @Override
+        boolean parksThread() {
+            return true;
+        }
+
+        @Override
         protected void wake() {
             if (thread != Thread.currentThread()) { // settled inside enqueue: nobody is parked
                 LockSupport.unpark(thread);
@@ -2774,7 +2779,7 @@ final class BatchSemaphore {
             for (Acquisition a = chain, next; a != null; a = next) {
                 next = a.next;
                 a.next = null;
-                if (parksThread(a)) {
+                if (a.parksThread()) {
                     fire(a);
                 } else if (toWake(a)) {
                     if (restLast == null) {
@@ -2788,11 +2793,6 @@ final class BatchSemaphore {
             return restFirst;
         }
 
-        /** Whether waking {@code a} only unparks a thread blocked in an acquire (no user code runs). */
-        private static boolean parksThread(Acquisition a) {
-            return a instanceof ParkingAcquisition
-                    || a instanceof FairShareSemaphore.Ticket && ((FairShareSemaphore.Ticket<?>) a).parksThread();
-        }
 
         /**
          * Runs the wake-ups this thread queued and has not run yet, if any: for a release that

@@ -2041,7 +2041,7 @@ public final class FairShareSemaphore<K> {
             }
         }
 
-        /** Whether waking this ticket only unparks a thread blocked in an acquire (no user code runs). */
+        @Override
         boolean parksThread() {
             return party instanceof Thread;
         }

@@ -149,7 +149,7 @@ public abstract class Acquisition {
      */
     final void bind(BatchSemaphore core, long min, long n, Runnable grantHook, String call) {
         if (!OWNER.compareAndSet(this, null, core)) {
-            throw new IllegalStateException(BatchSemaphore.describe(call, min, n) + ": this acquisition was already started ("
+            throw new IllegalStateException(CoreMessages.describe(call, min, n) + ": this acquisition was already started ("
                     + this + "); an Acquisition can be started once");
         }
         this.permits = n;
@@ -157,7 +157,7 @@ public abstract class Acquisition {
     }
 
     /** Whether this acquisition is started on {@code core} (a volatile read: see BatchSemaphore's cancel). */
-    final boolean boundTo(BatchSemaphore core) {
+    final boolean boundTo(HandoffCore core) {
         return OWNER.getVolatile(this) == core;
     }
 

@@ -94,7 +94,7 @@ public final class FairShareSemaphore<K> {
      *
      * The lock
      * --------
-     * One lock of the front (a BatchSemaphore.CoreLock: short sections, no reentry, a stamp for
+     * One lock of the front (a CoreLock: short sections, no reentry, a stamp for
      * lock-free observers) guards every field below and is held across every call into the core:
      * enqueue, release, tryAcquire, resize, close and the withdrawal of the dispatched node. The
      * core's lock is thus always taken inside it and never the other way round (a node's claim()
@@ -256,7 +256,7 @@ public final class FairShareSemaphore<K> {
     static final long REBASE_AT = 1L << 61;
 
     private final BatchSemaphore core;
-    private final BatchSemaphore.CoreLock lock = new BatchSemaphore.CoreLock();
+    private final CoreLock lock = new CoreLock();
 
     /** Keys that hold or wait. Written under the lock; read anywhere. */
     private final ConcurrentHashMap<K, KeyState<K>> keys = new ConcurrentHashMap<>();
@@ -957,7 +957,7 @@ public final class FairShareSemaphore<K> {
         long nanos = Semaphore.saturatedNanos(timeout);
         if (nanos <= 0) {
             if (closed) {
-                throw BatchSemaphore.closedException(call + "(" + key + ", " + n + ")");
+                throw CoreMessages.closedException(call + "(" + key + ", " + n + ")");
             }
             return false;
         }
@@ -1840,9 +1840,9 @@ public final class FairShareSemaphore<K> {
             }
         }
         if (wakes != null) {
-            BatchSemaphore.wakeAll(first, wakes); // threads parked in a blocking acquire are unparked here
+            WakeRun.wakeAll(first, wakes); // threads parked in a blocking acquire are unparked here
         } else {
-            BatchSemaphore.wakeAll(first);
+            WakeRun.wakeAll(first);
         }
     }
 
@@ -1868,7 +1868,7 @@ public final class FairShareSemaphore<K> {
         try {
             event.run();
         } catch (Throwable e) {
-            BatchSemaphore.WakeRun.report(e);
+            WakeRun.report(e);
         }
     }
 
@@ -2121,7 +2121,7 @@ public final class FairShareSemaphore<K> {
                 grant(t);
             } else {
                 Throwable failure = t.failure();
-                fail(failure != null ? failure : BatchSemaphore.closedException(call));
+                fail(failure != null ? failure : CoreMessages.closedException(call));
             }
         }
 

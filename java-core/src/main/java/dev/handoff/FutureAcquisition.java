@@ -89,7 +89,7 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
     /** This call's description, for messages (built only when one is needed). */
     @Override
     String call() {
-        return BatchSemaphore.describe(call, node.minimum());
+        return CoreMessages.describe(call, node.minimum());
     }
 
     /** Completes the future as the node settled: granted, closed or failed. */
@@ -99,7 +99,7 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
             T value = (T) n;
             grant(value);
         } else if (n.isClosed()) {
-            fail(BatchSemaphore.closedException(call()));
+            fail(CoreMessages.closedException(call()));
         } else {
             Throwable failure = n.failure();
             fail(failure != null ? failure : new IllegalStateException(call() + ": woken without a grant, a close or a failure"));

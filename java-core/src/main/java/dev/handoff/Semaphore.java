@@ -487,8 +487,8 @@ public final class Semaphore {
         }
         long c = core.capacity;
         if (min > c) {
-            String own = a == null ? null : BatchSemaphore.callOf(a, null);
-            String described = own == null ? call + "(" + min + ", " + max + ")" : BatchSemaphore.describe(own, min, max);
+            String own = a == null ? null : CoreMessages.callOf(a, null);
+            String described = own == null ? call + "(" + min + ", " + max + ")" : CoreMessages.describe(own, min, max);
             throw new IllegalArgumentException(described + ": min exceeds the capacity " + c + ", so it could never be granted");
         }
     }
@@ -1102,7 +1102,7 @@ public final class Semaphore {
     private void checkFits(Acquisition a, String call, long n) {
         long c = core.capacity;
         if (n > c) {
-            throw new IllegalArgumentException(BatchSemaphore.describe(a == null ? call : BatchSemaphore.callOf(a, call), n)
+            throw new IllegalArgumentException(CoreMessages.describe(a == null ? call : CoreMessages.callOf(a, call), n)
                     + ": exceeds the capacity " + c + ", so it could never be granted");
         }
     }

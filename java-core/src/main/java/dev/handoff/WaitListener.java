@@ -122,6 +122,6 @@ public interface WaitListener {
                         + " of " + copy.length + " is null");
             }
         }
-        return copy.length == 1 ? copy[0] : new BatchSemaphore.AllListeners(copy);
+        return copy.length == 1 ? copy[0] : new ListenerCalls.AllListeners(copy);
     }
 }

@@ -65,7 +65,7 @@ class OverReleaseWhileInTransitTest {
         assertTrue(s.tryAcquire(1));
         // A chain of wakers, each passing its permit on, deep enough that the last grant's wake-up
         // is queued on this thread (the trampoline) rather than run at once.
-        int depth = BatchSemaphore.MAX_NESTED_WAKES;
+        int depth = WakeRun.MAX_NESTED_WAKES;
         AtomicReference<Throwable> secondRelease = new AtomicReference<>();
         List<Acquisition> chain = new ArrayList<>();
         for (int i = 1; i <= depth; i++) {

@@ -241,7 +241,7 @@ class SemaphoreQueueTest {
         assertTrue(s.tryAcquire(1));
         // Build a chain deeper than the nesting limit, so that the last waker runs deferred.
         AtomicInteger depth = new AtomicInteger();
-        int chain = BatchSemaphore.MAX_NESTED_WAKES + 4;
+        int chain = WakeRun.MAX_NESTED_WAKES + 4;
         CountDownLatch parkedThreadDone = new CountDownLatch(1);
         AtomicBoolean waitedOk = new AtomicBoolean();
         for (int i = 0; i < chain; i++) {

@@ -212,7 +212,7 @@ class SurfaceTest {
         s.release(2);
         t.join(WAIT_MS);
         Permits p = got.get();
-        assertTrue(p instanceof BatchSemaphore.ParkingAcquisition, "no second object for the handle: " + p);
+        assertTrue(p instanceof ParkingAcquisition, "no second object for the handle: " + p);
         assertEquals(2, p.permits());
         p.close();
         assertEquals(2, s.availablePermits());

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test
  * The core's internal lock, checked on the path that parks.
  *
  * On a multi-core machine a thread that finds the lock held polls it (for up to
- * BatchSemaphore.LOCK_SPIN_NANOS) before it parks, so the model checker, which cuts spin loops
- * short, rarely reaches the parking of the lock (an AbstractQueuedSynchronizer: BatchSemaphore.CoreLock)
+ * CoreLock.LOCK_SPIN_NANOS) before it parks, so the model checker, which cuts spin loops
+ * short, rarely reaches the parking of the lock (an AbstractQueuedSynchronizer: CoreLock)
  * and its unlock's wake-up. With one processor there is no polling (LOCK_SPINS == 0): every
  * contended lock() parks at once. These classes run in their own surefire execution, in a JVM
  * started with -XX:ActiveProcessorCount=1 (see the module's pom), against the same sequential
@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test
 private fun requireSingleCore() {
     assertEquals(
         0,
-        BatchSemaphore.LOCK_SPINS,
+        CoreLock.LOCK_SPINS,
         "SingleCore*LincheckTest must run with -XX:ActiveProcessorCount=1 (the single-core-lock execution)",
     )
 }

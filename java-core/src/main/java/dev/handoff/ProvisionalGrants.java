@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.AbstractQueuedSynchronizer;
+import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Provisional grants: permits granted to a waiter whose delivery can still be undone (a
+ * coroutine cancelled after its grant), counted in transit until confirmed or undone.
+ *
+ * <pre>
+ * Provisional grants
+ * ------------------
+ * A coroutine (kotlin-ext, public kotlinx API only) may be cancelled after claim() accepted its
+ * grant and before its waker resumes it; its permits then go back. Until the waker confirms the
+ * grant (Acquisition.confirmGrant, just before it resumes or dispatches the coroutine) or the
+ * cancellation undoes it (undoGrant), a grant to a node that asks for it (provisionalGrant) is
+ * provisional: its permits are counted in transit, held by nobody. undo gives them back exactly,
+ * as a release of them would, and the grant counts as never made. While transit > 0, GATED is set,
+ * so every release decides under the lock, where held = capacity + debt - free - headAssigned -
+ * transit. A release that would pass only if the permits in transit were counted (an over-release
+ * unless the grant is delivered) waits until transit changes and decides again: answering either
+ * way at once would be wrong for one of the two outcomes (granted: it passes; undone: it fails),
+ * and both are decided within the waker's or the cancellation's own run, normally on another
+ * thread. The waiting thread first runs the wake-ups it queued itself (nested too deeply), which
+ * may be the confirmations; a confirmation it can never see (a wake-up it handed to an executor
+ * that runs on this same thread) bounds the wait: after TRANSIT_WAIT_NANOS it decides once more
+ * with the grants in transit counted as not made yet, which is an over-release, nothing changed.
+ * availablePermits() and a tryAcquire that finds too few free permits, while nobody waits, wait
+ * the same way (not inside a wake-up, where the confirmation may be a later wake-up of the same
+ * run), so that they see the grant confirmed or undone, never a grant that is then taken back.
+ * Other observers (the queue's length and weight, with waiters behind the provisional grant) may
+ * see it; the user guide's semantics page says so.
+ * A release of permits a caller really holds never waits: those are never in transit. confirm is
+ * one atomic add without the lock; GATED is cleared by the next release under the lock that finds
+ * no reason left (clearStaleGate), so releases are lock-free again after one locked release.
+ * Grants made at once inside enqueue are never provisional: the caller's own thread has them.
+ * </pre>
+ */
+abstract class ProvisionalGrants extends WaitQueue {
+
+    /**
+     * Permits granted provisionally and not yet confirmed or undone (see "Provisional grants"):
+     * held by nobody yet. Added to under the lock at the grant; taken from by confirm without it.
+     */
+    volatile long transit;
+
+    /**
+     * The scheduler in front of this core, or {@code null} (every face but the fair share): final,
+     * set at construction. Read by {@link #cancel(Acquisition, Executor, boolean)}, and by
+     * {@link #confirm} and {@link #undo} for a grant that is not this core's own.
+     */
+    final Front front;
+
+    /**
+     * A scheduler that keeps waiting nodes in queues of its own and hands them to this core one at
+     * a time (FairShareSemaphore). Its nodes are bound to this core from their creation, so that
+     * their handles work, but only the one it hands over is in this core's queue: a cancel of any
+     * of them goes to the front, which withdraws a handed-over node through
+     * {@link #cancelQueued(Acquisition, Executor, boolean)}.
+     */
+    interface Front {
+        /** {@link Acquisition#cancel()} of one of the front's nodes; as {@link #cancel(Acquisition, Executor, boolean)}. */
+        boolean cancel(Acquisition a, Executor wakes, boolean timedOut);
+
+        /**
+         * {@link Acquisition#confirmGrant()} of an acquisition the front started (its provisional
+         * grants are the front's, per key, not this core's: see {@link #confirm(Acquisition)}).
+         */
+        void confirm(Acquisition a);
+
+        /** {@link Acquisition#undoGrant(Executor)} of an acquisition the front started; as {@link #undo}. */
+        boolean undo(Acquisition a, Executor wakes);
+    }
+
+    /**
+     * Whether an observer of the free count that read {@code s} waits for provisional grants to be
+     * confirmed or undone first (see "Provisional grants"): while nobody waits, an undone grant's
+     * permits come back to free, so a count read before would show a grant that never happened.
+     * Not inside a wake-up (the confirmation may be a later wake-up of the same run): there the
+     * count is read as it is.
+     */
+    boolean decidesAfterTransit(long s) {
+        return (s & (GATED | QUEUED | CLOSED)) == GATED && transit > 0 && WakeRun.current().depth == 0;
+    }
+
+    /**
+     * The word once no provisional grant is in transit, or someone waits again (then free is 0
+     * whatever they become), or after the bound of {@link #awaitTransit}.
+     */
+    long afterTransit() {
+        long since = System.nanoTime();
+        for (int waits = 1; ; waits++) {
+            long s = word();
+            if ((s & QUEUED) != 0 || transit == 0 || !awaitTransit(this, waits, since)) {
+                return word();
+            }
+        }
+    }
+
+    /**
+     * How long a release waits for provisional grants to settle before it answers as an
+     * over-release (see {@link #awaitTransit}).
+     */
+    static final long TRANSIT_WAIT_NANOS = 50_000_000L;
+
+    /**
+     * One wait of a release for provisional grants to settle (see "Provisional grants"): they are
+     * settled by the waking of the release that made them, or by their waiter's cancellation,
+     * within a few instructions unless those threads are descheduled. A wake-up that this very
+     * thread queued (nested too deeply, see the trampoline) could only run after this release
+     * returns, so the queued ones run first, here. Polls, then yields, then parks briefly on
+     * {@code blocker} (this core, or the fair share whose per-key grants are in transit). Returns
+     * false once the wait began {@link #TRANSIT_WAIT_NANOS} ago: a confirmation that only this
+     * thread could make (a wake-up it handed to an executor that runs on this thread) would never
+     * come, so the caller answers without counting the grants in transit, as if they had not been
+     * made yet — an over-release, nothing changed — instead of waiting for itself.
+     */
+    static boolean awaitTransit(Object blocker, int waits, long sinceNanos) {
+        if (waits == 1) {
+            WakeRun.runDeferred(); // (it drains what they queue in turn; nothing else queues here meanwhile)
+        }
+        if (waits < 64) {
+            Thread.onSpinWait();
+        } else if (waits < 128) {
+            Thread.yield();
+        } else if (System.nanoTime() - sinceNanos >= TRANSIT_WAIT_NANOS) {
+            return false;
+        } else {
+            LockSupport.parkNanos(blocker, APPEND_PARK_NANOS);
+        }
+        return true;
+    }
+
+    /** Under the lock: whether {@code h} asks for a provisional grant; one that throws does not. */
+    static boolean asksProvisional(Acquisition h) {
+        try {
+            return h.provisionalGrant();
+        } catch (Throwable t) {
+            return false;
+        }
+    }
+
+    /**
+     * Under the lock, for a node just granted whose face asked for a provisional grant: counts its
+     * permits in transit (held by nobody) until confirm or undo, and sets GATED so that releases
+     * decide under the lock meanwhile (see "Provisional grants").
+     */
+    void holdProvisionally(Acquisition h) {
+        PROVISIONAL.setRelease(h, true);
+        TRANSIT.getAndAdd(this, h.permits);
+        if ((word() & GATED) == 0) {
+            setBits(GATED);
+        }
+    }
+
+    /**
+     * {@link Acquisition#confirmGrant()}: the grant of {@code a}, if still provisional, now counts as
+     * held by its waiter. Lock-free; GATED is cleared later, by a release under the lock.
+     */
+    void confirm(Acquisition a) {
+        // A read first: a grant made at once (a wake inside the start) was never provisional, and a
+        // failing CAS costs a locked instruction on the coroutine's path for nothing.
+        if (a.provisional) {
+            if (PROVISIONAL.compareAndSet(a, true, false)) {
+                TRANSIT.getAndAdd(this, -a.permits);
+            }
+        } else if (front != null) {
+            front.confirm(a); // a fair share keeps its provisional grants per key
+        }
+    }
+
+    /**
+     * {@link Acquisition#undoGrant(Executor)}: if the grant of {@code a} is still provisional, gives
+     * its permits back as a release would (the face's grant bookkeeping undone first, see
+     * {@link GrantUndo}), without an over-release check since they are exactly that grant's; the
+     * wake-ups it causes run on {@code wakes}. Returns false (nothing done) if the grant was
+     * confirmed, or was not provisional.
+     */
+    boolean undo(Acquisition a, Executor wakes) {
+        if (!a.provisional) {
+            return front != null && front.undo(a, wakes); // a fair share keeps its provisional grants per key
+        }
+        Acquisition woken;
+        lock();
+        try {
+            if (!PROVISIONAL.compareAndSet(a, true, false)) {
+                return false;
+            }
+            long n = a.permits;
+            TRANSIT.getAndAdd(this, -n);
+            Runnable hook = a.grantHook();
+            if (hook instanceof GrantUndo) {
+                ((GrantUndo) hook).undo();
+            }
+            woken = giveBack(n);
+            clearStaleGate();
+        } finally {
+            unlock();
+        }
+        settleAll(woken, wakes);
+        checkDrained();
+        return true;
+    }
+
+    /** A face's grant bookkeeping that a provisional grant undone must reverse (the RwLock write flag). */
+    interface GrantUndo extends Runnable {
+        /** Under the lock: reverses {@link #run()}. */
+        void undo();
+    }
+
+    /** The permits {@code rem} come back; see {@link HandoffCore}. */
+    @GuardedBy("lock")
+    abstract Acquisition giveBack(long rem);
+
+    /** Clears GATED if nothing keeps it set; see {@link CapacityControl}. */
+    @GuardedBy("lock")
+    abstract void clearStaleGate();
+
+    /** Completes the drain future of a closed core once every permit is back; see {@link CapacityControl}. */
+    abstract void checkDrained();
+
+    /** Tells the listener of a settled chain and wakes it on {@code wakes}, after the lock is released. */
+    abstract void settleAll(Acquisition chain, Executor wakes);
+
+    ProvisionalGrants(long capacity, long maxQueuedPermits, int maxQueueLength, @Nullable WaitListener listener,
+            @Nullable Front front) {
+        super(capacity, maxQueuedPermits, maxQueueLength, listener);
+        this.front = front;
+    }
+
+    // ------------------------------------------------------------------ VarHandle mechanics
+
+    private static final VarHandle TRANSIT;
+    private static final VarHandle PROVISIONAL;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            TRANSIT = l.findVarHandle(ProvisionalGrants.class, "transit", long.class);
+            PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

@@ -110,7 +110,7 @@ public abstract class Acquisition {
     Acquisition next;
 
     /**
-     * The core's queue counters (see "Queue counters" in {@link BatchSemaphore}'s notes): this
+     * The core's queue counters (see "Queue counters" in WaitQueue): this
      * node's place in the queue, counting the nodes appended before it since the queue was last
      * empty, and the sums of the low and high 32 bits of their minimums, its own included.
      * Written before the node is published to the queue, never changed while it is queued.
@@ -407,7 +407,8 @@ public abstract class Acquisition {
         return h instanceof Throwable ? (Throwable) h : null;
     }
 
-    /** Under the lock: the face's grant bookkeeping, or {@code null} (see {@link #hook}). */
+    /** The face's grant bookkeeping, or {@code null} (see {@link #hook}). */
+    @GuardedBy("lock")
     final Runnable grantHook() {
         Object h = hook;
         if (h instanceof Watch) {
@@ -416,7 +417,8 @@ public abstract class Acquisition {
         return h instanceof UpTo ? null : (Runnable) h;
     }
 
-    /** Under the lock, before the state is published: the node fails with {@code t}. */
+    /** Before the state is published: the node fails with {@code t}. */
+    @GuardedBy("lock")
     final void fail(Throwable t) {
         Object h = hook;
         if (h instanceof Watch) {

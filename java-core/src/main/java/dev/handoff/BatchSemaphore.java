@@ -46,7 +46,7 @@ import org.jspecify.annotations.Nullable;
  *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
  *   I6  wideResized implies GATED.              (See the stamp.)
  *   I7  the queue length is lastNode().seq - removedCount, and the queued weight is the same
- *       difference of the cumulative sums (see "Queue counters"); 0 for an empty queue.
+ *       difference of the cumulative sums (see "Queue counters" in WaitQueue); 0 for an empty queue.
  *
  * Waiter states (Acquisition.state, written under the lock)
  * ---------------------------------------------------------
@@ -105,7 +105,7 @@ final class BatchSemaphore extends HandoffCore {
         this(capacity, maxQueuedPermits, maxQueueLength, listener, face, null);
     }
 
-    /** A core with a scheduler in front of it (see "A scheduler in front" in the notes). */
+    /** A core with a scheduler in front of it (see "A scheduler in front" in HandoffCore). */
     BatchSemaphore(long capacity, Object face, Front front) {
         this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, face, front);
     }
@@ -135,7 +135,7 @@ final class BatchSemaphore extends HandoffCore {
 
     /**
      * The queue length, consistent with the state word: 0 while QUEUED is clear; otherwise read
-     * from the counters without the lock (see the Observers item of the notes), so that a queue being
+     * from the counters without the lock (see "Observers" in CoreLock), so that a queue being
      * filled or drained is never seen half done. O(1).
      */
     int queueLength() {
@@ -157,7 +157,7 @@ final class BatchSemaphore extends HandoffCore {
     /**
      * The state of {@code a} for a lock-free observer. States are written last, so a settled state
      * read alone comes with the word and the queue it left; a WAITING one is read again between two
-     * quiet stamps of the lock (see the Observers item of the notes), so that a settlement in progress is
+     * quiet stamps of the lock (see "Observers" in CoreLock), so that a settlement in progress is
      * seen whole. Never takes the lock.
      */
     int settledState(Acquisition a) {
@@ -190,7 +190,7 @@ final class BatchSemaphore extends HandoffCore {
         if (heldByCurrentThread()) {
             return capacity + debt - free(word()) - headAssigned;
         }
-        for (int attempt = 0; ; attempt++) { // without the lock: see "Observers" in the notes
+        for (int attempt = 0; ; attempt++) { // without the lock: see "Observers" in CoreLock
             int stamp = lock.quietStamp();
             long c = capacity;
             long owed = debt;

@@ -43,16 +43,19 @@ import org.jspecify.annotations.Nullable;
  */
 abstract class CapacityControl extends ProvisionalGrants {
 
-    /** Permits owed after a shrink below what was held (I5). Guarded by the lock ({@link #lock}). */
+    /** Permits owed after a shrink below what was held (I5). */
+    @GuardedBy("lock")
     long debt;
 
-    /** Whether a setCapacity is running: GATED stays set until it ends (see gate()). Guarded by the lock. */
+    /** Whether a setCapacity is running: GATED stays set until it ends (see gate()). */
+    @GuardedBy("lock")
     boolean resizing;
 
     /**
      * Whether a semaphore in the wide layout (which has no resize stamp) was resized: GATED then
-     * stays set for good, and release decides under the lock. Guarded by the lock.
+     * stays set for good, and release decides under the lock.
      */
+    @GuardedBy("lock")
     boolean wideResized;
 
     /** Completed when, after a close, every permit is back and no debt is owed; or null. */
@@ -143,7 +146,7 @@ abstract class CapacityControl extends ProvisionalGrants {
                     }
                     s = witness;
                 }
-                seal(); // before the capacity: see "Appending without the lock"
+                seal(); // before the capacity: see "Appending without the lock" in WaitQueue
                 debt += d - took;
                 capacity = n;
                 woken = failHeavierThan(n, resizeCall(call, relative, value));
@@ -159,10 +162,11 @@ abstract class CapacityControl extends ProvisionalGrants {
     }
 
     /**
-     * Under the lock, after a shrink to {@code n}: fails every waiting node whose minimum exceeds
+     * After a shrink to {@code n}: fails every waiting node whose minimum exceeds
      * {@code n} (it could never be granted), gives their partial permits back, and returns the
      * chain to wake (the failed nodes, then whoever their permits completed).
      */
+    @GuardedBy("lock")
     Acquisition failHeavierThan(long n, String call) {
         Acquisition first = null;
         Acquisition last = null;
@@ -233,17 +237,19 @@ abstract class CapacityControl extends ProvisionalGrants {
     }
 
     /**
-     * Under the lock: clears GATED if nothing keeps it set any more (see gate()). Confirming a
+     * Clears GATED if nothing keeps it set any more (see gate()). Confirming a
      * provisional grant happens without the lock and leaves GATED set; the next release under the
      * lock clears it, and releases are lock-free again from then on.
      */
+    @GuardedBy("lock")
     void clearStaleGate() {
         if ((word() & GATED) != 0 && gate() == 0) {
             updateWord(0L, GATED);
         }
     }
 
-    /** Under the lock: the GATED bit the word must carry when no claim window is open. */
+    /** The GATED bit the word must carry when no claim window is open. */
+    @GuardedBy("lock")
     long gate() {
         return debt > 0 || resizing || wideResized || transit > 0 ? GATED : 0L;
     }
@@ -269,10 +275,11 @@ abstract class CapacityControl extends ProvisionalGrants {
     }
 
     /**
-     * Under the lock, with GATED set, as a resize grows the capacity past {@link #COMPACT_MAX}:
+     * With GATED set, as a resize grows the capacity past {@link #COMPACT_MAX}:
      * rewrites the word in the wide layout (a CAS loop: lock-free tryAcquire may race). The stamp
      * is dropped: from now on release decides under the lock (wideResized).
      */
+    @GuardedBy("lock")
     void widen() {
         wideResized = true;
         long s = word();

@@ -14,17 +14,19 @@ import org.jspecify.annotations.Nullable;
  * The core's internal lock, and the quiet stamps observers read instead of taking it.
  *
  * <pre>
- * - The lock: CoreLock, a small exclusive AbstractQueuedSynchronizer (not reentrant: a claim()
- *   that calls back is refused). Every critical section is short and bounded (a few links, a CAS,
- *   the claims of the nodes granted), so a thread that finds the lock held polls it, for at most
- *   LOCK_SPIN_NANOS (microseconds, far below a scheduler time slice) and only while nobody is
- *   parked on it, then parks. Parked threads wait in AQS's FIFO queue: each unlock unparks the one
- *   parked longest, and a woken thread that loses the lock to a polling one keeps its place, so
- *   nobody parked is overtaken by a thread that parked later. A holder that was preempted costs
- *   the waiters a park, not a core: nobody yields or polls for a whole time slice. The one wait
- *   under the lock, for a lock-free appender's link (pause), polls, yields a bounded number of
- *   times and then parks for short periods, so a descheduled appender gets the core.
- *   No synchronized anywhere: a virtual thread that parks here unmounts.
+ * The lock
+ * --------
+ * CoreLock, a small exclusive AbstractQueuedSynchronizer (not reentrant: a claim()
+ * that calls back is refused). Every critical section is short and bounded (a few links, a CAS,
+ * the claims of the nodes granted), so a thread that finds the lock held polls it, for at most
+ * LOCK_SPIN_NANOS (microseconds, far below a scheduler time slice) and only while nobody is
+ * parked on it, then parks. Parked threads wait in AQS's FIFO queue: each unlock unparks the one
+ * parked longest, and a woken thread that loses the lock to a polling one keeps its place, so
+ * nobody parked is overtaken by a thread that parked later. A holder that was preempted costs
+ * the waiters a park, not a core: nobody yields or polls for a whole time slice. The one wait
+ * under the lock, for a lock-free appender's link (pause), polls, yields a bounded number of
+ * times and then parks for short periods, so a descheduled appender gets the core.
+ * No synchronized anywhere: a virtual thread that parks here unmounts.
  *
  * - Observers never take the lock and never queue for it, and their wait is bounded. The lock's
  *   state is a stamp, odd while held, one more at every lock and unlock. An observer that needs fields the
@@ -67,7 +69,7 @@ final class CoreLock extends AbstractQueuedSynchronizer {
     static final long LOCK_SPIN_NANOS = 20_000L;
 
     /**
-     * The bound of an observer (see the Observers item of the notes): how many times it yields
+     * The bound of an observer (see "Observers" above): how many times it yields
      * after its {@link #LOCK_SPINS} polls while a holder stays inside (then it parks briefly, up to
      * {@link #QUIET_WAIT_NANOS}), and how many reads it makes while sections keep overlapping them,
      * before it answers with what it read.
@@ -164,7 +166,7 @@ final class CoreLock extends AbstractQueuedSynchronizer {
      * {@link #OBSERVE_ATTEMPTS} reads that sections kept overlapping. The last two are the
      * bound on an observer's wait: a descheduled holder, a long claim() or a stream
      * of sections never keep it, and two claims that each observe the other's semaphore cannot
-     * livelock. What it keeps then was read while a section ran (see the Observers item).
+     * livelock. What it keeps then was read while a section ran (see "Observers" above).
      */
     boolean answered(int stamp, int attempt) {
         return unchangedSince(stamp) || (stamp & 1) != 0 || attempt >= OBSERVE_ATTEMPTS;

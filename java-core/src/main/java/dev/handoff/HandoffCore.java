@@ -64,35 +64,44 @@ import org.jspecify.annotations.Nullable;
  * quiet() and casCount() serve that path, and advanceStamp() ends it (the next CAS of every solo
  * operation that read the word before fails; quiet() excludes the wide layout, which has no stamp).
  *
- * Order of steps, and why
- * -----------------------
- * - acquire slow path: lock, then CAS (lock-before-CAS), so that no releaser can be between
- *   "saw no waiter" and "added to free" while we decide to queue (see above).
- * - A grant: unlink the head, then claim() under the lock; the node's state is published after
- *   the word (see below). claim() is where a coroutine or future that is already gone declines;
- *   its partial permits then flow on to the next head in the same loop, so nothing is held by a
- *   party that cannot use it. claim() must not call back: lock() refuses re-entry with an
- *   IllegalStateException. An exception from claim() (or from a face's onGrant bookkeeping, run
- *   right after it) fails the node: its permits flow on as for a decline, the exception is kept
- *   in the node, and the node is woken, so its own waiter sees it (the blocking call throws it,
- *   the future fails with it, the coroutine resumes with it) — never a silent hang, never a
- *   false grant.
+ * Acquire slow path
+ * -----------------
+ * Lock, then CAS (lock-before-CAS), so that no releaser can be between
+ * "saw no waiter" and "added to free" while we decide to queue (see above).
  *
- * - cancel: under the lock, unlink, mark CANCELLED, and hand the node's partial permits on
- *   exactly as a release would (they may complete the next heads). cancel(Executor) and
- *   release(n, Executor) do the same and run the resulting wake-ups on the executor, in one task,
- *   at most once, except that threads parked in a blocking acquire are unparked by the call itself
- *   (a pool whose own threads are the parked ones could never run that task). kotlin-ext withdraws
- *   a cancelled coroutine, and gives back a grant it will not deliver, that way, so kotlinx's
- *   timer thread never runs other waiters' wakers.
+ * A grant
+ * -------
+ * Unlink the head, then claim() under the lock; the node's state is published after
+ * the word (see below). claim() is where a coroutine or future that is already gone declines;
+ * its partial permits then flow on to the next head in the same loop, so nothing is held by a
+ * party that cannot use it. claim() must not call back: lock() refuses re-entry with an
+ * IllegalStateException. An exception from claim() (or from a face's onGrant bookkeeping, run
+ * right after it) fails the node: its permits flow on as for a decline, the exception is kept
+ * in the node, and the node is woken, so its own waiter sees it (the blocking call throws it,
+ * the future fails with it, the coroutine resumes with it) — never a silent hang, never a
+ * false grant.
  *
- * - close: under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
- *   their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
+ * Cancel
+ * ------
+ * Under the lock, unlink, mark CANCELLED, and hand the node's partial permits on
+ * exactly as a release would (they may complete the next heads). cancel(Executor) and
+ * release(n, Executor) do the same and run the resulting wake-ups on the executor, in one task,
+ * at most once, except that threads parked in a blocking acquire are unparked by the call itself
+ * (a pool whose own threads are the parked ones could never run that task). kotlin-ext withdraws
+ * a cancelled coroutine, and gives back a grant it will not deliver, that way, so kotlinx's
+ * timer thread never runs other waiters' wakers.
  *
- * - Over-release: release(n) with n > held fails before changing anything. While QUEUED and
- *   GATED are clear, held = capacity - free (the capacity read after the word, checked inside the
- *   CAS loop, see the stamp); otherwise held = capacity + debt - free - headAssigned (I4),
- *   checked under the lock.
+ * Close
+ * -----
+ * Under the lock, set CLOSED, detach the whole queue, mark each node CLOSED, return
+ * their partial permits to free, clear QUEUED — one CAS for the word; wake them after unlock.
+ *
+ * Over-release
+ * ------------
+ * Release(n) with n > held fails before changing anything. While QUEUED and
+ * GATED are clear, held = capacity - free (the capacity read after the word, checked inside the
+ * CAS loop, see the stamp); otherwise held = capacity + debt - free - headAssigned (I4),
+ * checked under the lock.
  * </pre>
  */
 abstract class HandoffCore extends CapacityControl {
@@ -208,7 +217,7 @@ abstract class HandoffCore extends CapacityControl {
     /**
      * What {@link #releaseToQueue} returns when the release would be an over-release unless the
      * permits of provisional grants are counted: it waits until they are confirmed or undone, and
-     * decides again (see "Provisional grants").
+     * decides again (see "Provisional grants" in ProvisionalGrants).
      */
     static final long WAIT_FOR_TRANSIT = Long.MIN_VALUE + 1;
 
@@ -249,11 +258,12 @@ abstract class HandoffCore extends CapacityControl {
     }
 
     /**
-     * Under the lock: hands {@code rem} permits to the queue in FIFO order; the surplus becomes
+     * Hands {@code rem} permits to the queue in FIFO order; the surplus becomes
      * free if the queue empties. Returns the chain of nodes it settled (linked by {@code next}),
      * granted and declined, for {@link #wakeAll} (which wakes the granted and the failed, never the
      * declined).
      */
+    @GuardedBy("lock")
     Acquisition handOut(long rem) {
         Acquisition first = null;
         Acquisition last = null;
@@ -294,11 +304,12 @@ abstract class HandoffCore extends CapacityControl {
     }
 
     /**
-     * Under the lock: {@code rem} permits come back (a release, growth, a withdrawn or failed
+     * {@code rem} permits come back (a release, growth, a withdrawn or failed
      * node's partial permits). They pay the debt first (I5), then go to the queue in FIFO order,
      * then become free; clears QUEUED if the queue is (or became) empty and GATED once the debt is
      * paid. Returns the chain of nodes settled, for {@link #wakeAll}.
      */
+    @GuardedBy("lock")
     Acquisition giveBack(long rem) {
         if (debt > 0) {
             long pay = Math.min(rem, debt);
@@ -329,7 +340,7 @@ abstract class HandoffCore extends CapacityControl {
         long min = a.minimum();
         if (max > 0) {
             int ahead = tryAppend(a, min);
-            if (ahead >= 0) { // queued behind others without the lock (see "Appending without the lock")
+            if (ahead >= 0) { // queued behind others without the lock (see "Appending without the lock" in WaitQueue)
                 if (listener != null) {
                     ListenerCalls.queued(listener, min, ahead);
                 }
@@ -421,9 +432,10 @@ abstract class HandoffCore extends CapacityControl {
     }
 
     /**
-     * Under the lock, at the end of an immediate grant's claim window: clears GATED, and gives
+     * At the end of an immediate grant's claim window: clears GATED, and gives
      * the permits back to free if the claim declined. A CAS loop, as tryAcquire may run meanwhile.
      */
+    @GuardedBy("lock")
     void endClaimWindow(long n, boolean taken) {
         long back = taken ? 0L : n << SHIFT;
         long s = word();
@@ -437,9 +449,10 @@ abstract class HandoffCore extends CapacityControl {
     }
 
     /**
-     * Under the lock, the {@code take} permits already taken: claims, and says whether the grant
+     * The {@code take} permits already taken: claims, and says whether the grant
      * was taken (an up-to node then holds {@code take}).
      */
+    @GuardedBy("lock")
     static boolean claimAtOnce(Acquisition a, long take) {
         if (claimUnderLock(a)) {
             a.permits = take;
@@ -505,11 +518,12 @@ abstract class HandoffCore extends CapacityControl {
     };
 
     /**
-     * Under the lock, withdraws a waiting node: unlinks it, marks it CANCELLED and hands its
+     * Withdraws a waiting node: unlinks it, marks it CANCELLED and hands its
      * partial permits on. Returns the chain of nodes that completes (null if none) for the caller
      * to wake, {@link #NOT_WAITING} if the node was settled, or {@link #NOT_QUEUED_YET} if it is
      * a subclass node whose start has not queued it yet (nothing changed either way).
      */
+    @GuardedBy("lock")
     Acquisition withdraw(Acquisition a) {
         Acquisition woken = null;
         lock();
@@ -606,9 +620,10 @@ abstract class HandoffCore extends CapacityControl {
     }
 
     /**
-     * Under the lock, for a node that would have to queue while the queue bounds forbid it: the
+     * For a node that would have to queue while the queue bounds forbid it: the
      * refusal to throw after the lock is released. Changes nothing.
      */
+    @GuardedBy("lock")
     private SemaphoreRejectedException rejected(String call, long min, long max) {
         return new SemaphoreRejectedException(CoreMessages.describe(call, min, max) + ": rejected, the wait queue is full (queued permits "
                 + countedPermits() + " + " + min + " > maxQueuedPermits " + maxQueuedPermits

@@ -138,7 +138,8 @@ abstract class ProvisionalGrants extends WaitQueue {
         return true;
     }
 
-    /** Under the lock: whether {@code h} asks for a provisional grant; one that throws does not. */
+    /** Whether {@code h} asks for a provisional grant; one that throws does not. */
+    @GuardedBy("lock")
     static boolean asksProvisional(Acquisition h) {
         try {
             return h.provisionalGrant();
@@ -148,10 +149,11 @@ abstract class ProvisionalGrants extends WaitQueue {
     }
 
     /**
-     * Under the lock, for a node just granted whose face asked for a provisional grant: counts its
+     * For a node just granted whose face asked for a provisional grant: counts its
      * permits in transit (held by nobody) until confirm or undo, and sets GATED so that releases
      * decide under the lock meanwhile (see "Provisional grants").
      */
+    @GuardedBy("lock")
     void holdProvisionally(Acquisition h) {
         PROVISIONAL.setRelease(h, true);
         TRANSIT.getAndAdd(this, h.permits);
@@ -211,7 +213,8 @@ abstract class ProvisionalGrants extends WaitQueue {
 
     /** A face's grant bookkeeping that a provisional grant undone must reverse (the RwLock write flag). */
     interface GrantUndo extends Runnable {
-        /** Under the lock: reverses {@link #run()}. */
+        /** Reverses {@link #run()}. */
+        @GuardedBy("lock")
         void undo();
     }
 

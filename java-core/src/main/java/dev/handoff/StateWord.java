@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  *             acquisition granted at once (see below), cleared before that hold of the lock ends;
  *             (2) while debt is owed (setCapacity shrank below what is held), cleared by the
  *             release that pays the last of it; (3) while setCapacity runs (resizing); (4) while
- *             provisional grants are in transit (see "Provisional grants"), cleared lazily; (5) for
+ *             provisional grants are in transit (see "Provisional grants" in ProvisionalGrants), cleared lazily; (5) for
  *             good once a semaphore in the wide layout was resized (wideResized; see the stamp).
  *             Lock-free release backs off to the lock while it is set.
  *   WINDOW    set with GATED for the claim() window of an acquisition granted at once, cleared
@@ -48,7 +48,7 @@ import org.jspecify.annotations.Nullable;
  *             check held = capacity - free paired a capacity and a word that were current together.
  *             Without the stamp, two resizes could restore the word bit for bit while the
  *             capacity moved (say 10 -> 11 -> 10 with a release between), an ABA the CAS could not
- *             see; that is why a resized semaphore used to release under the lock for good. The
+ *             see. The
  *             stamp is finite: the ABA needs 2^19 resizes (a multiple of it) to complete while
  *             one release is between its read of the word and its CAS, a window of a few
  *             instructions — half a second or more of nothing but setCapacity calls on one semaphore
@@ -114,7 +114,7 @@ abstract class StateWord {
 
     // ------------------------------------------------------------------ for a scheduler in front
 
-    /** The state word, for the lock-free solo path of a fair share (see "A scheduler in front"). */
+    /** The state word, for the lock-free solo path of a fair share (see "A scheduler in front" in HandoffCore). */
     long word() {
         return state;
     }
@@ -161,9 +161,10 @@ abstract class StateWord {
     }
 
     /**
-     * Under the lock: adds {@code add} to the word and clears the bits {@code clear}, by CAS,
+     * Adds {@code add} to the word and clears the bits {@code clear}, by CAS,
      * since lock-free tryAcquire (and release while QUEUED and GATED are clear) may race.
      */
+    @GuardedBy("lock")
     void updateWord(long add, long clear) {
         long s = state;
         for (;;) {
@@ -175,7 +176,8 @@ abstract class StateWord {
         }
     }
 
-    /** Under the lock: sets the bits {@code set}, by CAS. */
+    /** Sets the bits {@code set}, by CAS. */
+    @GuardedBy("lock")
     void setBits(long set) {
         long s = state;
         for (;;) {
@@ -187,7 +189,8 @@ abstract class StateWord {
         }
     }
 
-    /** Under the lock, with QUEUED set and the queue now empty: free := rem, clear QUEUED. */
+    /** With QUEUED set and the queue now empty: free := rem, clear QUEUED. */
+    @GuardedBy("lock")
     void returnToFreeAndClearQueued(long rem) {
         // Every lock-free CAS expects a word with QUEUED clear, so none can succeed while it is
         // set: a plain volatile write is exact. CLOSED is only written under this lock. (An ABA

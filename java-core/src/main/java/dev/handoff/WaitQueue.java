@@ -71,7 +71,7 @@ import org.jspecify.annotations.Nullable;
  * back): they only grow until the tail moves (which fails its CAS), so the length it computes is
  * never below the true one when its CAS succeeds, and a bound it finds exceeded is decided again
  * under the lock. The queue length and weight observers read the tail and the counters between
- * two equal stamps of the lock (see the Observers item below), which makes a reading consistent with the
+ * two equal stamps of the lock (see "Observers" in CoreLock), which makes a reading consistent with the
  * word and the node states without taking it (the Lincheck tests check them against the rest).
  * </pre>
  */
@@ -85,44 +85,47 @@ abstract class WaitQueue extends StateWord {
     static final long APPEND_PARK_NANOS = 50_000L;
 
     /**
-     * The queue counters of the nodes removed (see "Queue counters" in the notes): how many, and
+     * The queue counters of the nodes removed (see "Queue counters" above): how many, and
      * the sums of the low and high 32 bits of their minimums. Written under the lock (release
      * stores); read under it, and by lock-free appenders of a bounded semaphore (acquire loads,
      * after their read of the tail).
      */
+    @GuardedBy("lock")
     int removedCount;
 
+    @GuardedBy("lock")
     long removedLo;
 
+    @GuardedBy("lock")
     long removedHi;
 
     /** Shedding bounds: the most weight, and the most nodes, that may wait. */
     final long maxQueuedPermits;
-
     final int maxQueueLength;
 
     /** Whether either shedding bound is set. Final. */
     final boolean bounded;
 
     /**
-     * The internal lock (see "The lock" in the notes). Guards the queue, the QUEUED/CLOSED/GATED
+     * The internal lock (see "The lock" in CoreLock). Guards the queue, the QUEUED/CLOSED/GATED
      * bits, every node's links and state, headAssigned, debt and the removed-node counters.
      */
     final CoreLock lock = new CoreLock();
 
     /**
-     * FIFO queue of waiting nodes. {@code head} is guarded by the lock ({@link #lock});
-     * {@code tail} is volatile: a node joins a non-empty queue without the lock, by CAS on it
-     * (see "Appending without the lock").
+     * FIFO queue of waiting nodes. {@code tail} is volatile: a node joins a non-empty queue
+     * without the lock, by CAS on it (see "Appending without the lock" above).
      */
+    @GuardedBy("lock")
     Acquisition head;
 
     volatile Acquisition tail;
 
     /**
      * The last node while the tail is {@link #SEALED} (from a shrink until the next append under
-     * the lock, see the notes), else unused. Guarded by the lock.
+     * the lock, see "Appending without the lock" above), else unused.
      */
+    @GuardedBy("lock")
     Acquisition sealedTail;
 
     /**
@@ -130,19 +133,21 @@ abstract class WaitQueue extends StateWord {
      * tail was not sealed since the queue was last empty. Nodes with a smaller seq were queued
      * before that seal, and a lock-free appender may still hold one of them as the tail it read
      * (with the capacity it read then): the tail never moves back to such a node without sealing
-     * again (casTail). Guarded by the lock.
+     * again (casTail).
      */
+    @GuardedBy("lock")
     int unsealedSeq;
 
     /**
      * Permits already handed to the head while it waits (partial assignment, I3); 0 while the
-     * queue is empty. Guarded by the lock ({@link #lock}).
+     * queue is empty.
      */
+    @GuardedBy("lock")
     long headAssigned;
 
     /**
      * Told of every wait, or {@code null}: final, set at construction. Only the slow paths read
-     * it, and each calls it after the lock is released (see "Listener" in the notes).
+     * it, and each calls it after the lock is released (see "Listener" in ListenerCalls).
      */
     final WaitListener listener;
 
@@ -243,11 +248,12 @@ abstract class WaitQueue extends StateWord {
     static final long LOW_32 = 0xFFFF_FFFFL;
 
     /**
-     * Under the lock: appends {@code a}, the first node of an empty queue becoming the head, or
+     * Appends {@code a}, the first node of an empty queue becoming the head, or
      * refuses it if a queue bound would be exceeded. Returns the number of nodes ahead of it, or
      * a negative value if refused (nothing changed). Behind a sealed tail, it unseals: lock-free
      * appends resume behind a node checked against the current capacity.
      */
+    @GuardedBy("lock")
     int appendLocked(Acquisition a, long min) {
         Acquisition t = tail;
         if (t != SEALED && t != null) {
@@ -322,12 +328,13 @@ abstract class WaitQueue extends StateWord {
     }
 
     /**
-     * Under the lock, for a WAITING node that withdraw reached directly (not through the queue):
+     * For a WAITING node that withdraw reached directly (not through the queue):
      * whether it is queued. A subclass node is visible to its owner as soon as it is started, so
      * a cancel() from another thread may come while the start is still appending it without the
      * lock: then this waits until the append is done (the predecessor links it) or given up (prev
      * back to null; the start then queues under the lock, after this withdrawal, which saw nothing).
      */
+    @GuardedBy("lock")
     boolean awaitAppended(Acquisition a) {
         if (a == head) {
             return true;
@@ -340,14 +347,16 @@ abstract class WaitQueue extends StateWord {
     }
 
     /**
-     * Under the lock, for a walk from the head to {@code last} (a snapshot of the last node): the
+     * For a walk from the head to {@code last} (a snapshot of the last node): the
      * node after {@code a}, or null once {@code a} is {@code last}; waits for a link in flight.
      */
+    @GuardedBy("lock")
     static Acquisition nextUpTo(Acquisition a, Acquisition last) {
         return a == last ? null : awaitNext(a);
     }
 
-    /** Under the lock: {@code a}'s successor, waiting for an appender's link if one is in flight. */
+    /** {@code a}'s successor, waiting for an appender's link if one is in flight. */
+    @GuardedBy("lock")
     static Acquisition awaitNext(Acquisition a) {
         Acquisition n;
         for (int spins = 0; (n = (Acquisition) NEXT.getAcquire(a)) == null; spins++) {
@@ -373,13 +382,14 @@ abstract class WaitQueue extends StateWord {
     }
 
     /**
-     * Under the lock: moves the tail back from {@code a}, whose next is null, to {@code p}; fails
+     * Moves the tail back from {@code a}, whose next is null, to {@code p}; fails
      * only if a lock-free appender got in behind {@code a}. If {@code p} was queued before the
      * last seal, the tail is sealed again instead, with {@code p} the last node: an appender that
      * read {@code p} as the tail before that seal read the capacity from before the shrink, and
      * must fail its CAS (no ABA of the tail across a seal). The nodes up to {@code p} were linked
      * when the seal waited for the links in flight, so the sealed queue is whole.
      */
+    @GuardedBy("lock")
     boolean casTail(Acquisition a, Acquisition p) {
         if (tail == SEALED) {
             // No appender without the lock, and the seal waited for the last links in flight:
@@ -401,12 +411,13 @@ abstract class WaitQueue extends StateWord {
     }
 
     /**
-     * Under the lock: removes {@code a} from the queue. If it looks like the tail, it is detached
+     * Removes {@code a} from the queue. If it looks like the tail, it is detached
      * from its predecessor first and then the tail is moved back by CAS, so that an appender that
      * links behind the new tail is never overwritten; if the CAS fails, a node is being appended
      * behind {@code a}, and {@code a} is unlinked from the middle once that link is written. Keeps
-     * the queue counters (see "Queue counters" in the notes).
+     * the queue counters (see "Queue counters" above).
      */
+    @GuardedBy("lock")
     void unlink(Acquisition a) {
         Acquisition p = a.prev;
         Acquisition n = (Acquisition) NEXT.getAcquire(a);
@@ -455,7 +466,8 @@ abstract class WaitQueue extends StateWord {
         a.next = null;
     }
 
-    /** Under the lock: adds to the removed-node counters (release stores: see tryAppend). */
+    /** Adds to the removed-node counters (release stores: see tryAppend). */
+    @GuardedBy("lock")
     void addRemoved(int count, long lo, long hi) {
         setRemoved(removedCount + count, removedLo + lo, removedHi + hi);
     }
@@ -467,12 +479,13 @@ abstract class WaitQueue extends StateWord {
     }
 
     /**
-     * Under the lock, in a shrink: swaps the {@link #SEALED} marker in as the tail (keeping the last
+     * In a shrink: swaps the {@link #SEALED} marker in as the tail (keeping the last
      * node in sealedTail), so that every append from here on fails its CAS and decides under the
      * lock, until an append under the lock puts a real node back (appendLocked). Waits for the
      * links of the appends still in flight, so that while sealed a node whose next is null is the
      * last (casTail's sealed branch relies on it). Nothing to do for an empty or sealed queue.
      */
+    @GuardedBy("lock")
     void seal() {
         Acquisition t = tail;
         if (t == null || t == SEALED) {
@@ -486,12 +499,13 @@ abstract class WaitQueue extends StateWord {
     }
 
     /**
-     * Under the lock, after the state word and the queue are final: writes each settled node's
+     * After the state word and the queue are final: writes each settled node's
      * state: FAILED if it keeps a failure, CANCELLED if it declined (marked by {@code prev == a},
      * which this clears), else GRANTED. Last, so that whoever sees a node settled (isGranted, a
      * lock-free cancel() returning false) also sees the word and the queue as that settlement
      * left them.
      */
+    @GuardedBy("lock")
     static void publishOutcomes(Acquisition chain) {
         for (Acquisition a = chain; a != null; a = a.next) {
             boolean declined = a.prev == a;
@@ -501,11 +515,12 @@ abstract class WaitQueue extends StateWord {
     }
 
     /**
-     * Under the lock: asks the node whether it takes the grant, then runs the face's bookkeeping.
+     * Asks the node whether it takes the grant, then runs the face's bookkeeping.
      * If either throws, the node fails: the exception is kept for its waiter, which is woken (so
      * a blocking caller throws it, a future fails with it, a coroutine resumes with it) and the
      * permits go on as for a decline. Never a silent hang, never a false grant.
      */
+    @GuardedBy("lock")
     static boolean claimUnderLock(Acquisition a) {
         try {
             if (!a.claim()) {

@@ -15,19 +15,27 @@ import org.jspecify.annotations.Nullable;
  * wake-ups at once up to a depth and deeper ones later, so the stack stays bounded.
  *
  * <pre>
- * - Wakers run after unlock: settled nodes (granted and declined) are unlinked and chained
- *   through their `next` field under the lock, and the chain is run after the lock is released;
- *   only granted, closed and failed nodes are woken. wake() is user code: it may block, throw or call
- *   back into the semaphore. Wake order is not promised to be grant order: threads parked in a
- *   blocking acquire are unparked first, before any user waker of the same chain runs (a waker
- *   may wait for such a thread), then the other nodes run in FIFO order; nested chains run first.
- * - Trampoline: a waker that calls release() may grant the next waiter, whose waker releases
- *   again, and so on (10,000 coroutines in a withPermit chain on Dispatchers.Unconfined). Nested
- *   wake-ups run at once, like ordinary calls, up to MAX_NESTED_WAKES levels; deeper ones are
- *   queued on the thread's WakeRun and run by the outermost call once its own chain is done, so
- *   the stack stays bounded. Unparking a blocked thread runs no user code, so it is never
- *   queued: a waker that releases and then waits for the thread it granted cannot deadlock.
- * - Throwing wakers: caught, passed to the thread's uncaught-exception handler; the loop goes on.
+ * Wakers run after unlock
+ * -----------------------
+ * Settled nodes (granted and declined) are unlinked and chained
+ * through their `next` field under the lock, and the chain is run after the lock is released;
+ * only granted, closed and failed nodes are woken. wake() is user code: it may block, throw or call
+ * back into the semaphore. Wake order is not promised to be grant order: threads parked in a
+ * blocking acquire are unparked first, before any user waker of the same chain runs (a waker
+ * may wait for such a thread), then the other nodes run in FIFO order; nested chains run first.
+ *
+ * Trampoline
+ * ----------
+ * A waker that calls release() may grant the next waiter, whose waker releases
+ * again, and so on (10,000 coroutines in a withPermit chain on Dispatchers.Unconfined). Nested
+ * wake-ups run at once, like ordinary calls, up to MAX_NESTED_WAKES levels; deeper ones are
+ * queued on the thread's WakeRun and run by the outermost call once its own chain is done, so
+ * the stack stays bounded. Unparking a blocked thread runs no user code, so it is never
+ * queued: a waker that releases and then waits for the thread it granted cannot deadlock.
+ *
+ * Throwing wakers
+ * ---------------
+ * Caught, passed to the thread's uncaught-exception handler; the loop goes on.
  * </pre>
  */
 final class WakeRun {

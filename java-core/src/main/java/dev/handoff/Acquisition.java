@@ -49,8 +49,8 @@ import org.jspecify.annotations.Nullable;
  * An adapter (a coroutine bridge, a reactive operator) that would otherwise allocate a
  * {@link Waker} and a node per wait can extend this class and be both: override {@link #wake()}
  * (and, if the waiting party can go away, {@link #claim()}), then start it with
- * {@link Semaphore#startAcquisition(long, Acquisition)}, {@link Mutex#startLock(Acquisition)},
- * {@link RwLock#startReadLock(Acquisition)} or {@link RwLock#startWriteLock(Acquisition)}. The
+ * one of the hooks of {@link dev.handoff.spi.Adapters} ({@code startAcquisition},
+ * {@code startAcquisitionUpTo}, {@code startLock}, {@code startReadLock}, {@code startWriteLock}). The
  * rules of {@link Waker} apply to the two methods unchanged. An instance can be started once;
  * everything else about it (its queue links, its state) stays inside this package.
  * <pre>{@code
@@ -58,7 +58,7 @@ import org.jspecify.annotations.Nullable;
  *     final CountDownLatch done = new CountDownLatch(1);
  *     @Override protected void wake() { done.countDown(); }
  * }
- * Signal s = semaphore.startAcquisition(4, new Signal());
+ * Signal s = Adapters.startAcquisition(semaphore, 4, new Signal());
  * try {
  *     s.done.await();
  * } catch (InterruptedException e) {
@@ -291,8 +291,7 @@ public abstract class Acquisition {
     /**
      * Returns the semaphore, mutex or read-write lock that started this acquisition — the
      * {@link Semaphore}, {@link FairShareSemaphore}, {@link Mutex} or {@link RwLock} whose
-     * {@code startAcquisition}, {@code startLock}, {@code startReadLock} or {@code startWriteLock}
-     * it was passed to, or whose
+     * that a hook of {@link dev.handoff.spi.Adapters} started it on, or whose
      * {@code acquireThen(n, waker)} made it — or {@code null} before it was started. An adapter whose
      * queue node is a subclass finds its face here (to give back a grant its caller never used, or
      * to name it in a message) instead of keeping a reference of its own in every node.
@@ -324,7 +323,7 @@ public abstract class Acquisition {
 
     /**
      * The name of the call that started this acquisition, as an error message should show it: an
-     * adapter that starts its nodes with {@link Semaphore#startAcquisition(long, Acquisition)} on
+     * adapter that starts its nodes with {@link dev.handoff.spi.Adapters#startAcquisition(Semaphore, long, Acquisition)} on
      * behalf of a method of its own returns that method's name, so that a refusal names what its
      * caller called. The Kotlin {@code acquire(5)} of {@code handoff-kotlin} returns {@code "acquire"};
      * when the wait queue is full it throws {@code SemaphoreRejectedException("acquire(5): rejected,
@@ -479,7 +478,7 @@ public abstract class Acquisition {
     }
 
     /**
-     * What an up-to request started by {@link Semaphore#startAcquisitionUpTo} keeps in
+     * What an up-to request started by {@code startAcquisitionUpTo} keeps in
      * {@link #hook}: its minimum (its maximum is {@link #permits} until the grant), and its failure
      * if it fails. Semaphore requests have no grant hook, so nothing else needs the field.
      */
@@ -607,5 +606,7 @@ public abstract class Acquisition {
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
+        // Before any acquisition exists, so before an adapter can start one through the hooks.
+        dev.handoff.spi.Adapters.install(new SpiAccess());
     }
 }

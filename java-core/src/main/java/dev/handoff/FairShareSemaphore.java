@@ -70,7 +70,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <K> the key type; keys are compared with {@code equals} and {@code hashCode}
  */
-public final class FairShareSemaphore<K> {
+public final class FairShareSemaphore<K> implements PrimitiveView {
 
     /*
      * Implementation notes
@@ -528,10 +528,31 @@ public final class FairShareSemaphore<K> {
     }
 
     /**
+     * Returns the permits the waiting acquisitions wait for, over all keys (saturated at
+     * {@code Long.MAX_VALUE}).
+     *
+     * @return a snapshot
+     */
+    @Override
+    public long queuedPermits() {
+        if (lock.heldBy(Thread.currentThread())) {
+            return waitingPermits;
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            long v = waitingPermits;
+            if (lock.answered(stamp, attempt)) {
+                return v;
+            }
+        }
+    }
+
+    /**
      * Returns how many acquisitions wait, over all keys.
      *
      * @return a snapshot
      */
+    @Override
     public int queueLength() {
         if (lock.heldBy(Thread.currentThread())) {
             return waiting;
@@ -605,6 +626,7 @@ public final class FairShareSemaphore<K> {
      *
      * @return {@code true} once closed
      */
+    @Override
     public boolean isClosed() {
         return closed;
     }
@@ -614,6 +636,7 @@ public final class FairShareSemaphore<K> {
      *
      * @return the name, or {@code null} if unnamed
      */
+    @Override
     public @Nullable String name() {
         return name;
     }
@@ -712,45 +735,8 @@ public final class FairShareSemaphore<K> {
         return enqueue(key, n, waker, false, call);
     }
 
-    /**
-     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a wait
-     * for {@code n} permits for {@code key}: exactly {@link #acquireThen(Object, long, Waker)} with
-     * the acquisition's {@code claim()} and {@code wake()} in place of a waker's. Meant for adapters
-     * (a coroutine bridge, a reactive operator) that create one object per wait anyway, as with
-     * {@link Semaphore#startAcquisition(long, Acquisition)}. Its {@code isGranted()},
-     * {@code isClosed()}, {@code failure()} and {@code cancel()} work as on the handle
-     * {@code acquireThen} returns; give the permits back with {@link #release(Object, long)}.
-     *
-     * <p>An acquisition whose {@code provisionalGrant()} returns {@code true} gets a grant made
-     * while it waits as a provisional one, per key: the permits count as held by nobody until it
-     * calls {@code confirmGrant()} (then {@code key} holds them) or {@code undoGrant(executor)}
-     * (then they go on in fair order, as never granted). Meanwhile {@code heldPermits(key)} does
-     * not count them, and a {@code release(key, n)} that could only pass by counting them waits for
-     * that decision.
-     *
-     * <pre>{@code
-     * final class Signal extends Acquisition {
-     *     final CountDownLatch done = new CountDownLatch(1);
-     *     @Override protected void wake() { done.countDown(); }
-     * }
-     * Signal s = pool.startAcquisition(tenant, 2, new Signal());
-     * s.done.await();
-     * if (s.isGranted()) { try { work(); } finally { pool.release(tenant, 2); } } // else: closed, nothing held
-     * }</pre>
-     *
-     * @param key the key
-     * @param n the number of permits
-     * @param acquisition a new, never started acquisition
-     * @param <A> the acquisition's type
-     * @return {@code acquisition}, now waiting or already settled
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
-     *     the per-key cap, or the key's share is out of range (nothing changes)
-     * @throws NullPointerException if {@code key} or {@code acquisition} is null
-     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
-     * @throws SemaphoreRejectedException if it would have to wait and a queue bound is reached
-     *     (nothing changes; the acquisition may be started again)
-     */
-    public <A extends Acquisition> A startAcquisition(K key, long n, A acquisition) {
+    /** {@link dev.handoff.spi.Adapters#startAcquisition(FairShareSemaphore, Object, long, Acquisition)}. */
+    <A extends Acquisition> A startAcquisition(K key, long n, A acquisition) {
         if (acquisition == null) {
             throw new NullPointerException("startAcquisition(" + key + ", " + n + ", null): the acquisition is null");
         }

@@ -2,20 +2,22 @@
 package dev.handoff;
 
 /**
- * What a semaphore or a mutex does about a {@link Permits} handle that becomes unreachable
+ * What a semaphore, mutex or read-write lock does about a {@link Permits} handle that becomes unreachable
  * (garbage) while it still holds permits — a leak: those permits would otherwise be lost for good.
  *
- * <p>Off by default. Turn it on for every semaphore and mutex with the system property
+ * <p>Off by default. Turn it on for every primitive with the system property
  * {@value #PROPERTY} ({@code -Ddev.handoff.leakDetection=report} or {@code =release}), or for one
- * with {@link Semaphore.Builder#leakDetection(LeakDetection)} or
- * {@link Mutex.Builder#leakDetection(LeakDetection)}, which win over the property. While on, each
+ * with its builder's {@link PrimitiveBuilder#leakDetection(LeakDetection) leakDetection(mode)},
+ * which wins over the property. While on, each
  * call that returns a handle ({@code acquireBlocking}, {@code acquireAsync},
  * {@code acquireUpToBlocking}, {@code acquireUpToAsync}; a mutex's {@code lockBlocking} and
- * {@code lockAsync}) records where it was called, as Netty's {@code ResourceLeakDetector} does, and
+ * {@code lockAsync}; a read-write lock's {@code readLockBlocking}, {@code readLockAsync} and the read
+ * handle of a write handle's {@code downgrade()}) records where it was called, as Netty's {@code ResourceLeakDetector} does, and
  * registers the handle with a {@link java.lang.ref.Cleaner}; when the garbage collector finds a
  * leaked handle, a warning naming the primitive, the permits and the acquisition's stack trace goes
- * to the {@link System.Logger} {@code "dev.handoff.leaks"}, once per call site. The handles of
- * {@link RwLock} and {@link FairShareSemaphore} are not tracked.
+ * to the {@link System.Logger} {@code "dev.handoff.leaks"}, once per call site. A write lock's
+ * handle is not tracked: the lock refers to its writer's handle while write-locked (for
+ * {@link RwLock#downgrade()}), so that handle never becomes garbage while it holds the lock.
  *
  * <p>Cost: while off, nothing per handle (0 B, no registration; one field test per acquire); while
  * on, a stack trace and a cleaner registration per handle, so it is for tests and debugging, not

@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * waits (no barging). Memory consistency: actions before {@link #unlock()} happen-before actions
  * after the lock is next acquired.
  */
-public final class Mutex {
+public final class Mutex implements PrimitiveView {
 
     private final BatchSemaphore core;
 
@@ -86,81 +86,9 @@ public final class Mutex {
      * Options of a {@link Mutex}: see {@link Mutex#builder()}. Not thread-safe; each
      * {@link #build()} makes a new mutex.
      */
-    public static final class Builder {
-        private int maxQueueLength = Integer.MAX_VALUE;
-        private @Nullable WaitListener listener;
-        private @Nullable String name;
-        private @Nullable LeakDetection leakDetection;
+    public static final class Builder extends PrimitiveBuilder<Builder, WaitListener, Mutex> {
 
         private Builder() {
-        }
-
-        /**
-         * Sets what the mutex does about a lock handle ({@link Mutex#lockBlocking()},
-         * {@link Mutex#lockAsync()}) that becomes unreachable while it holds the lock, as
-         * {@link Semaphore.Builder#leakDetection(LeakDetection)} does for a semaphore: nothing,
-         * report where it was locked, or report and unlock. By default, what the system property
-         * {@value LeakDetection#PROPERTY} says, else off.
-         *
-         * @param mode what to do about a leaked handle
-         * @return this builder
-         * @throws NullPointerException if {@code mode} is null
-         */
-        public Builder leakDetection(LeakDetection mode) {
-            if (mode == null) {
-                throw new NullPointerException("leakDetection(null): the mode is null");
-            }
-            this.leakDetection = mode;
-            return this;
-        }
-
-        /**
-         * Names the mutex: {@link Mutex#name()} returns it, {@link Mutex#toString()} shows it, and
-         * the metrics and JFR modules use it as their default tag. Unnamed by default.
-         *
-         * @param name a short name for logs and metrics
-         * @return this builder
-         * @throws NullPointerException if {@code name} is null
-         * @throws IllegalArgumentException if {@code name} is blank
-         */
-        public Builder name(String name) {
-            this.name = Semaphore.checkName(name);
-            return this;
-        }
-
-        /**
-         * Bounds how many callers may wait: a lock that would have to queue while
-         * {@code queueLength() + 1 > k} is rejected at once with {@link SemaphoreRejectedException}
-         * (a failed future for the asynchronous faces), nothing queued, nothing held; a lock taken at
-         * once is never rejected. {@code 0} means "never queue". Unbounded by default.
-         *
-         * @param k the most waiting callers, {@code >= 0}
-         * @return this builder
-         * @throws IllegalArgumentException if {@code k < 0}
-         */
-        public Builder maxQueueLength(int k) {
-            if (k < 0) {
-                throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
-            }
-            this.maxQueueLength = k;
-            return this;
-        }
-
-        /**
-         * Sets the listener told of every wait: each lock that has to queue (weight 1), how and when
-         * its wait ends, and each one the queue bound rejects; a lock taken at once calls nothing.
-         * See {@link Semaphore.Builder#listener(WaitListener)}.
-         *
-         * @param listener the listener, see {@link WaitListener} for the threads it runs on
-         * @return this builder
-         * @throws NullPointerException if {@code listener} is null
-         */
-        public Builder listener(WaitListener listener) {
-            if (listener == null) {
-                throw new NullPointerException("listener(null): the listener is null");
-            }
-            this.listener = listener;
-            return this;
         }
 
         /**
@@ -168,16 +96,13 @@ public final class Mutex {
          *
          * @return a new mutex with these options
          */
+        @Override
         public Mutex build() {
             return new Mutex(this);
         }
     }
 
-    /**
-     * Returns the name given by {@link Builder#name(String)}, or {@code null} if none was.
-     *
-     * @return the name, or {@code null}
-     */
+    @Override
     public @Nullable String name() {
         return name;
     }
@@ -245,18 +170,8 @@ public final class Mutex {
         return core.acquire(1, waker, null, "lockThen(waker)");
     }
 
-    /**
-     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for the lock: exactly {@link #lockThen(Waker)} with the acquisition's {@code claim()} and
-     * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
-     *
-     * @param acquisition a new, never started acquisition
-     * @param <A> the acquisition's type
-     * @return {@code acquisition}, now waiting or already settled
-     * @throws NullPointerException if {@code acquisition} is null
-     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
-     */
-    public <A extends Acquisition> A startLock(A acquisition) {
+    /** {@link dev.handoff.spi.Adapters#startLock(Mutex, Acquisition)}. */
+    <A extends Acquisition> A startLock(A acquisition) {
         if (acquisition == null) {
             throw new NullPointerException("startLock(null): the acquisition is null");
         }
@@ -378,6 +293,12 @@ public final class Mutex {
      *
      * @return the queue length
      */
+    @Override
+    public long queuedPermits() {
+        return core.queuedPermits();
+    }
+
+    @Override
     public int queueLength() {
         return core.queueLength();
     }
@@ -397,6 +318,7 @@ public final class Mutex {
      *
      * @return {@code true} once closed
      */
+    @Override
     public boolean isClosed() {
         return core.isClosed();
     }

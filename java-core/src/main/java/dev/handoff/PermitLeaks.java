@@ -102,13 +102,26 @@ final class PermitLeaks {
         private String callSite() {
             for (StackTraceElement e : site.getStackTrace()) {
                 String c = e.getClassName();
-                if (!c.startsWith(PermitLeaks.class.getName()) && !c.equals(Semaphore.class.getName())
-                        && !c.equals(Mutex.class.getName())) {
+                if (!isFace(c)) {
                     return e.toString();
                 }
             }
             return "";
         }
+
+        /** Whether {@code className} is this detector or a face that acquires a tracked handle. */
+        private static boolean isFace(String className) {
+            for (Class<?> face : FACES) {
+                String f = face.getName();
+                if (className.equals(f) || className.startsWith(f + "$")) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static final Class<?>[] FACES = {PermitLeaks.class, Semaphore.class, Mutex.class, RwLock.class,
+                FairShareSemaphore.class};
 
         private void report(long n, boolean given) {
             if (!REPORTED.add(callSite())) {

@@ -68,7 +68,7 @@ import org.jspecify.annotations.Nullable;
  * later read or write lock is granted; actions before {@link #readUnlock()} happen-before actions
  * after a later write lock is granted.
  */
-public final class RwLock {
+public final class RwLock implements PrimitiveView {
 
     /** The number of concurrent readers allowed by {@link #RwLock()}: 2<sup>30</sup>. */
     public static final int DEFAULT_MAX_READERS = 1 << 30;
@@ -79,8 +79,11 @@ public final class RwLock {
     /** The name given to the builder, or null. */
     private final @Nullable String name;
 
+    /** What to do about a read lock's handle that leaks, or null (off); see {@link LeakDetection}. */
+    final @Nullable LeakDetection leaks;
+
     /** How a read lock's {@link Permits} handle unlocks it (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
-    private final PermitHandles.GiveBack readUnlocker = new PermitHandles.GiveBack() {
+    final PermitHandles.GiveBack readUnlocker = new PermitHandles.GiveBack() {
         @Override
         public void giveBack(long permits) {
             readUnlock();
@@ -101,10 +104,10 @@ public final class RwLock {
      * lock), and by the one holder in writeUnlock and downgrade, so {@link #downgrade()} finds the
      * handle whose lock it turns into a read lock.
      */
-    private volatile @Nullable WriteGrant holder;
+    volatile @Nullable WriteGrant holder;
 
     /** Runs at a writer's grant, before anyone is woken: a volatile write. */
-    private final BatchSemaphore.GrantUndo markWriteLocked = new BatchSemaphore.GrantUndo() {
+    final BatchSemaphore.GrantUndo markWriteLocked = new BatchSemaphore.GrantUndo() {
         @Override
         public void run() {
             WRITE_GRANTS.getAndAdd(RwLock.this, 1);
@@ -154,6 +157,8 @@ public final class RwLock {
         }
         this.maxReaders = maxReaders;
         this.name = b == null ? null : b.name;
+        LeakDetection mode = b == null || b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
+        this.leaks = mode == LeakDetection.OFF ? null : mode;
         this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, b == null ? Integer.MAX_VALUE : b.maxQueueLength,
                 b == null ? null : b.listener, this);
         if (b != null && b.listener != null && b.name != null) {
@@ -187,63 +192,11 @@ public final class RwLock {
      * Options of a {@link RwLock}: see {@link RwLock#builder(int)}. Not thread-safe; each
      * {@link #build()} makes a new lock.
      */
-    public static final class Builder {
+    public static final class Builder extends PrimitiveBuilder<Builder, WaitListener, RwLock> {
         private final int maxReaders;
-        private int maxQueueLength = Integer.MAX_VALUE;
-        private @Nullable WaitListener listener;
-        private @Nullable String name;
 
         private Builder(int maxReaders) {
             this.maxReaders = maxReaders;
-        }
-
-        /**
-         * Names the lock: {@link RwLock#name()} returns it, {@link RwLock#toString()} shows it, and
-         * the metrics and JFR modules use it as their default tag. Unnamed by default.
-         *
-         * @param name a short name for logs and metrics
-         * @return this builder
-         * @throws NullPointerException if {@code name} is null
-         * @throws IllegalArgumentException if {@code name} is blank
-         */
-        public Builder name(String name) {
-            this.name = Semaphore.checkName(name);
-            return this;
-        }
-
-        /**
-         * Bounds how many readers and writers may wait: one that would have to queue while
-         * {@code queueLength() + 1 > k} is rejected at once with {@link SemaphoreRejectedException}
-         * (a failed future for the asynchronous faces), nothing queued, nothing held; a lock taken at
-         * once is never rejected. {@code 0} means "never queue". Unbounded by default.
-         *
-         * @param k the most waiting callers, {@code >= 0}
-         * @return this builder
-         * @throws IllegalArgumentException if {@code k < 0}
-         */
-        public Builder maxQueueLength(int k) {
-            if (k < 0) {
-                throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
-            }
-            this.maxQueueLength = k;
-            return this;
-        }
-
-        /**
-         * Sets the listener told of every wait, as {@link Semaphore.Builder#listener(WaitListener)}
-         * does: a reader waits for weight 1, a writer for weight {@code maxReaders} (the whole
-         * lock). A lock taken at once calls nothing.
-         *
-         * @param listener the listener, see {@link WaitListener} for the threads it runs on
-         * @return this builder
-         * @throws NullPointerException if {@code listener} is null
-         */
-        public Builder listener(WaitListener listener) {
-            if (listener == null) {
-                throw new NullPointerException("listener(null): the listener is null");
-            }
-            this.listener = listener;
-            return this;
         }
 
         /**
@@ -251,16 +204,13 @@ public final class RwLock {
          *
          * @return a new lock with these options
          */
+        @Override
         public RwLock build() {
             return new RwLock(this);
         }
     }
 
-    /**
-     * Returns the name given by {@link Builder#name(String)}, or {@code null} if none was.
-     *
-     * @return the name, or {@code null}
-     */
+    @Override
     public @Nullable String name() {
         return name;
     }
@@ -328,18 +278,8 @@ public final class RwLock {
         return core.acquire(1, waker, null, "readLockThen(waker)");
     }
 
-    /**
-     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for a read lock: exactly {@link #readLockThen(Waker)} with the acquisition's {@code claim()} and
-     * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
-     *
-     * @param acquisition a new, never started acquisition
-     * @param <A> the acquisition's type
-     * @return {@code acquisition}, now waiting or already settled
-     * @throws NullPointerException if {@code acquisition} is null
-     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
-     */
-    public <A extends Acquisition> A startReadLock(A acquisition) {
+    /** {@link dev.handoff.spi.Adapters#startReadLock(RwLock, Acquisition)}. */
+    <A extends Acquisition> A startReadLock(A acquisition) {
         if (acquisition == null) {
             throw new NullPointerException("startReadLock(null): the acquisition is null");
         }
@@ -378,6 +318,10 @@ public final class RwLock {
      * @return a future completed with the read lock's handle once this caller holds it
      */
     public CompletableFuture<Permits> readLockAsync() {
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, readUnlocker, this, "readLockAsync()");
+            return t.watch(core.acquireAsync(1, "readLockAsync()", null, t));
+        }
         return core.acquireAsync(1, "readLockAsync()", null, readUnlocker);
     }
 
@@ -391,6 +335,10 @@ public final class RwLock {
      * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
     public Permits readLockBlocking() throws InterruptedException {
+        if (leaks != null) {
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, readUnlocker, this, "readLockBlocking()");
+            return t.watch(core.acquireBlocking(1, "readLockBlocking()", null, t));
+        }
         return core.acquireBlocking(1, "readLockBlocking()", null, readUnlocker);
     }
 
@@ -420,7 +368,7 @@ public final class RwLock {
         readUnlock(wakeExecutor, "readUnlock(executor)");
     }
 
-    private void readUnlock(Executor wakes, String call) {
+    void readUnlock(@Nullable Executor wakes, String call) {
         if (writeLocked) {
             throw new IllegalStateException(call + ": the lock is write-locked, not read-locked");
         }
@@ -485,18 +433,8 @@ public final class RwLock {
         return core.acquire(maxReaders, waker, markWriteLocked, "writeLockThen(waker)");
     }
 
-    /**
-     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for the write lock: exactly {@link #writeLockThen(Waker)} with the acquisition's {@code claim()} and
-     * {@code wake()} in place of a waker's; see {@link Semaphore#startAcquisition(long, Acquisition)}.
-     *
-     * @param acquisition a new, never started acquisition
-     * @param <A> the acquisition's type
-     * @return {@code acquisition}, now waiting or already settled
-     * @throws NullPointerException if {@code acquisition} is null
-     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
-     */
-    public <A extends Acquisition> A startWriteLock(A acquisition) {
+    /** {@link dev.handoff.spi.Adapters#startWriteLock(RwLock, Acquisition)}. */
+    <A extends Acquisition> A startWriteLock(A acquisition) {
         if (acquisition == null) {
             throw new NullPointerException("startWriteLock(null): the acquisition is null");
         }
@@ -524,7 +462,7 @@ public final class RwLock {
         if (body == null) {
             throw new NullPointerException("withWriteLockAsync(null): the body is null");
         }
-        WriteGrant grant = new WriteGrant();
+        WriteGrant grant = new WriteGrant(this);
         return ScopedAsync.run(core.acquireAsync(maxReaders, "withWriteLockAsync()", grant, grant),
                 grant::releaseHeld, body, "withWriteLockAsync()");
     }
@@ -547,7 +485,7 @@ public final class RwLock {
      *     {@link #downgrade()}), and {@link WritePermits#downgrade()} turns it into a read lock
      */
     public CompletableFuture<WritePermits> writeLockAsync() {
-        WriteGrant grant = new WriteGrant();
+        WriteGrant grant = new WriteGrant(this);
         return new WriteFuture(core.acquireAsync(maxReaders, "writeLockAsync()", grant, grant), grant);
     }
 
@@ -569,7 +507,7 @@ public final class RwLock {
      * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
     public WritePermits writeLockBlocking() throws InterruptedException {
-        WriteGrant grant = new WriteGrant();
+        WriteGrant grant = new WriteGrant(this);
         grant.handle = core.acquireBlocking(maxReaders, "writeLockBlocking()", grant, grant);
         return grant;
     }
@@ -602,7 +540,7 @@ public final class RwLock {
         writeUnlock(wakeExecutor, "writeUnlock(executor)");
     }
 
-    private void writeUnlock(Executor wakes, String call) {
+    void writeUnlock(@Nullable Executor wakes, String call) {
         WriteGrant handle = holder;
         int grants = clearWriteLocked(call);
         holder = null; // before the release: it may grant the next writer, who sets its own
@@ -637,7 +575,7 @@ public final class RwLock {
         downgrade("downgrade()");
     }
 
-    private void downgrade(String call) {
+    void downgrade(String call) {
         WriteGrant handle = holder;
         int grants = clearWriteLocked(call);
         holder = null;
@@ -711,156 +649,6 @@ public final class RwLock {
         Permits downgrade();
     }
 
-    /**
-     * One writer's grant, with its handle: the grant hook that records it as the {@link #holder}
-     * (and undoes that with an undone provisional grant), the give-back of the core's handle (which
-     * releases what is held now), and the {@link WritePermits} the caller gets.
-     */
-    private final class WriteGrant implements BatchSemaphore.GrantUndo, PermitHandles.GiveBack, WritePermits {
-
-        /** The core's handle of the grant: set once, by the thread that got it, before this is published. */
-        @Nullable Permits handle;
-
-        /** Set by {@link RwLock#downgrade()} while this grant's writer holds the lock: it is a read lock now. */
-        volatile boolean downgraded;
-
-        /**
-         * {@link #downgrade()}'s progress: {@code MOVE_ASKED} before it releases the core's handle, so
-         * that release (its own, or a racing {@code close()}) moves the lock instead of unlocking it;
-         * {@code MOVED} once moved; {@code MOVE_TAKEN} once one {@code downgrade()} returned the read handle.
-         */
-        private volatile int move;
-
-        @Override
-        public void run() { // at the grant, under the core's lock
-            markWriteLocked.run();
-            holder = this;
-        }
-
-        @Override
-        public void undo() { // a provisional grant undone, under the core's lock
-            if (holder == this) {
-                holder = null;
-            }
-            markWriteLocked.undo();
-        }
-
-        /** The core handle's release: what is held now, or (while moving) the downgrade. */
-        @Override
-        public void giveBack(long permits) {
-            if (move == MOVE_ASKED) {
-                if (!downgraded) {
-                    RwLock.this.downgrade("downgrade() of a write lock's handle");
-                }
-                move = MOVED;
-                return; // the read lock now belongs to the handle downgrade() returns
-            }
-            if (downgraded) {
-                readUnlock(null, "close() of a downgraded write lock's handle");
-            } else {
-                writeUnlock(null, "close() of a write lock's handle");
-            }
-        }
-
-        /** The scoped faces' release: the handle's, by count. */
-        void releaseHeld() {
-            giveBack(maxReaders);
-        }
-
-        @Override
-        public long permits() {
-            return maxReaders;
-        }
-
-        @Override
-        public boolean release() {
-            return core().release();
-        }
-
-        @Override
-        public boolean isReleased() {
-            return core().isReleased();
-        }
-
-        @Override
-        public Permits downgrade() {
-            Permits h = core();
-            move = MOVE_ASKED;
-            h.release(); // moves the lock (here, or in a close() that won the race), or finds it released
-            if (!MOVE.compareAndSet(this, MOVED, MOVE_TAKEN)) {
-                throw new IllegalStateException("downgrade(): this write lock's handle was already released or downgraded");
-            }
-            return new PermitHandles.Held(1, readUnlocker);
-        }
-
-        private Permits core() {
-            Permits h = handle;
-            if (h == null) {
-                throw new IllegalStateException("a write lock's handle used before its grant");
-            }
-            return h;
-        }
-
-        @Override
-        public String toString() {
-            Permits h = handle;
-            return "WritePermits[" + maxReaders + (h == null || h.isReleased() ? ", released]"
-                    : downgraded ? ", downgraded to a read lock]" : ", held]");
-        }
-    }
-
-    /**
-     * The future of {@link #writeLockAsync()}: completed with the {@link WriteGrant} once the core's
-     * future is granted. Cancelling it (or failing it, as {@code orTimeout} does) withdraws the
-     * wait; a grant that lands after this future was settled is released at once.
-     */
-    private static final class WriteFuture extends CompletableFuture<WritePermits> {
-        private final CompletableFuture<Permits> acquired;
-
-        /** Set before this future withdraws its own wait: the failure that causes is not copied here. */
-        private volatile boolean withdrawing;
-
-        WriteFuture(CompletableFuture<Permits> acquired, WriteGrant grant) {
-            this.acquired = acquired;
-            acquired.whenComplete((handle, error) -> {
-                if (error != null) {
-                    if (!withdrawing) {
-                        super.completeExceptionally(error);
-                    }
-                    return;
-                }
-                grant.handle = handle;
-                if (!super.complete(grant)) {
-                    handle.release(); // settled by the caller while the grant was landing
-                }
-            });
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            withdraw(null);
-            return super.cancel(mayInterruptIfRunning);
-        }
-
-        @Override
-        public boolean completeExceptionally(Throwable ex) {
-            withdraw(ex);
-            return super.completeExceptionally(ex);
-        }
-
-        private void withdraw(@Nullable Throwable cause) {
-            if (isDone() || acquired.isDone()) {
-                return; // settled, or granted: the grant's completion releases if this one is done
-            }
-            withdrawing = true;
-            if (cause instanceof java.util.concurrent.TimeoutException) {
-                acquired.completeExceptionally(cause); // a timeout, for the wait listener
-            } else {
-                acquired.cancel(false);
-            }
-        }
-    }
-
     // ------------------------------------------------------------------ observers
 
     /**
@@ -895,6 +683,12 @@ public final class RwLock {
      *
      * @return the queue length
      */
+    @Override
+    public long queuedPermits() {
+        return core.queuedPermits();
+    }
+
+    @Override
     public int queueLength() {
         return core.queueLength();
     }
@@ -927,6 +721,7 @@ public final class RwLock {
      *
      * @return {@code true} once closed
      */
+    @Override
     public boolean isClosed() {
         return core.isClosed();
     }
@@ -943,19 +738,13 @@ public final class RwLock {
         return core;
     }
 
-    private static final int MOVE_ASKED = 1;
-    private static final int MOVED = 2;
-    private static final int MOVE_TAKEN = 3;
-
     private static final VarHandle WRITE_LOCKED;
     private static final VarHandle WRITE_GRANTS;
-    private static final VarHandle MOVE;
 
     static {
         try {
             WRITE_LOCKED = MethodHandles.lookup().findVarHandle(RwLock.class, "writeLocked", boolean.class);
             WRITE_GRANTS = MethodHandles.lookup().findVarHandle(RwLock.class, "writeGrants", int.class);
-            MOVE = MethodHandles.lookup().findVarHandle(WriteGrant.class, "move", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

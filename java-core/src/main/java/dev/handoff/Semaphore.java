@@ -59,7 +59,7 @@ import org.jspecify.annotations.Nullable;
  * {@code tryAcquire}, and {@code release} while nobody waits, are one compare-and-set, no lock and
  * no allocation. A wait allocates one queue node (the {@link Acquisition}).
  */
-public final class Semaphore {
+public final class Semaphore implements PrimitiveView {
 
     /**
      * The largest capacity a semaphore can have: 2<sup>56</sup> (72,057,594,037,927,936), enough to
@@ -146,13 +146,9 @@ public final class Semaphore {
      * Options of a {@link Semaphore}: see {@link Semaphore#builder(long)}. Not thread-safe; each
      * {@link #build()} makes a new semaphore.
      */
-    public static final class Builder {
+    public static final class Builder extends PrimitiveBuilder<Builder, WaitListener, Semaphore> {
         private final long capacity;
         private long maxQueuedPermits = Long.MAX_VALUE;
-        private int maxQueueLength = Integer.MAX_VALUE;
-        private @Nullable WaitListener listener;
-        private @Nullable String name;
-        private @Nullable LeakDetection leakDetection;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -178,117 +174,23 @@ public final class Semaphore {
         }
 
         /**
-         * Bounds how many acquisitions may wait: one that would have to queue while
-         * {@code queueLength() + 1 > k} is rejected at once, as for {@link #maxQueuedPermits}.
-         * {@code 0} means "never queue". Unbounded by default.
-         *
-         * @param k the most waiting acquisitions, {@code >= 0}
-         * @return this builder
-         * @throws IllegalArgumentException if {@code k < 0}
-         */
-        public Builder maxQueueLength(int k) {
-            if (k < 0) {
-                throw new IllegalArgumentException("maxQueueLength(" + k + "): must not be negative");
-            }
-            this.maxQueueLength = k;
-            return this;
-        }
-
-        /**
-         * Sets the listener told of every wait: each acquisition that has to queue, how and when
-         * its wait ends, and each one the queue bounds reject. Acquisitions granted at once are
-         * not observed, so the fast path costs the same with or without a listener. Replaces a
-         * listener set before; combine several with {@link WaitListener#all}. None by default.
-         *
-         * <pre>{@code
-         * SemaphoreMetrics metrics = SemaphoreMetrics.builder().baseUnit("bytes").build();  // handoff-micrometer: tagged "uploads"
-         * Semaphore budget = Semaphore.builder(64 << 20)
-         *         .name("uploads")
-         *         .listener(metrics)
-         *         .build();
-         * metrics.monitor(budget).bindTo(registry);
-         * }</pre>
-         *
-         * @param listener the listener, see {@link WaitListener} for the threads it runs on
-         * @return this builder
-         * @throws NullPointerException if {@code listener} is null
-         */
-        public Builder listener(WaitListener listener) {
-            if (listener == null) {
-                throw new NullPointerException("listener(null): the listener is null");
-            }
-            this.listener = listener;
-            return this;
-        }
-
-        /**
-         * Names the semaphore: {@link Semaphore#name()} returns it, {@link Semaphore#toString()}
-         * shows it, and the metrics and JFR modules use it as their default tag. Unnamed by default.
-         *
-         * @param name a short name for logs and metrics, for example {@code "uploads"}
-         * @return this builder
-         * @throws NullPointerException if {@code name} is null
-         * @throws IllegalArgumentException if {@code name} is empty or blank
-         */
-        public Builder name(String name) {
-            this.name = checkName(name);
-            return this;
-        }
-
-        /**
-         * Sets what the semaphore does about a {@link Permits} handle that becomes unreachable
-         * while it holds permits: nothing ({@link LeakDetection#OFF}), report where it was
-         * acquired ({@link LeakDetection#REPORT}), or report and give its permits back
-         * ({@link LeakDetection#RELEASE}). By default, what the system property
-         * {@value LeakDetection#PROPERTY} says, else off. See {@link LeakDetection} for the cost.
-         *
-         * <pre>{@code
-         * Semaphore budget = Semaphore.builder(16).leakDetection(LeakDetection.REPORT).build();
-         * }</pre>
-         *
-         * @param mode what to do about a leaked handle
-         * @return this builder
-         * @throws NullPointerException if {@code mode} is null
-         */
-        public Builder leakDetection(LeakDetection mode) {
-            if (mode == null) {
-                throw new NullPointerException("leakDetection(null): the mode is null");
-            }
-            this.leakDetection = mode;
-            return this;
-        }
-
-        /**
          * Builds the semaphore, all permits free.
          *
          * @return a new semaphore with these options
          */
+        @Override
         public Semaphore build() {
             return new Semaphore(this);
         }
     }
 
-    /** Checks a primitive's name: not null, not blank. */
-    static String checkName(String name) {
-        if (name == null) {
-            throw new NullPointerException("name(null): the name is null");
-        }
-        if (name.isBlank()) {
-            throw new IllegalArgumentException("name(\"" + name + "\"): the name must not be blank");
-        }
-        return name;
-    }
 
     /** The core, for the other faces in this package. */
     BatchSemaphore core() {
         return core;
     }
 
-    /**
-     * Returns the name given by {@link Builder#name(String)}, or {@code null} if none was.
-     *
-     * @return the name, or {@code null}
-     */
+    @Override
     public @Nullable String name() {
         return name;
     }
@@ -313,6 +215,7 @@ public final class Semaphore {
      *
      * @return the permits waited for
      */
+    @Override
     public long queuedPermits() {
         return core.queuedPermits();
     }
@@ -563,6 +466,7 @@ public final class Semaphore {
      *
      * @return the queue length
      */
+    @Override
     public int queueLength() {
         return core.queueLength();
     }
@@ -572,6 +476,7 @@ public final class Semaphore {
      *
      * @return {@code true} once closed
      */
+    @Override
     public boolean isClosed() {
         return core.isClosed();
     }
@@ -667,37 +572,8 @@ public final class Semaphore {
         return core.acquire(n, waker, null, "acquireThen(" + n + ", waker)");
     }
 
-    /**
-     * Starts {@code acquisition}, a subclass of {@link Acquisition} that is its own waker, as a
-     * wait for {@code n} permits: exactly {@link #acquireThen(long, Waker)} with the acquisition's
-     * {@code claim()} and {@code wake()} in place of a waker's, and without the allocation of a
-     * separate handle. Meant for adapters (a coroutine bridge, a reactive operator) that create
-     * one object per wait anyway.
-     *
-     * <pre>{@code
-     * final class Signal extends Acquisition {
-     *     final CountDownLatch done = new CountDownLatch(1);
-     *     @Override protected void wake() { done.countDown(); }
-     * }
-     * Signal s = semaphore.startAcquisition(4, new Signal());
-     * try {
-     *     s.done.await();
-     * } catch (InterruptedException e) {
-     *     if (!s.cancel() && s.isGranted()) semaphore.release(4); // the grant won the race
-     *     throw e;
-     * }
-     * if (s.isGranted()) { try { work(); } finally { semaphore.release(4); } } // else: nothing held
-     * }</pre>
-     *
-     * @param n the number of permits
-     * @param acquisition a new, never started acquisition
-     * @param <A> the acquisition's type
-     * @return {@code acquisition}, now waiting or already settled
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
-     * @throws NullPointerException if {@code acquisition} is null
-     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
-     */
-    public <A extends Acquisition> A startAcquisition(long n, A acquisition) {
+    /** {@link dev.handoff.spi.Adapters#startAcquisition(Semaphore, long, Acquisition)}. */
+    <A extends Acquisition> A startAcquisition(long n, A acquisition) {
         if (n < 0) {
             throw negative("startAcquisition", n);
         }
@@ -708,37 +584,8 @@ public final class Semaphore {
         return core.start(acquisition, n, null, "startAcquisition");
     }
 
-    /**
-     * The up-to form of {@link #startAcquisition(long, Acquisition)}: starts {@code acquisition} as
-     * one FIFO request for between {@code min} and {@code max} permits, with the queue, shedding
-     * (by the weight {@code min}) and close rules of {@link #acquireUpToAsync(long, long)}. It is
-     * granted as soon as at least {@code min} permits can be given to it, and then takes as many
-     * as are being handed out (or are free), up to {@code max}. Until the grant
-     * {@link Acquisition#permits()} returns {@code max}; once {@link Acquisition#isGranted()}, it
-     * returns the number taken, which is what the caller must release (also when the waiting
-     * party is gone by then).
-     *
-     * <pre>{@code
-     * Signal s = budget.startAcquisitionUpTo(64 << 10, 4 << 20, new Signal()); // as startAcquisition's
-     * s.done.await();
-     * if (s.isGranted()) {
-     *     long bytes = s.permits();                                             // 64 KiB to 4 MiB
-     *     try { readChunk(bytes); } finally { budget.release(bytes); }
-     * }
-     * }</pre>
-     *
-     * @param min the least permits to be granted with, {@code 1 <= min <= max}, {@code min <= capacity()}
-     * @param max the most permits to take
-     * @param acquisition a new, never started acquisition
-     * @param <A> the acquisition's type
-     * @return {@code acquisition}, now waiting or already settled
-     * @throws IllegalArgumentException if {@code min < 1}, {@code min > max} or {@code min > capacity()}
-     * @throws NullPointerException if {@code acquisition} is null
-     * @throws IllegalStateException if {@code acquisition} was already started (nothing changes)
-     * @throws SemaphoreRejectedException if it would have to wait and the queue is full (nothing
-     *     changes; the acquisition stays unstarted)
-     */
-    public <A extends Acquisition> A startAcquisitionUpTo(long min, long max, A acquisition) {
+    /** {@link dev.handoff.spi.Adapters#startAcquisitionUpTo(Semaphore, long, long, Acquisition)}. */
+    <A extends Acquisition> A startAcquisitionUpTo(long min, long max, A acquisition) {
         checkRange(acquisition, "startAcquisitionUpTo", min, max);
         if (acquisition == null) {
             throw new NullPointerException("startAcquisitionUpTo(" + min + ", " + max + ", null): the acquisition is null");

@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * Observes the waits of one {@link Semaphore}: given at construction with
- * {@link Semaphore.Builder#listener(WaitListener)}, in the manner of Caffeine's
+ * {@link dev.handoff.PrimitiveBuilder#listener Semaphore.Builder.listener(..)}, in the manner of Caffeine's
  * {@code StatsCounter}. The metrics modules implement it ({@code handoff-micrometer}'s binder,
  * {@code handoff-jfr}'s event); implement it yourself for your own telemetry.
  *

@@ -102,6 +102,24 @@ class LeakDetectionTest {
         mutex.lockBlocking();
     }
 
+    @Test
+    void rwLockReadHandlesLeakedAreReportedAndUnlocked() throws InterruptedException {
+        RwLock index = RwLock.builder(4).name("index").leakDetection(LeakDetection.RELEASE).build();
+        leakReadHandles(index);
+        assertEquals(2, index.readLockCount()); // one from readLockBlocking, one from a write handle's downgrade
+        assertTrue(collectUntil(() -> index.readLockCount() == 0 && reports.size() == 2), index::toString);
+        assertTrue(reports.stream().allMatch(r -> r.startsWith("LEAK: a Permits handle of 1 permit of RwLock[name=index")),
+                reports::toString);
+        assertTrue(reports.stream().allMatch(r -> r.contains("leakReadHandles")), reports::toString);
+        assertTrue(index.tryWriteLock()); // no reader left: a writer gets in
+        index.writeUnlock();
+    }
+
+    private static void leakReadHandles(RwLock lock) throws InterruptedException {
+        lock.writeLockBlocking().downgrade(); // the write lock first: a reader would keep the writer out
+        lock.readLockBlocking();
+    }
+
     /** Two handles acquired at one call site and dropped. */
     private static void leakTwiceFromOneSite(Semaphore s) throws InterruptedException {
         for (int i = 0; i < 2; i++) {

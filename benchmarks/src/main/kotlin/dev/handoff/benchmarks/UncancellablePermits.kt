@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.benchmarks
 
+import dev.handoff.spi.Adapters
 import dev.handoff.Acquisition
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
@@ -43,7 +44,7 @@ public class UncancellablePermits(capacity: Long) : SuspendingPermits {
         if (semaphore.tryAcquire(permits)) {
             return
         }
-        suspendCoroutine { continuation -> semaphore.startAcquisition(permits, Resume(continuation)) }
+        suspendCoroutine { continuation -> Adapters.startAcquisition(semaphore, permits, Resume(continuation)) }
     }
 
     override fun release(permits: Long): Unit = semaphore.release(permits)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
+import dev.handoff.spi.Adapters
 import dev.handoff.Acquisition
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
@@ -219,7 +220,7 @@ internal abstract class ContinuationAcquisition<F : Any> :
     @JvmField
     internal var phase: Int = PHASE_OPEN
 
-    /** Starts this node on [face] with [permits], e.g. `face.startAcquisition(permits, this)`. */
+    /** Starts this node on [face] with [permits], e.g. `Adapters.startAcquisition(face, permits, this)`. */
     protected abstract fun start(face: F, permits: Long)
 
     /** The face this node was started on: valid once [start] has run (the core keeps it). */

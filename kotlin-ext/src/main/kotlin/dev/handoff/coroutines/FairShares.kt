@@ -3,6 +3,7 @@
 
 package dev.handoff.coroutines
 
+import dev.handoff.spi.Adapters
 import dev.handoff.FairShareSemaphore
 import dev.handoff.SemaphoreClosedException
 import java.util.concurrent.Executor
@@ -77,7 +78,7 @@ private suspend fun <K : Any> FairShareSemaphore<K>.acquireSuspending(key: K, pe
  */
 private class FairShareAcquisition<K : Any>(private val key: K) : ContinuationAcquisition<FairShareSemaphore<K>>() {
     override fun start(face: FairShareSemaphore<K>, permits: Long) {
-        face.startAcquisition(key, permits, this)
+        Adapters.startAcquisition(face, key, permits, this)
     }
 
     override fun giveBack(wakes: Executor) = face.release(key, permits(), wakes)

@@ -3,6 +3,7 @@
 
 package dev.handoff.coroutines
 
+import dev.handoff.spi.Adapters
 import dev.handoff.Mutex
 import dev.handoff.SemaphoreClosedException
 import kotlinx.coroutines.selects.SelectClause2
@@ -75,7 +76,7 @@ private suspend fun Mutex.lockSuspending() {
 /** The queue node of one suspended [lock] on a [Mutex]. */
 private class MutexAcquisition : ContinuationAcquisition<Mutex>() {
     override fun start(face: Mutex, permits: Long) {
-        face.startLock(this)
+        Adapters.startLock(face, this)
     }
 
     override fun giveBack(wakes: Executor) = face.unlock(wakes)
@@ -275,7 +276,7 @@ private class KotlinxMutexView(private val mutex: Mutex) : KotlinxMutex {
     /** The queue node of one suspended `lock(owner)`: records [ownerToken] at the grant. */
     private inner class OwnerAcquisition(private val ownerToken: Any?) : ContinuationAcquisition<Mutex>() {
         override fun start(face: Mutex, permits: Long) {
-            face.startLock(this)
+            Adapters.startLock(face, this)
         }
 
         /** Under the core's lock, at the grant: one volatile store. */

@@ -3,6 +3,7 @@
 
 package dev.handoff.coroutines
 
+import dev.handoff.spi.Adapters
 import dev.handoff.RwLock
 import dev.handoff.SemaphoreClosedException
 import java.util.concurrent.Executor
@@ -70,7 +71,7 @@ private suspend fun RwLock.readLockSuspending() {
 /** The queue node of one suspended [readLock]. */
 private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
     override fun start(face: RwLock, permits: Long) {
-        face.startReadLock(this)
+        Adapters.startReadLock(face, this)
     }
 
     override fun giveBack(wakes: Executor) = face.readUnlock(wakes)
@@ -142,7 +143,7 @@ private suspend fun RwLock.writeLockSuspending() {
 /** The queue node of one suspended [writeLock]. The lock marks itself write-locked at our claim. */
 private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
     override fun start(face: RwLock, permits: Long) {
-        face.startWriteLock(this)
+        Adapters.startWriteLock(face, this)
     }
 
     override fun giveBack(wakes: Executor) = face.writeUnlock(wakes)

@@ -3,6 +3,7 @@
 
 package dev.handoff.coroutines
 
+import dev.handoff.spi.Adapters
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
 import kotlinx.coroutines.future.await
@@ -111,7 +112,7 @@ private suspend fun Semaphore.acquireSuspending(permits: Long, call: String = "a
 /** The queue node of one suspended [acquire] (or [withPermits], its [call]) on a [Semaphore]. */
 private class SemaphoreAcquisition(private val call: String) : ContinuationAcquisition<Semaphore>() {
     override fun start(face: Semaphore, permits: Long) {
-        face.startAcquisition(permits, this)
+        Adapters.startAcquisition(face, permits, this)
     }
 
     override fun giveBack(wakes: Executor) = face.release(permits(), wakes)
@@ -349,7 +350,7 @@ public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
 private class SemaphoreUpToAcquisition(private val min: Long, private val max: Long) :
     ContinuationAcquisition<Semaphore>() {
     override fun start(face: Semaphore, permits: Long) {
-        face.startAcquisitionUpTo(permits, max, this)
+        Adapters.startAcquisitionUpTo(face, permits, max, this)
     }
 
     override fun giveBack(wakes: Executor) = face.release(permits(), wakes)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
+import dev.handoff.spi.Adapters
 import dev.handoff.Acquisition
 import dev.handoff.RwLock
 import dev.handoff.Semaphore
@@ -118,7 +119,7 @@ class CoroutineFaceDefectsTest {
     /** A node whose grant step fails, as a claim that throws (an Error, a missing method) would. */
     private class FailingGrant(private val boom: Throwable) : ContinuationAcquisition<Semaphore>() {
         override fun start(face: Semaphore, permits: Long) {
-            face.startAcquisition(permits, this)
+            Adapters.startAcquisition(face, permits, this)
         }
 
         override fun claimed() {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
+import dev.handoff.spi.Adapters
 import dev.handoff.Acquisition
 import dev.handoff.Semaphore
 import dev.handoff.Waker
@@ -179,7 +180,7 @@ class GrantResumptionTest {
         val waiter = AtomicReference<Job>()
         val node = object : ContinuationAcquisition<Semaphore>() {
             override fun start(face: Semaphore, permits: Long) {
-                face.startAcquisition(permits, this)
+                Adapters.startAcquisition(face, permits, this)
                 phase = ContinuationAcquisition.PHASE_OPEN
                 semaphore.release(2) // grants it
                 assertEquals(1, dispatcher.tasks.size, "the grant's resumption is queued")
@@ -227,7 +228,7 @@ class GrantResumptionTest {
         val releaser = AtomicReference<Thread>()
         val node = object : ContinuationAcquisition<Semaphore>() {
             override fun start(face: Semaphore, permits: Long) {
-                face.startAcquisition(permits, this)
+                Adapters.startAcquisition(face, permits, this)
                 // grants the Java waiter and this node under one lock; the wake-ups wait in the Java waiter's
                 releaser.set(Thread { semaphore.release(3) }.also { it.start() })
                 assertTrue(inJavaWaker.await(10, TimeUnit.SECONDS))
@@ -353,7 +354,7 @@ class GrantResumptionTest {
         val proceed = CountDownLatch(1)
         val node = object : ContinuationAcquisition<Semaphore>() {
             override fun start(face: Semaphore, permits: Long) {
-                face.startAcquisition(permits, this)
+                Adapters.startAcquisition(face, permits, this)
             }
 
             // The first step of the give-back (the grant is still provisional: it is undone next).

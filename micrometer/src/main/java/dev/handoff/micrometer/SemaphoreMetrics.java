@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.micrometer;
 
+import dev.handoff.FairShareSemaphore;
 import dev.handoff.Mutex;
+import dev.handoff.PrimitiveBuilder;
+import dev.handoff.PrimitiveView;
 import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import dev.handoff.WaitListener;
@@ -39,11 +42,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>or, when this is the primitive's only listener and the defaults suit, in one line:
  * {@code Semaphore uploads = SemaphoreMetrics.monitor(registry, Semaphore.builder(64L << 20).name("uploads"));}
- * ({@link #monitor(MeterRegistry, Semaphore.Builder)}), or with options in two:
+ * ({@link #monitor(MeterRegistry, PrimitiveBuilder)}), or with options in two:
  * {@code Semaphore uploads = metrics.buildMonitored(Semaphore.builder(64L << 20).name("uploads"));}
  * then {@code metrics.bindTo(registry)}. A {@link Mutex} and an {@link RwLock} are wired the same
- * way ({@code Mutex.builder().name("journal").listener(metrics)}, {@link #monitor(Mutex)},
- * {@link #buildMonitored(Mutex.Builder)}).
+ * way ({@code Mutex.builder().name("journal").listener(metrics)}, {@link #monitor(PrimitiveView)},
+ * {@link #buildMonitored(PrimitiveBuilder)}).
  *
  * <p><b>The name.</b> Every meter has the tag {@value #NAME_TAG}. Its value is the name given to
  * {@link #builder(String)} if there is one, else the monitored primitive's own name
@@ -140,7 +143,10 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
      * The monitored {@link Semaphore}, {@link Mutex} or {@link RwLock}: set once by {@link #monitor}
      * or {@link #buildMonitored}, under {@code this}; read under {@code this}.
      */
-    private Object primitive;
+    private PrimitiveView primitive;
+
+    /** Set by the one-line monitor of a built primitive: only gauges, since this is not its listener. */
+    private boolean gaugesOnly;
 
     /** The name {@link #attached(String)} was told, or null: written and read under {@code this}. */
     private String attachedName;
@@ -203,25 +209,11 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     }
 
     /**
-     * Sets the semaphore that the gauges read. Call it once the semaphore is built with this as
-     * its {@link Semaphore.Builder#listener(WaitListener) listener}; calling it again with the
-     * same semaphore does nothing.
-     *
-     * @param semaphore the semaphore this listens to
-     * @return this, to call {@link #bindTo} next
-     * @throws NullPointerException if {@code semaphore} is null
-     * @throws IllegalArgumentException if neither {@code semaphore} nor this has a name, or if this
-     *     is the listener of a primitive of another name
-     * @throws IllegalStateException if another primitive is monitored already
-     */
-    public SemaphoreMetrics monitor(Semaphore semaphore) {
-        return monitorPrimitive("the semaphore", semaphore, semaphore == null ? null : semaphore.name());
-    }
-
-    /**
-     * Sets the mutex that the gauges read; see {@link #monitor(Semaphore)}. The meters are those of
-     * a mutex (see the class documentation), named {@value #DEFAULT_MUTEX_PREFIX}{@code ...} unless
-     * a prefix was set.
+     * Sets the primitive that the gauges read: a {@link Semaphore}, {@link Mutex}, {@link RwLock}
+     * or {@link FairShareSemaphore}. Call it once the primitive is built with this as its
+     * {@link dev.handoff.PrimitiveBuilder#listener listener} (a fair share has listeners of its own
+     * type: its waits are not timed here, its gauges are); calling it again with the same primitive
+     * does nothing. The meters are those of the primitive's kind (see the class documentation).
      *
      * <pre>{@code
      * SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
@@ -229,40 +221,18 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
      * metrics.monitor(journal).bindTo(registry);
      * }</pre>
      *
-     * @param mutex the mutex this listens to
+     * @param primitive the primitive this listens to
      * @return this, to call {@link #bindTo} next
-     * @throws NullPointerException if {@code mutex} is null
-     * @throws IllegalArgumentException if neither {@code mutex} nor this has a name, or if this is
-     *     the listener of a primitive of another name
+     * @throws NullPointerException if {@code primitive} is null
+     * @throws IllegalArgumentException if neither {@code primitive} nor this has a name, or if this
+     *     is the listener of a primitive of another name
      * @throws IllegalStateException if another primitive is monitored already
      */
-    public SemaphoreMetrics monitor(Mutex mutex) {
-        return monitorPrimitive("the mutex", mutex, mutex == null ? null : mutex.name());
+    public SemaphoreMetrics monitor(PrimitiveView primitive) {
+        return monitorPrimitive(kind(primitive), primitive, primitive == null ? null : primitive.name());
     }
 
-    /**
-     * Sets the read-write lock that the gauges read; see {@link #monitor(Semaphore)}. The meters
-     * are those of a read-write lock (see the class documentation), named
-     * {@value #DEFAULT_RW_LOCK_PREFIX}{@code ...} unless a prefix was set.
-     *
-     * <pre>{@code
-     * SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
-     * RwLock index = RwLock.builder(64).name("index").listener(metrics).build();
-     * metrics.monitor(index).bindTo(registry);
-     * }</pre>
-     *
-     * @param lock the lock this listens to
-     * @return this, to call {@link #bindTo} next
-     * @throws NullPointerException if {@code lock} is null
-     * @throws IllegalArgumentException if neither {@code lock} nor this has a name, or if this is
-     *     the listener of a primitive of another name
-     * @throws IllegalStateException if another primitive is monitored already
-     */
-    public SemaphoreMetrics monitor(RwLock lock) {
-        return monitorPrimitive("the lock", lock, lock == null ? null : lock.name());
-    }
-
-    private synchronized SemaphoreMetrics monitorPrimitive(String what, Object p, String primitiveName) {
+    private synchronized SemaphoreMetrics monitorPrimitive(String what, PrimitiveView p, String primitiveName) {
         if (p == null) {
             throw new NullPointerException("monitor(null): " + what + " is null (" + describe() + ")");
         }
@@ -293,134 +263,85 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     }
 
     /**
-     * Builds a semaphore with this as its only wait listener, and monitors it: short for
+     * Builds a primitive with this as its only wait listener, and monitors it: short for
      * {@code monitor(builder.listener(this).build())}. To combine this with other listeners,
-     * use {@link WaitListener#all} and {@link #monitor(Semaphore)} instead.
+     * use {@link WaitListener#all} and {@link #monitor(PrimitiveView)} instead.
      *
-     * @param builder the semaphore's builder, with its other options set (its name, best); its
-     *     listener is replaced
-     * @return the new semaphore, monitored by this
+     * @param builder the builder of a {@link Semaphore}, {@link Mutex} or {@link RwLock}, with its
+     *     other options set (its name, best); its listener is replaced
+     * @param <P> the primitive's type
+     * @return the new primitive, monitored by this
      * @throws NullPointerException if {@code builder} is null
      * @throws IllegalStateException if this monitors a primitive already (nothing is built)
-     * @throws IllegalArgumentException if neither the semaphore nor this has a name (the semaphore
+     * @throws IllegalArgumentException if neither the primitive nor this has a name (the primitive
      *     built is dropped, nothing is monitored)
      */
-    public Semaphore buildMonitored(Semaphore.Builder builder) {
+    public <P extends PrimitiveView> P buildMonitored(PrimitiveBuilder<?, WaitListener, P> builder) {
         checkBuildable(builder);
-        Semaphore built = builder.listener(this).build();
+        P built = builder.listener(this).build();
         monitor(built);
         return built;
     }
 
     /**
-     * Builds a mutex with this as its only wait listener, and monitors it: short for
-     * {@code monitor(builder.listener(this).build())}.
-     *
-     * @param builder the mutex's builder, with its other options set (its name, best); its
-     *     listener is replaced
-     * @return the new mutex, monitored by this
-     * @throws NullPointerException if {@code builder} is null
-     * @throws IllegalStateException if this monitors a primitive already (nothing is built)
-     * @throws IllegalArgumentException if neither the mutex nor this has a name (the mutex built
-     *     is dropped, nothing is monitored)
-     */
-    public Mutex buildMonitored(Mutex.Builder builder) {
-        checkBuildable(builder);
-        Mutex built = builder.listener(this).build();
-        monitor(built);
-        return built;
-    }
-
-    /**
-     * Builds a read-write lock with this as its only wait listener, and monitors it: short for
-     * {@code monitor(builder.listener(this).build())}.
-     *
-     * @param builder the lock's builder, with its other options set (its name, best); its listener
-     *     is replaced
-     * @return the new lock, monitored by this
-     * @throws NullPointerException if {@code builder} is null
-     * @throws IllegalStateException if this monitors a primitive already (nothing is built)
-     * @throws IllegalArgumentException if neither the lock nor this has a name (the lock built is
-     *     dropped, nothing is monitored)
-     */
-    public RwLock buildMonitored(RwLock.Builder builder) {
-        checkBuildable(builder);
-        RwLock built = builder.listener(this).build();
-        monitor(built);
-        return built;
-    }
-
-    /**
-     * The one-line wiring: builds the semaphore with a new {@code SemaphoreMetrics} as its only
+     * The one-line wiring: builds the primitive with a new {@code SemaphoreMetrics} as its only
      * wait listener, monitors it and binds the meters to {@code registry}. The meters are named
-     * and tagged as {@link #builder()} makes them, with the semaphore's name as the
+     * and tagged as {@link #builder()} makes them, with the primitive's name as the
      * {@value #NAME_TAG} tag, so name it in its builder. For a prefix, a base unit, tags or more
      * listeners, wire it in the three steps of the class documentation.
      *
      * <pre>{@code
      * Semaphore uploads = SemaphoreMetrics.monitor(registry, Semaphore.builder(64L << 20).name("uploads"));
-     * }</pre>
-     *
-     * @param registry the registry of the meters
-     * @param builder the semaphore's builder, with its other options set and a name; its listener is replaced
-     * @return the new semaphore, with its meters in {@code registry}
-     * @throws NullPointerException if {@code registry} or {@code builder} is null
-     * @throws IllegalArgumentException if the semaphore has no name (the semaphore built is
-     *     dropped, nothing is registered)
-     */
-    public static Semaphore monitor(MeterRegistry registry, Semaphore.Builder builder) {
-        SemaphoreMetrics metrics = forOneLine(registry, builder, "Semaphore.builder(..)");
-        Semaphore built = metrics.buildMonitored(builder);
-        metrics.bindTo(registry);
-        return built;
-    }
-
-    /**
-     * The one-line wiring of a mutex: see {@link #monitor(MeterRegistry, Semaphore.Builder)}.
-     *
-     * <pre>{@code
      * Mutex journal = SemaphoreMetrics.monitor(registry, Mutex.builder().name("journal"));
-     * }</pre>
-     *
-     * @param registry the registry of the meters
-     * @param builder the mutex's builder, with its other options set and a name; its listener is replaced
-     * @return the new mutex, with its meters in {@code registry}
-     * @throws NullPointerException if {@code registry} or {@code builder} is null
-     * @throws IllegalArgumentException if the mutex has no name (nothing is registered)
-     */
-    public static Mutex monitor(MeterRegistry registry, Mutex.Builder builder) {
-        SemaphoreMetrics metrics = forOneLine(registry, builder, "Mutex.builder()");
-        Mutex built = metrics.buildMonitored(builder);
-        metrics.bindTo(registry);
-        return built;
-    }
-
-    /**
-     * The one-line wiring of a read-write lock: see {@link #monitor(MeterRegistry, Semaphore.Builder)}.
-     *
-     * <pre>{@code
      * RwLock index = SemaphoreMetrics.monitor(registry, RwLock.builder(64).name("index"));
      * }</pre>
      *
      * @param registry the registry of the meters
-     * @param builder the lock's builder, with its other options set and a name; its listener is replaced
-     * @return the new lock, with its meters in {@code registry}
+     * @param builder the builder of a {@link Semaphore}, {@link Mutex} or {@link RwLock}, with its
+     *     other options set and a name; its listener is replaced
+     * @param <P> the primitive's type
+     * @return the new primitive, with its meters in {@code registry}
      * @throws NullPointerException if {@code registry} or {@code builder} is null
-     * @throws IllegalArgumentException if the lock has no name (nothing is registered)
+     * @throws IllegalArgumentException if the primitive has no name (the primitive built is
+     *     dropped, nothing is registered)
      */
-    public static RwLock monitor(MeterRegistry registry, RwLock.Builder builder) {
-        SemaphoreMetrics metrics = forOneLine(registry, builder, "RwLock.builder(..)");
-        RwLock built = metrics.buildMonitored(builder);
+    public static <P extends PrimitiveView> P monitor(MeterRegistry registry, PrimitiveBuilder<?, WaitListener, P> builder) {
+        SemaphoreMetrics metrics = forOneLine(registry, builder, "builder");
+        P built = metrics.buildMonitored(builder);
         metrics.bindTo(registry);
         return built;
     }
 
-    private static SemaphoreMetrics forOneLine(MeterRegistry registry, Object builder, String what) {
+    /**
+     * The one-line wiring of a primitive already built, whatever its kind: registers the gauges
+     * of its kind in {@code registry} (the queue's length and weight, and a semaphore's capacity
+     * and free permits, a lock's state), read from the primitive itself. The wait timers and the
+     * rejection counter need this as the primitive's listener: build it with
+     * {@link #monitor(MeterRegistry, PrimitiveBuilder)} for those.
+     *
+     * <pre>{@code
+     * SemaphoreMetrics.monitor(registry, tenants);   // a FairShareSemaphore built elsewhere, named "tenants"
+     * }</pre>
+     *
+     * @param registry the registry of the gauges
+     * @param primitive a named {@link Semaphore}, {@link Mutex}, {@link RwLock} or {@link FairShareSemaphore}
+     * @return the metrics that read it, bound to {@code registry}
+     * @throws NullPointerException if {@code registry} or {@code primitive} is null
+     * @throws IllegalArgumentException if the primitive has no name (nothing is registered)
+     */
+    public static SemaphoreMetrics monitor(MeterRegistry registry, PrimitiveView primitive) {
+        SemaphoreMetrics metrics = forOneLine(registry, primitive, "primitive");
+        metrics.gaugesOnly = true;
+        metrics.monitor(primitive).bindTo(registry);
+        return metrics;
+    }
+
+    private static SemaphoreMetrics forOneLine(MeterRegistry registry, Object argument, String what) {
         if (registry == null) {
             throw new NullPointerException("monitor(null, " + what + "): the registry is null");
         }
-        if (builder == null) {
-            throw new NullPointerException("monitor(registry, null): the builder is null");
+        if (argument == null) {
+            throw new NullPointerException("monitor(registry, null): the " + what + " is null");
         }
         return builder().build();
     }
@@ -461,8 +382,8 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
      *
      * @param registry the registry
      * @throws NullPointerException if {@code registry} is null
-     * @throws IllegalStateException if nothing is monitored yet: call {@link #monitor(Semaphore)}
-     *     (or {@link #buildMonitored(Semaphore.Builder)}, or their overloads) first
+     * @throws IllegalStateException if nothing is monitored yet: call {@link #monitor(PrimitiveView)}
+     *     (or {@link #buildMonitored(PrimitiveBuilder)}) first
      */
     @Override
     public synchronized void bindTo(MeterRegistry registry) {
@@ -482,37 +403,10 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         String prefix = prefix();
         Tags tags = Tags.of(NAME_TAG, name()).and(this.tags);
         boolean weighted = primitive instanceof Semaphore;
-        if (primitive instanceof Semaphore semaphore) {
-            Gauge.builder(prefix + ".capacity", semaphore, Semaphore::capacity)
-                    .description("The semaphore's capacity")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
-            Gauge.builder(prefix + ".available", semaphore, Semaphore::availablePermits)
-                    .description("The permits held by nobody and not handed to a waiter")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
-            Gauge.builder(prefix + ".queue.length", semaphore, Semaphore::queueLength)
-                    .description("The acquisitions waiting in the queue")
-                    .tags(tags).register(registry);
-            Gauge.builder(prefix + ".queue.permits", semaphore, Semaphore::queuedPermits)
-                    .description("The permits the waiting acquisitions wait for")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
-        } else if (primitive instanceof Mutex mutex) {
-            Gauge.builder(prefix + ".locked", mutex, m -> m.isLocked() ? 1 : 0)
-                    .description("1 while the mutex is locked, else 0")
-                    .tags(tags).register(registry);
-            Gauge.builder(prefix + ".queue.length", mutex, Mutex::queueLength)
-                    .description("The callers waiting for the mutex")
-                    .tags(tags).register(registry);
-        } else {
-            RwLock lock = (RwLock) primitive;
-            Gauge.builder(prefix + ".write.locked", lock, l -> l.isWriteLocked() ? 1 : 0)
-                    .description("1 while a writer holds the lock, else 0")
-                    .tags(tags).register(registry);
-            Gauge.builder(prefix + ".read.locks", lock, RwLock::readLockCount)
-                    .description("The readers holding the lock")
-                    .tags(tags).register(registry);
-            Gauge.builder(prefix + ".queue.length", lock, RwLock::queueLength)
-                    .description("The readers and writers waiting for the lock")
-                    .tags(tags).register(registry);
+        registerGauges(registry, prefix, tags);
+        if (gaugesOnly) {
+            bound = append(current, new Meters(registry, null, null, null));
+            return;
         }
         Timer[] waits = new Timer[OUTCOMES.length];
         DistributionSummary[] weights = weighted ? new DistributionSummary[OUTCOMES.length] : null;
@@ -530,9 +424,70 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         Counter rejected = Counter.builder(prefix + ".rejected")
                 .description("Callers refused at once because the wait queue was full")
                 .tags(tags).register(registry);
+        bound = append(current, new Meters(registry, waits, weights, rejected));
+    }
+
+    /** How messages name the primitive: by its kind. */
+    private static String kind(@Nullable PrimitiveView p) {
+        if (p instanceof Semaphore) {
+            return "the semaphore";
+        }
+        if (p instanceof Mutex) {
+            return "the mutex";
+        }
+        if (p instanceof RwLock) {
+            return "the lock";
+        }
+        return p instanceof FairShareSemaphore ? "the fair share" : "the primitive";
+    }
+
+    private static Meters[] append(Meters[] current, Meters m) {
         Meters[] next = Arrays.copyOf(current, current.length + 1);
-        next[current.length] = new Meters(registry, waits, weights, rejected);
-        bound = next;
+        next[current.length] = m;
+        return next;
+    }
+
+    /**
+     * The gauges every primitive has (its queue), and those of its kind: a semaphore's capacity and
+     * free permits (also a fair share's), a mutex's state, a read-write lock's writer and readers.
+     */
+    private void registerGauges(MeterRegistry registry, String prefix, Tags tags) {
+        PrimitiveView view = primitive;
+        Gauge.builder(prefix + ".queue.length", view, PrimitiveView::queueLength)
+                .description("The acquisitions waiting in the queue")
+                .tags(tags).register(registry);
+        if (view instanceof Semaphore semaphore) {
+            Gauge.builder(prefix + ".queue.permits", view, PrimitiveView::queuedPermits)
+                    .description("The permits the waiting acquisitions wait for")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+            Gauge.builder(prefix + ".capacity", semaphore, Semaphore::capacity)
+                    .description("The semaphore's capacity")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+            Gauge.builder(prefix + ".available", semaphore, Semaphore::availablePermits)
+                    .description("The permits held by nobody and not handed to a waiter")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+        } else if (view instanceof FairShareSemaphore<?> pool) {
+            Gauge.builder(prefix + ".queue.permits", view, PrimitiveView::queuedPermits)
+                    .description("The permits the waiting acquisitions wait for")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+            Gauge.builder(prefix + ".capacity", pool, FairShareSemaphore::capacity)
+                    .description("The fair share's capacity, across all keys")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+            Gauge.builder(prefix + ".available", pool, FairShareSemaphore::availablePermits)
+                    .description("The permits held by no key and not handed to a waiter")
+                    .baseUnit(baseUnit).tags(tags).register(registry);
+        } else if (view instanceof Mutex mutex) {
+            Gauge.builder(prefix + ".locked", mutex, m -> m.isLocked() ? 1 : 0)
+                    .description("1 while the mutex is locked, else 0")
+                    .tags(tags).register(registry);
+        } else if (view instanceof RwLock lock) {
+            Gauge.builder(prefix + ".write.locked", lock, l -> l.isWriteLocked() ? 1 : 0)
+                    .description("1 while a writer holds the lock, else 0")
+                    .tags(tags).register(registry);
+            Gauge.builder(prefix + ".read.locks", lock, RwLock::readLockCount)
+                    .description("The readers holding the lock")
+                    .tags(tags).register(registry);
+        }
     }
 
     /**
@@ -558,6 +513,9 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
         int i = outcome.ordinal();
         for (Meters m : bound) {
+            if (m.waits == null) {
+                continue; // bound gauges only
+            }
             m.waits[i].record(waitNanos, TimeUnit.NANOSECONDS);
             if (m.weights != null) {
                 m.weights[i].record(permits);
@@ -574,7 +532,9 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     @Override
     public void rejected(long permits) {
         for (Meters m : bound) {
-            m.rejected.increment();
+            if (m.rejected != null) {
+                m.rejected.increment();
+            }
         }
     }
 
@@ -588,13 +548,7 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         if (givenName != null) {
             return givenName;
         }
-        if (primitive instanceof Semaphore s) {
-            return s.name();
-        }
-        if (primitive instanceof Mutex m) {
-            return m.name();
-        }
-        return primitive == null ? null : ((RwLock) primitive).name();
+        return primitive == null ? null : primitive.name();
     }
 
     /**
@@ -647,11 +601,12 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     /** The meters of one registry. */
     private static final class Meters {
         final MeterRegistry registry;
-        final Timer[] waits;
-        final DistributionSummary[] weights;
-        final Counter rejected;
+        final Timer @Nullable [] waits;
+        final DistributionSummary @Nullable [] weights;
+        final @Nullable Counter rejected;
 
-        Meters(MeterRegistry registry, Timer[] waits, DistributionSummary[] weights, Counter rejected) {
+        Meters(MeterRegistry registry, Timer @Nullable [] waits, DistributionSummary @Nullable [] weights,
+                @Nullable Counter rejected) {
             this.registry = registry;
             this.waits = waits;
             this.weights = weights;
@@ -782,8 +737,8 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
 
         /**
          * Builds the metrics: give them to the primitive's builder
-         * ({@link Semaphore.Builder#listener(WaitListener)}, {@link Mutex.Builder#listener(WaitListener)},
-         * {@link RwLock.Builder#listener(WaitListener)}), then {@link SemaphoreMetrics#monitor} the
+         * ({@link dev.handoff.PrimitiveBuilder#listener Semaphore.Builder.listener(..)}, {@link dev.handoff.PrimitiveBuilder#listener Mutex.Builder.listener(..)},
+         * {@link dev.handoff.PrimitiveBuilder#listener RwLock.Builder.listener(..)}), then {@link SemaphoreMetrics#monitor} the
          * primitive and {@link SemaphoreMetrics#bindTo} a registry.
          *
          * @return new metrics, monitoring nothing yet

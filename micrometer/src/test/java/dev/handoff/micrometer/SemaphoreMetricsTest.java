@@ -551,7 +551,7 @@ class SemaphoreMetricsTest {
         metrics.bindTo(registry);
         assertEquals(3.0, gauge("handoff.semaphore.capacity"), "still the first semaphore");
         assertThrows(NullPointerException.class, () -> metrics.monitor((Semaphore) null));
-        assertEquals("monitor(null): the mutex is null (SemaphoreMetrics \"test\")",
+        assertEquals("monitor(null): the primitive is null (SemaphoreMetrics \"test\")",
                 assertThrows(NullPointerException.class, () -> metrics.monitor((Mutex) null)).getMessage());
         assertThrows(NullPointerException.class, () -> metrics.monitor((RwLock) null));
         assertThrows(IllegalStateException.class, () -> metrics.monitor(Mutex.builder().build()));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.samples;
 
+import dev.handoff.spi.Adapters;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -265,15 +266,15 @@ class DocumentedPatternsTest {
             }
         },
 
-        /** The example of {@code Semaphore.startAcquisition} and {@link Acquisition}: an acquisition that is its own waker. */
+        /** The example of {@code Adapters.startAcquisition} and {@link Acquisition}: an acquisition that is its own waker. */
         SIGNAL_SUBCLASS(false, true) {
             @Override
             Started start(Semaphore semaphore, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
                 CompletableFuture<Void> outcome = new CompletableFuture<>();
                 Thread caller = new Thread(() -> {
                     try {
-                        // ---- doc: Semaphore.startAcquisition, with 4 = N and work() = w.run()
-                        Signal s = semaphore.startAcquisition(N, new Signal());
+                        // ---- doc: Adapters.startAcquisition, with 4 = N and work() = w.run()
+                        Signal s = Adapters.startAcquisition(semaphore, N, new Signal());
                         try {
                             s.done.await();
                         } catch (InterruptedException e) {
@@ -404,8 +405,8 @@ class DocumentedPatternsTest {
         }
     }
 
-    /** The {@code Signal} of {@code Semaphore.startAcquisition}'s example. */
-    // ---- doc: Semaphore.startAcquisition / Acquisition
+    /** The {@code Signal} of the example of {@code Adapters} and {@code Acquisition}. */
+    // ---- doc: Adapters / Acquisition
     static final class Signal extends Acquisition {
         final CountDownLatch done = new CountDownLatch(1);
         @Override protected void wake() { done.countDown(); }

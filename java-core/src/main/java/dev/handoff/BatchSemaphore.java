@@ -267,6 +267,49 @@ final class BatchSemaphore extends HandoffCore {
         return enqueueFuture(new FutureAcquisition<>(this, n, n, call, onGrant, back), call);
     }
 
+    /**
+     * {@link #acquireAsync(long, String, Runnable, PermitHandles.GiveBack)} of a handle the caller
+     * keeps, watched by the face's leak detection: {@code leaks} null (off) costs nothing; otherwise
+     * the handle is tracked (see {@link LeakDetection}), with the call as its acquisition site.
+     */
+    CompletableFuture<Permits> acquireAsync(long n, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks) {
+        if (leaks == null) {
+            return acquireAsync(n, call, null, back);
+        }
+        PermitLeaks.Tracked t = PermitLeaks.track(leaks, back, face, CoreMessages.describe(call, n));
+        return t.watch(acquireAsync(n, call, null, t));
+    }
+
+    /** The blocking form of {@link #acquireAsync(long, String, PermitHandles.GiveBack, LeakDetection)}. */
+    Permits acquireBlocking(long n, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks)
+            throws InterruptedException {
+        if (leaks == null) {
+            return acquireBlocking(n, call, null, back);
+        }
+        PermitLeaks.Tracked t = PermitLeaks.track(leaks, back, face, CoreMessages.describe(call, n));
+        return t.watch(acquireBlocking(n, call, null, t));
+    }
+
+    /** The up-to form of {@link #acquireAsync(long, String, PermitHandles.GiveBack, LeakDetection)}. */
+    CompletableFuture<Permits> acquireUpToAsync(long min, long max, String call, PermitHandles.GiveBack back,
+            @Nullable LeakDetection leaks) {
+        if (leaks == null) {
+            return acquireUpToAsync(min, max, call, back);
+        }
+        PermitLeaks.Tracked t = PermitLeaks.track(leaks, back, face, call);
+        return t.watch(acquireUpToAsync(min, max, call, t));
+    }
+
+    /** The up-to form of {@link #acquireBlocking(long, String, PermitHandles.GiveBack, LeakDetection)}. */
+    Permits acquireUpToBlocking(long min, long max, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks)
+            throws InterruptedException {
+        if (leaks == null) {
+            return acquireUpToBlocking(min, max, call, back);
+        }
+        PermitLeaks.Tracked t = PermitLeaks.track(leaks, back, face, call);
+        return t.watch(acquireUpToBlocking(min, max, call, t));
+    }
+
     /** Queues a future's node; a shed request gets a failed future (argument errors are thrown). */
     private <T> CompletableFuture<T> enqueueFuture(FutureAcquisition<T> f, String call) {
         try {

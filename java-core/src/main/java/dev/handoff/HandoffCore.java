@@ -247,13 +247,11 @@ abstract class HandoffCore extends CapacityControl {
                 // Counting them would let it through: wait for them to be confirmed or undone.
                 return n <= held + provisional && !gaveUpOnTransit ? WAIT_FOR_TRANSIT : held;
             }
-            woken = giveBack(n);
-            clearStaleGate();
+            woken = giveBackLocked(n);
         } finally {
             unlock();
         }
-        settleAll(woken, wakes);
-        checkDrained();
+        afterGiveBack(woken, wakes);
         return -1;
     }
 

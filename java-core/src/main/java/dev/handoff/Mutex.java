@@ -220,11 +220,7 @@ public final class Mutex implements PrimitiveView {
      * @return a future completed with the lock's handle once this caller holds the lock
      */
     public CompletableFuture<Permits> lockAsync() {
-        if (leaks != null) {
-            PermitLeaks.Tracked t = PermitLeaks.track(leaks, unlocker, this, "lockAsync()");
-            return t.watch(core.acquireAsync(1, "lockAsync()", null, t));
-        }
-        return core.acquireAsync(1, "lockAsync()", null, unlocker);
+        return core.acquireAsync(1, "lockAsync()", unlocker, leaks);
     }
 
     /**
@@ -238,11 +234,7 @@ public final class Mutex implements PrimitiveView {
      * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
     public Permits lockBlocking() throws InterruptedException {
-        if (leaks != null) {
-            PermitLeaks.Tracked t = PermitLeaks.track(leaks, unlocker, this, "lockBlocking()");
-            return t.watch(core.acquireBlocking(1, "lockBlocking()", null, t));
-        }
-        return core.acquireBlocking(1, "lockBlocking()", null, unlocker);
+        return core.acquireBlocking(1, "lockBlocking()", unlocker, leaks);
     }
 
     /**

@@ -111,6 +111,12 @@ abstract class ProvisionalGrants extends WaitQueue {
     static final long TRANSIT_WAIT_NANOS = 50_000_000L;
 
     /**
+     * The bound in force, {@link #TRANSIT_WAIT_NANOS}: tests that watch a release wait raise it,
+     * so that a loaded machine cannot end the wait before they see it.
+     */
+    static volatile long transitWaitNanos = TRANSIT_WAIT_NANOS;
+
+    /**
      * One wait of a release for provisional grants to settle (see "Provisional grants"): they are
      * settled by the waking of the release that made them, or by their waiter's cancellation,
      * within a few instructions unless those threads are descheduled. A wake-up that this very
@@ -130,7 +136,7 @@ abstract class ProvisionalGrants extends WaitQueue {
             Thread.onSpinWait();
         } else if (waits < 128) {
             Thread.yield();
-        } else if (System.nanoTime() - sinceNanos >= TRANSIT_WAIT_NANOS) {
+        } else if (System.nanoTime() - sinceNanos >= transitWaitNanos) {
             return false;
         } else {
             LockSupport.parkNanos(blocker, APPEND_PARK_NANOS);
@@ -201,13 +207,11 @@ abstract class ProvisionalGrants extends WaitQueue {
             if (hook instanceof GrantUndo) {
                 ((GrantUndo) hook).undo();
             }
-            woken = giveBack(n);
-            clearStaleGate();
+            woken = giveBackLocked(n);
         } finally {
             unlock();
         }
-        settleAll(woken, wakes);
-        checkDrained();
+        afterGiveBack(woken, wakes);
         return true;
     }
 
@@ -231,6 +235,24 @@ abstract class ProvisionalGrants extends WaitQueue {
 
     /** Tells the listener of a settled chain and wakes it on {@code wakes}, after the lock is released. */
     abstract void settleAll(Acquisition chain, Executor wakes);
+
+    /**
+     * {@code n} permits come back (a release, an undone grant): to the debt, the queue or free,
+     * and the gate is cleared if nothing keeps it set. Returns the chain of nodes settled, for
+     * {@link #afterGiveBack}.
+     */
+    @GuardedBy("lock")
+    final Acquisition giveBackLocked(long n) {
+        Acquisition woken = giveBack(n);
+        clearStaleGate();
+        return woken;
+    }
+
+    /** After the lock is released: settles what {@link #giveBackLocked} woke, and completes a drain. */
+    final void afterGiveBack(Acquisition woken, Executor wakes) {
+        settleAll(woken, wakes);
+        checkDrained();
+    }
 
     ProvisionalGrants(long capacity, long maxQueuedPermits, int maxQueueLength, @Nullable WaitListener listener,
             @Nullable Front front) {

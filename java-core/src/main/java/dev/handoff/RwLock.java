@@ -318,11 +318,7 @@ public final class RwLock implements PrimitiveView {
      * @return a future completed with the read lock's handle once this caller holds it
      */
     public CompletableFuture<Permits> readLockAsync() {
-        if (leaks != null) {
-            PermitLeaks.Tracked t = PermitLeaks.track(leaks, readUnlocker, this, "readLockAsync()");
-            return t.watch(core.acquireAsync(1, "readLockAsync()", null, t));
-        }
-        return core.acquireAsync(1, "readLockAsync()", null, readUnlocker);
+        return core.acquireAsync(1, "readLockAsync()", readUnlocker, leaks);
     }
 
     /**
@@ -335,11 +331,7 @@ public final class RwLock implements PrimitiveView {
      * @throws SemaphoreRejectedException if it would have to wait and the queue is full
      */
     public Permits readLockBlocking() throws InterruptedException {
-        if (leaks != null) {
-            PermitLeaks.Tracked t = PermitLeaks.track(leaks, readUnlocker, this, "readLockBlocking()");
-            return t.watch(core.acquireBlocking(1, "readLockBlocking()", null, t));
-        }
-        return core.acquireBlocking(1, "readLockBlocking()", null, readUnlocker);
+        return core.acquireBlocking(1, "readLockBlocking()", readUnlocker, leaks);
     }
 
     /**

@@ -3,7 +3,6 @@ package dev.handoff;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -11,19 +10,10 @@ import java.util.function.Supplier;
  * {@code withLockAsync}, ...): releases exactly when the grant happened, once, however the body
  * completes; releases nothing when the acquisition itself failed.
  */
-final class ScopedAsync<T> extends CompletableFuture<T> {
-
-    private final CompletableFuture<?> acquired;
-
-    /**
-     * Set before this future withdraws its own wait (cancel, timeout, an outside failure): the
-     * acquisition's failure it causes is then not copied here; the withdrawing call completes this
-     * future itself, with its own outcome.
-     */
-    private volatile boolean withdrawing;
+final class ScopedAsync<T> extends WithdrawingFuture<T> {
 
     private ScopedAsync(CompletableFuture<?> acquired) {
-        this.acquired = acquired;
+        super(acquired);
     }
 
     /**
@@ -70,38 +60,5 @@ final class ScopedAsync<T> extends CompletableFuture<T> {
             });
         });
         return result;
-    }
-
-    /**
-     * Withdraws the wait first and only then publishes the cancellation, so a caller that sees
-     * this future cancelled finds the wait already gone (queue length, listener, free permits).
-     */
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-        withdraw(null);
-        return super.cancel(mayInterruptIfRunning);
-    }
-
-    /**
-     * As {@link #cancel}: withdraws the wait, then fails this future with {@code ex}. A
-     * {@link TimeoutException} (as {@code orTimeout} delivers) withdraws it as a timeout, so the
-     * {@link WaitListener} hears "timed out"; anything else withdraws it as a cancellation.
-     */
-    @Override
-    public boolean completeExceptionally(Throwable ex) {
-        withdraw(ex);
-        return super.completeExceptionally(ex);
-    }
-
-    private void withdraw(Throwable cause) {
-        if (isDone() || acquired.isDone()) {
-            return; // settled, or granted: a grant's permits are released by the body's completion
-        }
-        withdrawing = true;
-        if (cause instanceof TimeoutException) {
-            acquired.completeExceptionally(cause);
-        } else {
-            acquired.cancel(false); // false if a grant won the race: the body then runs and releases
-        }
     }
 }

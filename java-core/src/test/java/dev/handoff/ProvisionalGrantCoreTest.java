@@ -11,6 +11,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,6 +25,17 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(60) // a guard against hangs, not a speed check
 class ProvisionalGrantCoreTest {
+
+    /** The releases these tests watch wait until the test decides, however loaded the machine. */
+    @BeforeEach
+    void waitForTheTestsDecision() {
+        ProvisionalGrants.transitWaitNanos = TimeUnit.SECONDS.toNanos(30);
+    }
+
+    @AfterEach
+    void restoreTheBound() {
+        ProvisionalGrants.transitWaitNanos = ProvisionalGrants.TRANSIT_WAIT_NANOS;
+    }
 
     /** A queued node whose grants stay provisional until the test confirms or undoes them. */
     private static final class ProvisionalNode extends Acquisition {

@@ -11,6 +11,8 @@ import kotlinx.coroutines.Job
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import java.util.concurrent.CompletableFuture
@@ -40,6 +42,25 @@ import kotlin.test.assertTrue
  */
 @Timeout(60) // a guard against hangs, not a speed check
 class ProvisionalGrantTest {
+
+    /**
+     * The core's bound on a release's wait for a grant in transit (50 ms), raised while a test
+     * watches such a wait, so that a loaded machine cannot end it before the test sees it.
+     */
+    private val bound = Class.forName("dev.handoff.ProvisionalGrants").getDeclaredField("transitWaitNanos")
+        .apply { isAccessible = true }
+    private var saved = 0L
+
+    @BeforeEach
+    fun raiseTheBound() {
+        saved = bound.getLong(null)
+        bound.setLong(null, TimeUnit.SECONDS.toNanos(30))
+    }
+
+    @AfterEach
+    fun restoreTheBound() {
+        bound.setLong(null, saved)
+    }
 
     private class Scenario {
         val semaphore = Semaphore(2)

@@ -84,15 +84,8 @@ public abstract class Acquisition {
     long permits;
 
     /**
-     * Two things that are never needed at the same time, in one field to keep the node small:
-     * while the acquisition can still be granted, the face's bookkeeping ({@link Runnable}) run
-     * under the core's lock right after a successful claim (the RwLock write flag), or
-     * {@code null}; once it FAILED, the {@link Throwable} its claim threw (written under the lock
-     * before {@link #state}). Set once when it starts. On a semaphore with a {@link WaitListener},
-     * a node that queues has both wrapped in a {@link Watch} (with its queueing time); read it
-     * only through {@link #grantHook()}, {@link #failureCause()} and {@link #watched()}. An
-     * acquisition started by a {@link FairShareSemaphore} keeps the fair share's node here instead
-     * (see {@link #node()}).
+     * What the node keeps besides its weight and links, packed in one field to keep it small; read
+     * and written only through {@link NodeHook}, which says what it may hold.
      */
     Object hook;
 
@@ -153,7 +146,7 @@ public abstract class Acquisition {
                     + this + "); an Acquisition can be started once");
         }
         this.permits = n;
-        this.hook = min < n ? new UpTo(min) : grantHook;
+        this.hook = min < n ? new NodeHook.UpTo(min) : grantHook;
     }
 
     /** Whether this acquisition is started on {@code core} (a volatile read: see BatchSemaphore's cancel). */
@@ -378,118 +371,38 @@ public abstract class Acquisition {
      * grant, and what it took after). Fixed once started.
      */
     long minimum() {
-        Object h = hook;
-        if (h instanceof UpTo) {
-            return ((UpTo) h).min;
-        }
-        if (h instanceof Watch) {
-            long min = ((Watch) h).upToMinimum;
-            if (min > 0) {
-                return min;
-            }
-        }
-        return permits;
+        return NodeHook.minimum(hook, permits);
     }
 
     /** The exception of a FAILED node (see {@link #hook}); {@code null} otherwise. */
     final Throwable failureCause() {
-        Object h = hook;
-        if (h instanceof Acquisition) {
-            return ((Acquisition) h).failureCause(); // the node this acquisition is the party of: see node()
-        }
-        if (h instanceof Watch) {
-            return ((Watch) h).failure;
-        }
-        if (h instanceof UpTo) {
-            return ((UpTo) h).failure;
-        }
-        return h instanceof Throwable ? (Throwable) h : null;
+        return NodeHook.failure(hook);
     }
 
     /** The face's grant bookkeeping, or {@code null} (see {@link #hook}). */
     @GuardedBy("lock")
     final Runnable grantHook() {
-        Object h = hook;
-        if (h instanceof Watch) {
-            return ((Watch) h).onGrant;
-        }
-        return h instanceof UpTo ? null : (Runnable) h;
+        return NodeHook.grantHook(hook);
     }
 
     /** Before the state is published: the node fails with {@code t}. */
     @GuardedBy("lock")
     final void fail(Throwable t) {
-        Object h = hook;
-        if (h instanceof Watch) {
-            ((Watch) h).failure = t;
-        } else if (h instanceof UpTo) {
-            ((UpTo) h).failure = t; // the minimum stays readable for the messages and the listener
-        } else {
-            hook = t; // the grant hook is not needed any more: the node keeps its failure there
-        }
+        hook = NodeHook.failed(hook, t);
     }
 
     /**
      * As the node joins the queue of a semaphore that has a {@link WaitListener} (under the lock, or
      * just before a lock-free append publishes it): remembers when and behind how many, for the
-     * listener. Lives in {@link #hook} (wrapping the
-     * grant hook, or taking over an up-to request's minimum), so a node costs no extra field and
-     * no allocation unless a listener is set.
+     * listener (see {@link NodeHook#watched(Object, int)}).
      */
     final void watch(int waitersAhead) {
-        Object h = hook;
-        if (h instanceof Watch) { // a lock-free append that was retried: the latest attempt counts
-            Watch w = (Watch) h;
-            w.since = System.nanoTime();
-            w.waitersAhead = waitersAhead;
-            return;
-        }
-        hook = h instanceof UpTo
-                ? new Watch(null, ((UpTo) h).min, System.nanoTime(), waitersAhead)
-                : new Watch((Runnable) h, 0L, System.nanoTime(), waitersAhead);
+        hook = NodeHook.watched(hook, waitersAhead);
     }
 
     /** What {@link #watch} stored, or {@code null} if the node was never watched. */
-    final Watch watched() {
-        Object h = hook;
-        return h instanceof Watch ? (Watch) h : null;
-    }
-
-    /**
-     * What a watched node keeps for its {@link WaitListener}: the grant hook it replaces in
-     * {@link #hook}, the time it queued, the queue length then, and its failure if it fails.
-     */
-    static final class Watch {
-        final Runnable onGrant;
-        /** An up-to request's minimum, taken over from its {@link UpTo}; {@code 0} for an exact request. */
-        final long upToMinimum;
-        /** Written before the node is published to the queue (see {@link #watch}). */
-        long since;
-        int waitersAhead;
-        /** Written under the owner's lock before the node's state is published. */
-        Throwable failure;
-
-        Watch(Runnable onGrant, long upToMinimum, long since, int waitersAhead) {
-            this.onGrant = onGrant;
-            this.upToMinimum = upToMinimum;
-            this.since = since;
-            this.waitersAhead = waitersAhead;
-        }
-    }
-
-    /**
-     * What an up-to request started by {@code startAcquisitionUpTo} keeps in
-     * {@link #hook}: its minimum (its maximum is {@link #permits} until the grant), and its failure
-     * if it fails. Semaphore requests have no grant hook, so nothing else needs the field.
-     */
-    static final class UpTo {
-        final long min;
-        /** Written under the owner's lock before the node's state is published. */
-        Throwable failure;
-
-        UpTo(long min) {
-            this.min = min;
-        }
+    final NodeHook.Watch watched() {
+        return NodeHook.watch(hook);
     }
 
     /**

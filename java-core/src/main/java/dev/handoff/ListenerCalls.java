@@ -35,7 +35,7 @@ final class ListenerCalls {
     /** Tells the listener how each watched node of {@code chain} (linked by next, final) ended. */
     static void settled(WaitListener listener, Acquisition chain) {
         for (Acquisition a = chain; a != null; a = a.next) {
-            Acquisition.Watch w = a.watched();
+            NodeHook.Watch w = a.watched();
             if (w == null) {
                 continue; // settled without queueing (an immediate grant, a close at the start)
             }
@@ -54,13 +54,13 @@ final class ListenerCalls {
 
     /** Tells the listener that a withdrawn node's wait ended. */
     static void withdrawn(WaitListener listener, Acquisition a, boolean timedOut) {
-        Acquisition.Watch w = a.watched();
+        NodeHook.Watch w = a.watched();
         if (w != null) {
             tell(listener, a, w, timedOut ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED);
         }
     }
 
-    private static void tell(WaitListener listener, Acquisition a, Acquisition.Watch w, WaitOutcome outcome) {
+    private static void tell(WaitListener listener, Acquisition a, NodeHook.Watch w, WaitOutcome outcome) {
         long weight = outcome == WaitOutcome.GRANTED ? a.permits : a.minimum();
         try {
             listener.settled(weight, outcome, System.nanoTime() - w.since, w.waitersAhead);

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * Observes the waits of one {@link FairShareSemaphore}, with the key of each: given at construction
- * with {@link FairShareSemaphore.Builder#listener(FairShareListener)}. The same events as a
+ * with {@link PrimitiveBuilder#listener FairShareSemaphore.Builder.listener(..)}. The same events as a
  * {@link WaitListener}, one per wait, and the same rules: only the slow path is observed (a grant at
  * once calls nothing); each acquisition that queues causes one {@link #queued} and later exactly one
  * {@link #settled}; one that the queue bounds refuse causes one {@link #rejected}. Methods run on the

@@ -7,7 +7,7 @@ package dev.handoff;
  *
  * <p>Off by default. Turn it on for every primitive with the system property
  * {@value #PROPERTY} ({@code -Ddev.handoff.leakDetection=report} or {@code =release}), or for one
- * with its builder's {@link PrimitiveBuilder#leakDetection(LeakDetection) leakDetection(mode)},
+ * with its builder's {@link TrackedBuilder#leakDetection(LeakDetection) leakDetection(mode)},
  * which wins over the property. While on, each
  * call that returns a handle ({@code acquireBlocking}, {@code acquireAsync},
  * {@code acquireUpToBlocking}, {@code acquireUpToAsync}; a mutex's {@code lockBlocking} and
@@ -17,7 +17,8 @@ package dev.handoff;
  * leaked handle, a warning naming the primitive, the permits and the acquisition's stack trace goes
  * to the {@link System.Logger} {@code "dev.handoff.leaks"}, once per call site. A write lock's
  * handle is not tracked: the lock refers to its writer's handle while write-locked (for
- * {@link RwLock#downgrade()}), so that handle never becomes garbage while it holds the lock.
+ * {@link RwLock#downgrade()}), so that handle never becomes garbage while it holds the lock. The
+ * handles of a {@link FairShareSemaphore} are not tracked.
  *
  * <p>Cost: while off, nothing per handle (0 B, no registration; one field test per acquire); while
  * on, a stack trace and a cleaner registration per handle, so it is for tests and debugging, not

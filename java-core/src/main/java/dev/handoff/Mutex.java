@@ -86,7 +86,7 @@ public final class Mutex implements PrimitiveView {
      * Options of a {@link Mutex}: see {@link Mutex#builder()}. Not thread-safe; each
      * {@link #build()} makes a new mutex.
      */
-    public static final class Builder extends PrimitiveBuilder<Builder, WaitListener, Mutex> {
+    public static final class Builder extends TrackedBuilder<Builder, Mutex> {
 
         private Builder() {
         }

@@ -121,7 +121,7 @@ final class PermitLeaks {
         }
 
         private static final Class<?>[] FACES = {PermitLeaks.class, BatchSemaphore.class, SemaphoreBase.class, Semaphore.class, Mutex.class, RwLock.class,
-                FairShareSemaphore.class};
+                FairShareSemaphore.class, WriteGrant.class};
 
         private void report(long n, boolean given) {
             if (!REPORTED.add(callSite())) {

@@ -4,10 +4,10 @@ package dev.handoff;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The options every primitive's builder has: a name, a bound on how many may wait, a listener, and
- * what to do about a leaked handle. {@link Semaphore.Builder}, {@link Mutex.Builder},
- * {@link RwLock.Builder} and {@link FairShareSemaphore.Builder} extend it, each returning its own
- * type from these methods, so options chain in any order:
+ * The options every primitive's builder has: a name, a bound on how many may wait, and a listener.
+ * {@link Semaphore.Builder}, {@link Mutex.Builder}, {@link RwLock.Builder} (through
+ * {@link TrackedBuilder}, which adds leak detection) and {@link FairShareSemaphore.Builder} extend
+ * it, each returning its own type from these methods, so options chain in any order:
  *
  * <pre>{@code
  * Semaphore uploads = Semaphore.builder(64 << 20)
@@ -25,7 +25,6 @@ public abstract class PrimitiveBuilder<B extends PrimitiveBuilder<B, L, P>, L, P
     @Nullable String name;
     int maxQueueLength = Integer.MAX_VALUE;
     @Nullable L listener;
-    @Nullable LeakDetection leakDetection;
 
     /** Only the library's builders extend this class. */
     PrimitiveBuilder() {}
@@ -96,29 +95,6 @@ public abstract class PrimitiveBuilder<B extends PrimitiveBuilder<B, L, P>, L, P
     }
 
     /**
-     * Sets what the primitive does about a {@link Permits} handle that becomes unreachable while
-     * it holds permits: nothing ({@link LeakDetection#OFF}), report where it was acquired
-     * ({@link LeakDetection#REPORT}), or report and give its permits back
-     * ({@link LeakDetection#RELEASE}). By default, what the system property
-     * {@value LeakDetection#PROPERTY} says, else off. See {@link LeakDetection} for the cost.
-     *
-     * <pre>{@code
-     * Semaphore budget = Semaphore.builder(16).leakDetection(LeakDetection.REPORT).build();
-     * }</pre>
-     *
-     * @param mode what to do about a leaked handle
-     * @return this builder
-     * @throws NullPointerException if {@code mode} is null
-     */
-    public B leakDetection(LeakDetection mode) {
-        if (mode == null) {
-            throw new NullPointerException("leakDetection(null): the mode is null");
-        }
-        this.leakDetection = mode;
-        return self();
-    }
-
-    /**
      * Builds the primitive with these options.
      *
      * @return a new primitive
@@ -126,7 +102,7 @@ public abstract class PrimitiveBuilder<B extends PrimitiveBuilder<B, L, P>, L, P
     public abstract P build();
 
     @SuppressWarnings("unchecked")
-    private B self() {
+    final B self() {
         return (B) this;
     }
 }

@@ -192,7 +192,7 @@ public final class RwLock implements PrimitiveView {
      * Options of a {@link RwLock}: see {@link RwLock#builder(int)}. Not thread-safe; each
      * {@link #build()} makes a new lock.
      */
-    public static final class Builder extends PrimitiveBuilder<Builder, WaitListener, RwLock> {
+    public static final class Builder extends TrackedBuilder<Builder, RwLock> {
         private final int maxReaders;
 
         private Builder(int maxReaders) {

@@ -117,7 +117,7 @@ public final class Semaphore extends SemaphoreBase {
      * Options of a {@link Semaphore}: see {@link Semaphore#builder(long)}. Not thread-safe; each
      * {@link #build()} makes a new semaphore.
      */
-    public static final class Builder extends PrimitiveBuilder<Builder, WaitListener, Semaphore> {
+    public static final class Builder extends TrackedBuilder<Builder, Semaphore> {
         private final long capacity;
         private long maxQueuedPermits = Long.MAX_VALUE;
 

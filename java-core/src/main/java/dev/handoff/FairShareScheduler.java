@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: Apache-2.0
+package dev.handoff;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
+
+/*
+ * The fair share's scheduler
+ * ==========================
+ * One BatchSemaphore of the total capacity (the core) holds the permits: its word, free count,
+ * debt after a shrink, close and closeAsync are used as they are. In front of it, the waiting
+ * requests (FairShareTickets, bound to the core from their creation) sit in one FIFO queue per key
+ * (KeyState). The scheduler hands the head with the smallest start tag (StartTags, KeyHeap) to the
+ * core as the core's only queued node (core.enqueue): that node is "dispatched". It gets the
+ * core's direct handoff and partial assignment, and blocks everyone else exactly like the head of
+ * a Semaphore; only when it settles (granted, cancelled, declined, failed, closed) is the next head
+ * dispatched. So the grants happen one by one in dispatch order, which is tag order.
+ *
+ *   key a: [a1]-[a2]-[a3]     heap of eligible keys by (tag of head, arrival)     core queue:
+ *   key b: [b1]               --- smallest, when nothing is dispatched --->       [dispatched]
+ *   key c: [c1]-[c2] (capped: out of the heap until it releases)
+ *
+ * The lock
+ * --------
+ * One lock (a CoreLock: short sections, no reentry, a stamp for lock-free
+ * observers) guards the scheduler's state, its keys' and its tickets', and is held across every
+ * call into the core: enqueue, release, tryAcquire, resize, close and the withdrawal of the
+ * dispatched node. The core's lock is thus always taken inside it and never the other way round (a
+ * node's claim() takes no lock, and the core calls nothing of the fair share while it holds its
+ * own lock). Since a dispatched node can only be settled inside a core call, the scheduler sees its
+ * outcome right after that call (settleDispatchedLocked) and dispatches the next one, still under
+ * its lock. Settled tickets are woken after the lock (SettledTickets, FairShareTicket). The two
+ * exceptions, both taken outside the lock because they may complete closeAsync's future (user
+ * callbacks): a release or a resize after close; nothing is dispatched then. Every section starts
+ * by leaving solo mode and may end by entering it (FairShareSolo).
+ *
+ * Eligibility, caps, shedding
+ * ---------------------------
+ * A key is in the heap iff it has a head that is not dispatched, the fair share is open, and
+ * held(key) + transit(key) + head weight <= maxPermitsPerKey. A capped key re-enters the heap when
+ * a release makes room (tagged then, so it banks no credit while capped). Requests heavier than the
+ * cap or the capacity are refused at once. Shedding counts every waiting request (the dispatched
+ * one too) against maxQueueLength, maxQueuedPermits and, per key, maxQueuedPermitsPerKey.
+ *
+ * Provisional grants (coroutines), and acquisitions started by startAcquisition
+ * ------------------------------------------------------------------------------
+ * startAcquisition(key, n, acquisition) makes the user's Acquisition subclass the party of a
+ * ticket, as a Waker is for acquireThen: the ticket is the node (queued, dispatched, granted); the
+ * acquisition's hook field points to it, and its cancel, confirmGrant and undoGrant reach this
+ * scheduler through the core's Front hooks. A coroutine (kotlin-ext) may be cancelled after its
+ * claim() took a grant and before its waker resumes it; if another caller's release(key, n) could
+ * count those permits as the key's meanwhile, it would pass or fail depending on which of the two
+ * comes first, and a cancelled acquire could end with the give-back's over-release. So a ticket
+ * whose party asks for it (provisionalGrant) is granted provisionally when it was queued:
+ * settleDispatchedLocked counts its permits in the key's transit, not in held. They are held by
+ * nobody (heldPermits(key) leaves them out; the core counts them as held, which only its own
+ * over-release check, a backstop here, reads). The party then either confirms (transit to held) or
+ * undoes (transit back to the core, then on in fair order, exactly as a release), each once, under
+ * the lock. The undo decides only under the lock, because the core's grant (the ticket's state) is
+ * visible to a cancelling thread before the section that made it has counted it in transit: a
+ * lock-free "not provisional" answer would send that thread to release permits in transit, and to
+ * wait for itself. A release(key, n) with held < n <= held + transit waits, outside the lock,
+ * until transit changes, then decides again: either answer at once would be wrong for one of the
+ * two outcomes, and both are decided within the party's own wake-up or cancellation (bounded as
+ * the core's release is: see BatchSemaphore.awaitTransit, which also runs the wake-ups this thread
+ * queued; after the bound the release is an over-release, nothing changed). A release of permits
+ * the key really holds never waits. A key with permits in transit stays in the map and counts them
+ * against its cap, and solo mode is never entered while any are (the key would not be alone, or
+ * capacity - free would exceed held). The ticket itself never asks the core for a provisional
+ * grant: the per-key count is the one that decides, and the core's total stays consistent with it
+ * because every release passes the scheduler's check first. A grant made at once is never
+ * provisional: the caller's thread has it.
+ *
+ * Observers
+ * ---------
+ * The map is a ConcurrentHashMap written under the lock; the counters are plain fields read
+ * between two equal stamps of the lock (as the core's observers do), so heldPermits(key),
+ * queueLength(), queueLength(key) and availablePermits() never take the lock and are
+ * linearizable. availablePermits() is 0 while a request that could be served waits.
+ */
+
+/**
+ * The scheduler of a {@link FairShareSemaphore}: its lock, its keys, the waiting counts and the
+ * dispatched ticket; every section that queues, grants, gives back, withdraws, resizes or closes.
+ * The core's {@link BatchSemaphore.Front}.
+ */
+final class FairShareScheduler<K> implements BatchSemaphore.Front {
+    final BatchSemaphore core;
+    final CoreLock lock = new CoreLock();
+
+    /** Keys that hold or wait. Written under the lock; read anywhere. */
+    private final ConcurrentHashMap<K, KeyState<K>> keys = new ConcurrentHashMap<>();
+
+    private final FairShareSemaphore<K> face;
+    private final ToLongFunction<? super K> share;
+    final long maxPermitsPerKey;
+    private final long maxQueuedPermitsPerKey;
+    private final long maxQueuedPermits;
+    private final int maxQueueLength;
+
+    final FairShareSolo<K> solo;
+    /** The virtual time and arrival order (guarded by the lock, as are the two below). */
+    private final StartTags tags = new StartTags();
+    /** The keys whose head may be dispatched, by (tag, arrival) of their head. */
+    private final KeyHeap<K> heap = new KeyHeap<>();
+    private final SettledTickets<K> settled;
+
+    /** The one node handed to the core, or null. */
+    @GuardedBy("lock")
+    private FairShareTicket<K> dispatched;
+    /** Waiting requests (dispatched included) and their weight. */
+    @GuardedBy("lock")
+    private int waiting;
+    @GuardedBy("lock")
+    private long waitingPermits;
+    /** Set once by close(), under the lock; read anywhere. */
+    volatile boolean closed;
+
+    FairShareScheduler(FairShareSemaphore<K> face, long capacity, ToLongFunction<? super K> share, long maxPermitsPerKey,
+            long maxQueuedPermitsPerKey, long maxQueuedPermits, int maxQueueLength,
+            @Nullable FairShareListener<? super K> listener) {
+        this.core = new BatchSemaphore(capacity, face, this);
+        this.face = face;
+        this.share = share;
+        this.maxPermitsPerKey = maxPermitsPerKey;
+        this.maxQueuedPermitsPerKey = maxQueuedPermitsPerKey;
+        this.maxQueuedPermits = maxQueuedPermits;
+        this.maxQueueLength = maxQueueLength;
+        this.settled = new SettledTickets<>(listener);
+        this.solo = new FairShareSolo<>(face, core, keys, share, maxPermitsPerKey);
+    }
+
+    // ------------------------------------------------------------------ observers (no lock)
+
+    long availablePermits() {
+        if (lock.heldBy(Thread.currentThread())) {
+            return anyServable() ? 0L : core.availablePermits();
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            long v = anyServable() ? 0L : core.availablePermits();
+            if (lock.answered(stamp, attempt)) {
+                return v;
+            }
+        }
+    }
+
+    long queuedPermits() {
+        if (lock.heldBy(Thread.currentThread())) {
+            return waitingPermits;
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            long v = waitingPermits;
+            if (lock.answered(stamp, attempt)) {
+                return v;
+            }
+        }
+    }
+
+    long heldPermits(K key) {
+        if (lock.heldBy(Thread.currentThread())) { // a claim() asking: it sees its own section (never solo)
+            KeyState<K> k = keys.get(key);
+            return k == null ? 0L : k.held;
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            long v = solo.heldIfSolo(key); // solo: every held permit is its
+            if (v < 0) {
+                KeyState<K> k = keys.get(key);
+                v = k == null ? 0L : k.held;
+            }
+            if (lock.answered(stamp, attempt)) {
+                return v;
+            }
+        }
+    }
+
+    int queueLength() {
+        if (lock.heldBy(Thread.currentThread())) {
+            return waiting;
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            int v = waiting;
+            if (lock.answered(stamp, attempt)) {
+                return v;
+            }
+        }
+    }
+
+    int queueLength(K key) {
+        if (lock.heldBy(Thread.currentThread())) {
+            KeyState<K> k = keys.get(key);
+            return k == null ? 0 : k.waiting;
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            KeyState<K> k = keys.get(key);
+            int v = k == null ? 0 : k.waiting;
+            if (lock.answered(stamp, attempt)) {
+                return v;
+            }
+        }
+    }
+
+    int activeKeys() {
+        if (lock.heldBy(Thread.currentThread())) {
+            return keys.size(); // never in solo mode inside a section
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            int n = keys.size();
+            if (solo.idleKeyKept()) {
+                n--; // the solo key stays in the map while it holds nothing (see FairShareSolo): not active
+            }
+            if (lock.answered(stamp, attempt)) {
+                return n;
+            }
+        }
+    }
+
+    /** Whether a request waits that could be served now (in the heap or dispatched). Lock or stamps. */
+    private boolean anyServable() {
+        return dispatched != null || heap.size() > 0;
+    }
+
+    // ------------------------------------------------------------------ sections
+
+    /** Takes the lock; a section never runs in solo mode. */
+    private void lockFront() {
+        lock.lock();
+        solo.leaveLocked();
+    }
+
+    /** Enters solo mode with {@code k} if it is the only active key and all is quiet, then unlocks. */
+    private void unlockFront(@Nullable KeyState<K> k) {
+        if (k != null && !closed && waiting == 0 && dispatched == null && heap.size() == 0 && k.finish <= tags.now()
+                && k.transit == 0 && keys.get(k.key) == k && keys.size() == 1) {
+            solo.enterLocked(k);
+        }
+        lock.unlock();
+    }
+
+    /** Releases the lock, then tells the listener and runs the chain of settled tickets (on {@code wakes} if given). */
+    private void unlockAndWake(@Nullable Executor wakes) {
+        unlockAndWake(wakes, null);
+    }
+
+    /** As {@link #unlockAndWake(Executor)}, entering solo mode with {@code touched} if it is the only active key. */
+    private void unlockAndWake(@Nullable Executor wakes, @Nullable KeyState<K> touched) {
+        FairShareTicket<K> first = settled.takeLocked();
+        unlockFront(touched);
+        settled.wake(first, wakes);
+    }
+
+    /**
+     * The immediate grant, {@code n > 0} or {@code n == 0} for a handle: the key's state if
+     * granted, else null. In solo mode by one CAS, else under the lock.
+     */
+    @Nullable KeyState<K> grantAtOnce(K key, long n, String call) {
+        if (n > 0) {
+            KeyState<K> s = solo.take(key, n);
+            if (s != solo.undecided) {
+                return s; // granted, or not now: the caller refuses or queues (and decides again under the lock)
+            }
+        }
+        KeyState<K> k = null;
+        lockFront();
+        try {
+            k = closed ? null : takeAtOnceLocked(key, n, call);
+            return k;
+        } finally {
+            unlockFront(k);
+        }
+    }
+
+    /**
+     * Not closed, {@code 0 <= n <= cap}: grants {@code n} to {@code key} if nothing servable waits,
+     * the key waits for nothing and its cap allows it, and the core has them free.
+     */
+    @GuardedBy("lock")
+    private @Nullable KeyState<K> takeAtOnceLocked(K key, long n, String call) {
+        if (anyServable()) {
+            return null;
+        }
+        KeyState<K> k = keys.get(key);
+        if (k != null && (k.waiting > 0 || k.held + k.transit + n > maxPermitsPerKey)) {
+            return null;
+        }
+        if (n > 0) {
+            if (k == null) {
+                k = activateLocked(key, n, call);
+            }
+            if (!core.tryAcquire(n)) {
+                refreshLocked(k);
+                return null;
+            }
+            grantedAtOnce(k, n);
+        } else if (k == null) {
+            k = new KeyState<>(face, key, 1L); // a handle of 0 permits: never in the map
+        }
+        return k;
+    }
+
+    /** The state of a key that becomes active (reads its share); put in the map. */
+    @GuardedBy("lock")
+    private KeyState<K> activateLocked(K key, long n, String call) {
+        long w;
+        try {
+            w = share.applyAsLong(key);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(call + "(" + key + ", " + n + "): the share function threw " + e, e);
+        }
+        if (w < 1 || w > FairShareSemaphore.MAX_SHARE) {
+            throw new IllegalArgumentException(call + "(" + key + ", " + n + "): the share of the key is " + w
+                    + ", must be between 1 and MAX_SHARE (" + FairShareSemaphore.MAX_SHARE + ")");
+        }
+        KeyState<K> k = new KeyState<>(face, key, w);
+        k.finish = tags.now(); // an idle key banks no credit
+        keys.put(key, k);
+        return k;
+    }
+
+    /**
+     * A grant at once of {@code n} to {@code k}. Not charged in virtual time: it took nobody's
+     * turn (nothing that could be served waited), see StartTags.
+     */
+    @GuardedBy("lock")
+    private static <K> void grantedAtOnce(KeyState<K> k, long n) {
+        k.held += n;
+    }
+
+    /**
+     * The queueing faces: grants at once if {@code tryAcquire} would (claiming first), else queues
+     * a ticket at the tail of its key's queue (or refuses it); settles through the party.
+     */
+    FairShareTicket<K> enqueue(K key, long n, Object party, boolean handle, String call) {
+        FairShareTicket<K> t;
+        SemaphoreRejectedException shed = null;
+        int ahead = -1;
+        KeyState<K> k = null;
+        lockFront();
+        try {
+            if (closed) {
+                t = ticket(n, null, party);
+                t.state = Acquisition.CLOSED;
+                settled.addLocked(t);
+            } else if (n == 0) {
+                t = ticket(0, handle ? NOTHING_TO_GIVE_BACK : null, party); // a handle: held until released
+                settleAtOnceLocked(t, null, 0);
+            } else {
+                k = keys.get(key);
+                if (k == null) {
+                    k = activateLocked(key, n, call);
+                }
+                t = ticket(n, handle ? k : null, party);
+                t.key = k;
+                if (!anyServable() && k.waiting == 0 && k.held + k.transit + n <= maxPermitsPerKey && core.tryAcquire(n)) {
+                    settleAtOnceLocked(t, k, n);
+                } else if (waiting >= maxQueueLength || saturatedAdd(waitingPermits, n) > maxQueuedPermits
+                        || saturatedAdd(k.queued, n) > maxQueuedPermitsPerKey) {
+                    shed = new SemaphoreRejectedException(call + "(" + key + ", " + n + "): rejected, the wait queue is full"
+                            + " (queue length " + waiting + " + 1 > maxQueueLength " + maxQueueLength + ", or queued permits "
+                            + waitingPermits + " + " + n + " > maxQueuedPermits " + maxQueuedPermits + ", or queued permits of"
+                            + " the key " + k.queued + " + " + n + " > maxQueuedPermitsPerKey " + maxQueuedPermitsPerKey + ")");
+                    refreshLocked(k);
+                } else {
+                    ahead = waiting;
+                    t.ahead = ahead;
+                    if (settled.listens()) {
+                        t.since = System.nanoTime();
+                    }
+                    t.order = tags.nextArrival();
+                    k.appendLocked(t);
+                    waiting++;
+                    waitingPermits += t.permits;
+                    if (k.head == t) {
+                        refreshLocked(k);
+                    }
+                    dispatchLocked();
+                }
+            }
+        } finally {
+            unlockAndWake(null, k);
+        }
+        if (shed != null) {
+            settled.reportRejected(key, n);
+            throw shed;
+        }
+        if (ahead >= 0) {
+            settled.reportQueued(key, n, ahead);
+        }
+        return t;
+    }
+
+    /** startAcquisition: {@code acquisition} becomes the party of a ticket; unbound again if refused. */
+    void start(K key, long n, Acquisition acquisition, String call) {
+        acquisition.bind(core, n, n, null, call);
+        try {
+            enqueue(key, n, acquisition, false, call);
+        } catch (RuntimeException | Error refused) {
+            acquisition.unbind(); // nothing was queued: it may be started again
+            throw refused;
+        }
+    }
+
+    /** The give-back of a zero-permit handle: it holds nothing, but reads as held until released. */
+    private static final PermitHandles.GiveBack NOTHING_TO_GIVE_BACK = new NothingToGiveBack();
+
+    /** A class, not a lambda: see {@link PermitHandles.GiveBack}'s note on hidden classes. */
+    private static final class NothingToGiveBack implements PermitHandles.GiveBack {
+        @Override
+        public void giveBack(long permits) {
+            // zero permits: nothing to give back
+        }
+    }
+
+    /** A new ticket; a future or a started acquisition learns its ticket here, before the ticket can settle. */
+    private FairShareTicket<K> ticket(long n, PermitHandles.GiveBack back, Object party) {
+        FairShareTicket<K> t = new FairShareTicket<>(settled, core, n, back, party);
+        if (party instanceof FairShareFuture) {
+            ((FairShareFuture) party).ticket = t;
+        } else if (party instanceof Acquisition) {
+            ((Acquisition) party).hook = t; // its state is the ticket's from now on (Acquisition.node())
+        }
+        return t;
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long s = a + b;
+        return s < 0 ? Long.MAX_VALUE : s;
+    }
+
+    /**
+     * Settles a new ticket at once, its {@code n} permits already taken from the core (null
+     * {@code k}: zero permits). Claims under the lock as the core does; a decline or a throwing
+     * claim gives the permits back.
+     */
+    @GuardedBy("lock")
+    private void settleAtOnceLocked(FairShareTicket<K> t, KeyState<K> k, long n) {
+        boolean taken;
+        try {
+            taken = t.claim();
+        } catch (Throwable e) {
+            t.fail(e);
+            taken = false;
+        }
+        if (taken) {
+            if (k != null) {
+                grantedAtOnce(k, n);
+            }
+            t.state = Acquisition.GRANTED;
+        } else {
+            if (n > 0) {
+                giveToCore(n); // nothing is in the core's queue: they become free (or pay debt)
+            }
+            t.state = t.failureCause() != null ? Acquisition.FAILED : Acquisition.CANCELLED;
+        }
+        if (k != null) {
+            refreshLocked(k);
+        }
+        settled.addLocked(t); // woken if granted or failed
+    }
+
+    /** Under the lock (or after close, without it): returns permits to the core. */
+    private void giveToCore(long n) {
+        if (core.release(n) >= 0) {
+            throw new AssertionError("the core holds fewer permits than the keys: " + face);
+        }
+    }
+
+    /** Uncounts a ticket that leaves (already unlinked or dispatched). */
+    @GuardedBy("lock")
+    private void dequeuedLocked(KeyState<K> k, FairShareTicket<K> t) {
+        k.dequeuedLocked(t);
+        waiting--;
+        waitingPermits -= t.permits;
+    }
+
+    /** Settles {@code t}, queued in its key's queue and not dispatched, as {@code state} without the core. */
+    @GuardedBy("lock")
+    private void settleQueuedLocked(KeyState<K> k, FairShareTicket<K> t, int state) {
+        k.unlinkLocked(t);
+        dequeuedLocked(k, t);
+        t.state = state;
+        settled.addLocked(t); // woken if closed or failed; only told if cancelled
+    }
+
+    /** Puts {@code k} into the heap if its head may be dispatched, or drops the key if it holds and waits for nothing. */
+    @GuardedBy("lock")
+    private void refreshLocked(KeyState<K> k) {
+        if (k.heapIndex >= 0) {
+            return; // its head waits in the heap: nothing can change its eligibility meanwhile
+        }
+        if (k.head != null) {
+            if (!closed && (dispatched == null || dispatched.key != k) && k.held + k.transit + k.head.permits <= maxPermitsPerKey) {
+                tags.tagHead(k);
+                heap.add(k);
+            }
+        } else if (k.waiting == 0 && k.held == 0 && k.transit == 0 && keys.get(k.key) == k) {
+            keys.remove(k.key);
+        }
+    }
+
+    /** While nothing is dispatched, hands the first eligible head to the core. */
+    @GuardedBy("lock")
+    private void dispatchLocked() {
+        while (dispatched == null && heap.size() > 0 && !closed) {
+            KeyState<K> k = heap.poll();
+            FairShareTicket<K> t = k.head;
+            k.unlinkLocked(t); // stays counted as waiting until it settles
+            tags.dispatched(t);
+            dispatched = t;
+            core.enqueue(t, "acquire"); // granted at once, or the core's only queued node
+            settleDispatchedLocked();
+        }
+    }
+
+    /** After a call into the core: settles the dispatched node if it settled, then dispatches. */
+    @GuardedBy("lock")
+    private void settleAndDispatchLocked() {
+        settleDispatchedLocked();
+        dispatchLocked();
+    }
+
+    /** If the dispatched node settled in the core, accounts for it and chains it. */
+    @GuardedBy("lock")
+    private void settleDispatchedLocked() {
+        FairShareTicket<K> t = dispatched;
+        if (t == null || t.state == Acquisition.WAITING) {
+            return;
+        }
+        dispatched = null;
+        KeyState<K> k = t.key;
+        dequeuedLocked(k, t);
+        if (t.state == Acquisition.GRANTED) {
+            if (t.asksProvisionalGrant()) {
+                t.provisional = true; // held by nobody until its party confirms or undoes it
+                k.transit += t.permits;
+            } else {
+                k.held += t.permits;
+            }
+            tags.charge(k, t, keys, heap);
+        }
+        if (t.state != Acquisition.CANCELLED && !t.calledByCore) {
+            // The core deferred its wake() (a deep trampoline): its `next` is on the core's list of
+            // deferred wake-ups, so it is not chained here; that late call wakes it (and tells the listener).
+            t.handedOver = true;
+            t.tellOnWake = true;
+        } else {
+            settled.addLocked(t);
+        }
+        refreshLocked(k);
+    }
+
+    // ------------------------------------------------------------------ give back
+
+    /**
+     * {@code release(key, n)} of the fair share, {@code n > 0}, the wake-ups on {@code wakes} if
+     * given: by one CAS in solo mode, else under the lock; waits while the permits it needs are in
+     * transit (see "Provisional grants").
+     */
+    void release(K key, long n, @Nullable Executor wakes, String call) {
+        long since = 0L;
+        for (int waits = 0;; ) {
+            long soloHeld = solo.give(key, n);
+            if (soloHeld == FairShareSolo.DONE) {
+                return;
+            }
+            if (soloHeld >= 0) {
+                throw overRelease(call, key, n, soloHeld);
+            }
+            boolean afterClose = false;
+            boolean inTransit = false;
+            lockFront();
+            try {
+                KeyState<K> k = keys.get(key);
+                long held = k == null ? 0L : k.held;
+                if (n <= held) {
+                    k.held -= n;
+                    afterClose = giveBackLocked(k, n);
+                } else if (k != null && n <= held + k.transit && waits >= 0) {
+                    inTransit = true; // passes only if a provisional grant is delivered: wait for it
+                } else {
+                    throw overRelease(call, key, n, held);
+                }
+            } finally {
+                unlockAndWake(wakes, keys.get(key));
+            }
+            if (!inTransit) {
+                if (afterClose) {
+                    giveToCore(n); // may complete closeAsync's future: not under the lock
+                }
+                return;
+            }
+            if (waits == 0) {
+                since = System.nanoTime();
+            }
+            if (!BatchSemaphore.awaitTransit(face, ++waits, since)) {
+                waits = -1; // decide once more, the key's grants in transit counted as not held
+            }
+        }
+    }
+
+    /**
+     * {@code n} permits of {@code k}, already taken off its counts, go back to the core and on to
+     * the requests in fair order. Returns true if the semaphore is closed: then the caller gives
+     * them to the core after the lock (closeAsync's future may complete there).
+     */
+    @GuardedBy("lock")
+    private boolean giveBackLocked(KeyState<K> k, long n) {
+        boolean afterClose = closed;
+        if (!afterClose) {
+            giveToCore(n);
+            settleDispatchedLocked();
+        }
+        refreshLocked(k); // it may have room under its cap again, or be idle now
+        dispatchLocked();
+        return afterClose;
+    }
+
+    private static IllegalStateException overRelease(String call, Object key, long n, long held) {
+        return new IllegalStateException(call + "(" + key + ", " + n + "): exceeds the " + held
+                + " permits held by that key, so nothing was released");
+    }
+
+    // ------------------------------------------------------------------ the core's Front
+
+    /** {@link Acquisition#cancel()} of a ticket. */
+    @Override
+    public boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
+        FairShareTicket<K> t = FairShareTicket.of(a.node()); // a ticket, or an acquisition startAcquisition made the party of one
+        lockFront();
+        try {
+            if (t.state != Acquisition.WAITING) {
+                return false;
+            }
+            t.timedOut = timedOut;
+            if (t == dispatched) {
+                core.cancelQueued(t, null, timedOut); // its partial permits go back to the core
+                settleAndDispatchLocked();
+            } else {
+                KeyState<K> k = t.key;
+                boolean head = k.head == t;
+                settleQueuedLocked(k, t, Acquisition.CANCELLED);
+                if (head) {
+                    heap.remove(k);
+                    refreshLocked(k);
+                    dispatchLocked();
+                }
+            }
+        } finally {
+            unlockAndWake(wakes);
+        }
+        return true;
+    }
+
+    /**
+     * {@link Acquisition#confirmGrant()} of an acquisition started by {@code startAcquisition}:
+     * its provisional grant, if still one, is now held by its key (see "Provisional grants").
+     */
+    @Override
+    public void confirm(Acquisition a) {
+        FairShareTicket<K> t = FairShareTicket.of(a.node());
+        if (!t.provisional) {
+            return; // never provisional (granted at once), or confirmed or undone already
+        }
+        KeyState<K> k = t.key;
+        lockFront();
+        try {
+            if (t.provisional) {
+                t.provisional = false;
+                k.transit -= t.permits;
+                k.held += t.permits;
+            }
+        } finally {
+            unlockFront(k);
+        }
+    }
+
+    /**
+     * {@link Acquisition#undoGrant(Executor)} of an acquisition started by {@code startAcquisition}:
+     * if its grant is still provisional, the permits go back in fair order as if never granted,
+     * the wake-ups on {@code wakes}; false (nothing done) if confirmed, undone or not provisional.
+     */
+    @Override
+    public boolean undo(Acquisition a, Executor wakes) {
+        FairShareTicket<K> t = FairShareTicket.of(a.node());
+        // No lock-free "not provisional" answer: the core may have granted the ticket inside a
+        // section that has not yet counted it in transit (settleDispatchedLocked); a cancellation
+        // that sees it granted then waits for that section here, and finds it provisional. A false
+        // answer would send the party to release permits that are in transit, to wait for itself.
+        KeyState<K> k = t.key;
+        long n = t.permits;
+        boolean afterClose;
+        lockFront();
+        try {
+            if (!t.provisional) {
+                return false;
+            }
+            t.provisional = false;
+            k.transit -= n;
+            afterClose = giveBackLocked(k, n);
+        } finally {
+            unlockAndWake(wakes, k);
+        }
+        if (afterClose) {
+            giveToCore(n); // may complete closeAsync's future: not under the lock
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------ capacity, close
+
+    /** setCapacity ({@code relative} false) or addCapacity; returns the new capacity. */
+    long resize(boolean relative, long value, String call) {
+        long n;
+        boolean afterClose;
+        lockFront();
+        try {
+            afterClose = closed;
+            if (afterClose) {
+                n = 0;
+            } else {
+                n = relative ? core.addCapacity(value, call) : value;
+                if (!relative) {
+                    core.setCapacity(value, call);
+                }
+                failHeavierThanLocked(n, call);
+                settleAndDispatchLocked();
+            }
+        } finally {
+            unlockAndWake(null);
+        }
+        if (afterClose) { // may complete closeAsync's future: not under the lock
+            if (relative) {
+                return core.addCapacity(value, call);
+            }
+            core.setCapacity(value, call);
+            return value;
+        }
+        return n;
+    }
+
+    /** After a shrink to {@code n}: fails the queued requests heavier than {@code n}. */
+    @GuardedBy("lock")
+    private void failHeavierThanLocked(long n, String call) {
+        for (KeyState<K> k : keys.values()) {
+            boolean headChanged = false;
+            for (FairShareTicket<K> t = k.head, next; t != null; t = next) {
+                next = FairShareTicket.of(t.next);
+                if (t.permits > n) {
+                    headChanged |= k.head == t;
+                    t.fail(new IllegalStateException(call + " of a waiting acquisition: the weight " + t.permits + " exceeds the capacity " + n
+                            + " (set by setCapacity), so it could never be granted"));
+                    settleQueuedLocked(k, t, Acquisition.FAILED);
+                }
+            }
+            if (headChanged) {
+                heap.remove(k);
+            }
+        }
+        for (KeyState<K> k : keys.values()) {
+            refreshLocked(k);
+        }
+    }
+
+    /** Closes: every queued request settles as closed, the core closes (failing the dispatched one). */
+    void close() {
+        lockFront();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (KeyState<K> k : keys.values()) {
+                for (FairShareTicket<K> t = k.head, n; t != null; t = n) { // the dispatched one is not linked here
+                    n = FairShareTicket.of(t.next);
+                    settleQueuedLocked(k, t, Acquisition.CLOSED);
+                }
+                heap.remove(k);
+            }
+            core.close();
+            settleAndDispatchLocked();
+            for (KeyState<K> k : keys.values()) {
+                refreshLocked(k);
+            }
+        } finally {
+            unlockAndWake(null);
+        }
+    }
+
+    /** For tests: the stamp of the lock (one more at every lock and unlock). */
+    int sectionStamp() {
+        return lock.quietStamp();
+    }
+}

@@ -38,7 +38,7 @@ class ReportGoldenTest {
 
     @Test
     void aFullRunRendersAsBefore() throws IOException {
-        BenchmarkReport.Report report = fullRun();
+        Report report = fullRun();
         Path out = Files.createDirectories(ACTUAL.resolve("full"));
         BenchmarkReport.write(report, out);
         Files.writeString(out.resolve("results.tsv"), report.tsv());
@@ -49,45 +49,45 @@ class ReportGoldenTest {
         assertEquals(golden("full/results.tsv"), report.tsv());
         assertEquals(golden("full/rejection.txt"), console);
         // --redraw reads results.tsv back into the same report.
-        BenchmarkReport.Report again = BenchmarkReport.Report.parseTsv(report.tsv());
+        Report again = Report.parseTsv(report.tsv());
         assertEquals(report.tsv(), again.tsv());
         assertEquals(report.markdown(), again.markdown());
     }
 
     @Test
     void aSmokeRunRendersAsBefore() throws IOException {
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
+        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
         put(measured, time(BenchmarkReport.TRY, Peers.HANDOFF, 9.87, 0.12, 0.0, 1.9, Double.NaN));
         put(measured, time(BenchmarkReport.TRY, Peers.KOTLINX, 14.2, 0.3, 0.0, 1.2, Double.NaN));
         put(measured, time(BenchmarkReport.COROUTINES, Peers.HANDOFF, 812, 40, 16.0, 3.1, 1250));
         put(measured, time(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1010, 70, 48.5, 1.0, 64));
-        BenchmarkReport.Report report = new BenchmarkReport.Report(MACHINE, Double.NaN, 3.4, true, 0, measured, LOADED);
+        Report report = new Report(MACHINE, Double.NaN, 3.4, true, 0, measured, LOADED);
         Path out = Files.createDirectories(ACTUAL.resolve("smoke"));
         BenchmarkReport.write(report, out);
         Files.writeString(out.resolve("results.tsv"), report.tsv());
 
         assertEquals(golden("smoke/results.md"), Files.readString(out.resolve("results.md")));
         assertEquals(golden("smoke/results.tsv"), report.tsv());
-        assertEquals(report.markdown(), BenchmarkReport.Report.parseTsv(report.tsv()).markdown());
+        assertEquals(report.markdown(), Report.parseTsv(report.tsv()).markdown());
     }
 
     @Test
     void theFairShareReportRendersAsBefore() throws IOException {
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
+        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
         for (String peer : TenantPermits.ALL) {
-            put(measured, new BenchmarkReport.Measurement(FairShareReport.FLOOD, peer, new Estimate(118.4, 21.7), "us/op",
+            put(measured, new Measurement(FairShareReport.FLOOD, peer, new Estimate(118.4, 21.7), "us/op",
                     null, -1, -1, 2.4, 88));
         }
         for (String benchmark : List.of(FairShareReport.TRY, FairShareReport.HAND_OFF)) {
             for (int keys : FairShareReport.KEYS) {
                 double scale = benchmark.equals(FairShareReport.TRY) ? 1 : 9.5;
-                put(measured, new BenchmarkReport.Measurement(benchmark, FairShareReport.costLabel(TenantPermits.FAIR_SHARE, keys),
+                put(measured, new Measurement(benchmark, FairShareReport.costLabel(TenantPermits.FAIR_SHARE, keys),
                         new Estimate(27.3 * scale + keys / 100.0, 0.8), "ns/op", new Estimate(72, 0.1), -1, -1, 1.1, Double.NaN));
-                put(measured, new BenchmarkReport.Measurement(benchmark, FairShareReport.costLabel(TenantPermits.SEMAPHORE, keys),
+                put(measured, new Measurement(benchmark, FairShareReport.costLabel(TenantPermits.SEMAPHORE, keys),
                         new Estimate(20.1 * scale, 0.5), "ns/op", new Estimate(48, 0.1), -1, -1, 1.05, Double.NaN));
             }
         }
-        BenchmarkReport.Measurement earlier = new BenchmarkReport.Measurement(FairShareReport.FLOOD, TenantPermits.FAIR_SHARE,
+        Measurement earlier = new Measurement(FairShareReport.FLOOD, TenantPermits.FAIR_SHARE,
                 new Estimate(240, 80), "us/op", null, -1, -1, 1.3, 455);
         List<FairShareReport.Wait> waits = List.of(
                 new FairShareReport.Wait(TenantPermits.ALL.get(0), 2_400, 9_800, new Estimate(3_100, 400), 1_234, 1, 3, 7, 81_000),
@@ -95,7 +95,7 @@ class ReportGoldenTest {
                         210, 79_500),
                 new FairShareReport.Wait(TenantPermits.ALL.get(2), 3_900, 15_200, new Estimate(5_000, 700), 1_100, Double.NaN,
                         Double.NaN, Double.NaN, 40_000));
-        FairShareReport.Run run = new FairShareReport.Run(new BenchmarkReport.Report(MACHINE, 0.61, 95.2, false, 0, measured,
+        FairShareReport.Run run = new FairShareReport.Run(new Report(MACHINE, 0.61, 95.2, false, 0, measured,
                 QUIET, List.of(earlier)), waits);
         Path out = Files.createDirectories(ACTUAL.resolve("fair-share"));
         Files.writeString(out.resolve(FairShareReport.MARKDOWN), run.markdown());
@@ -107,8 +107,8 @@ class ReportGoldenTest {
      * Every workload and peer of the main report, with a footprint, a lock storm on both shapes, an
      * unsteady and a far-cored measurement, one measured again, a note and a loaded machine.
      */
-    private static BenchmarkReport.Report fullRun() {
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
+    private static Report fullRun() {
+        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
         put(measured, time(BenchmarkReport.TRY, Peers.HANDOFF, 9.87, 0.12, 0.0004, 1.04, Double.NaN));
         put(measured, time(BenchmarkReport.TRY, Peers.HANDOFF_OBSERVED, 10.1, 0.2, 0.0004, 1.05, Double.NaN));
         put(measured, time(BenchmarkReport.TRY, Peers.JUC_FAIR, 11.5, 0.4, 0.0, 1.1, Double.NaN));
@@ -141,50 +141,50 @@ class ReportGoldenTest {
         put(measured, time(BenchmarkReport.FUTURES, Peers.HANDOFF, 3_300, 120, 88.0, 1.2, 455));
         put(measured, time(BenchmarkReport.FUTURES, Peers.KOTLINX, 4_100, 130, 150.0, 1.1, 90));
         put(measured, storm(BenchmarkReport.STORM_PLATFORM, Peers.HANDOFF, 5_200, 300,
-                new BenchmarkReport.Storm(new Estimate(9_900, 1_200), 1.87, new Estimate(41_700_000, 2_100_000), 98_000_000,
+                new Storm(new Estimate(9_900, 1_200), 1.87, new Estimate(41_700_000, 2_100_000), 98_000_000,
                         "17.0.9")));
         put(measured, storm(BenchmarkReport.STORM_PLATFORM, Peers.JUC_FAIR, 7_900, 900,
-                new BenchmarkReport.Storm(null, Double.NaN, new Estimate(640, 35), 2_400_000_000.0, "17.0.9")));
+                new Storm(null, Double.NaN, new Estimate(640, 35), 2_400_000_000.0, "17.0.9")));
         put(measured, storm(BenchmarkReport.STORM_VIRTUAL, Peers.HANDOFF, 310, 12,
-                new BenchmarkReport.Storm(new Estimate(480, 20), 1.99, new Estimate(12_500, 800), 77_000, "25.0.1")));
+                new Storm(new Estimate(480, 20), 1.99, new Estimate(12_500, 800), 77_000, "25.0.1")));
         put(measured, storm(BenchmarkReport.STORM_VIRTUAL, Peers.MONITOR, 0, 0, null));
         for (String peer : List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX)) {
             double bytes = peer.equals(WaiterFootprint.BASELINE) ? 152.3 : peer.equals(Peers.HANDOFF) ? 232.8 : 301.6;
-            put(measured, new BenchmarkReport.Measurement(BenchmarkReport.FOOTPRINT, peer, new Estimate(bytes, 0.4), "B/waiter",
+            put(measured, new Measurement(BenchmarkReport.FOOTPRINT, peer, new Estimate(bytes, 0.4), "B/waiter",
                     null, -1, -1, Double.NaN, Double.NaN));
         }
-        List<BenchmarkReport.Measurement> remeasured = List.of(
+        List<Measurement> remeasured = List.of(
                 time(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1_900, 700, 16.0, 1.3, 480),
                 time(BenchmarkReport.SUSPEND, Peers.KOTLINX, 45.0, 9.0, 0.0, 2.2, Double.NaN));
         List<String> notes = List.of(BenchmarkReport.WORKLOADS.get(BenchmarkReport.STORM_VIRTUAL)
                 + ": run in forks on /opt/jdk-25/bin/java (--virtual-jvm); everything else on this JVM, JDK 17.0.9+9");
-        return new BenchmarkReport.Report(MACHINE, 0.87, 912.4, false, 1_000_000, measured, LOADED, remeasured, notes);
+        return new Report(MACHINE, 0.87, 912.4, false, 1_000_000, measured, LOADED, remeasured, notes);
     }
 
-    private static BenchmarkReport.Measurement time(String benchmark, String peer, double nanos, double error, double bytes,
-                                                    double spread, double crossCore) {
-        return new BenchmarkReport.Measurement(benchmark, peer, new Estimate(nanos, error), "ns/op",
+    private static Measurement time(String benchmark, String peer, double nanos, double error, double bytes,
+                                    double spread, double crossCore) {
+        return new Measurement(benchmark, peer, new Estimate(nanos, error), "ns/op",
                 new Estimate(bytes, bytes / 100), -1, -1, spread, crossCore);
     }
 
-    private static BenchmarkReport.Measurement throughput(String benchmark, String peer, double opsPerMicro, double error,
-                                                          double spread, double crossCore) {
-        return new BenchmarkReport.Measurement(benchmark, peer, new Estimate(opsPerMicro, error), "ops/us", null, -1, -1,
+    private static Measurement throughput(String benchmark, String peer, double opsPerMicro, double error,
+                                          double spread, double crossCore) {
+        return new Measurement(benchmark, peer, new Estimate(opsPerMicro, error), "ops/us", null, -1, -1,
                 spread, crossCore);
     }
 
-    private static BenchmarkReport.Measurement counted(BenchmarkReport.Measurement m, long acquisitions, long suspended) {
-        return new BenchmarkReport.Measurement(m.benchmark(), m.peer(), m.score(), m.unit(), m.bytesPerOp(), acquisitions,
+    private static Measurement counted(Measurement m, long acquisitions, long suspended) {
+        return new Measurement(m.benchmark(), m.peer(), m.score(), m.unit(), m.bytesPerOp(), acquisitions,
                 suspended, m.spread(), m.crossCore(), m.storm());
     }
 
-    private static BenchmarkReport.Measurement storm(String benchmark, String peer, double nanos, double error,
-                                                     BenchmarkReport.Storm storm) {
-        return new BenchmarkReport.Measurement(benchmark, peer, new Estimate(nanos, error), "ns/op", null, -1, -1, 1.6, 140,
+    private static Measurement storm(String benchmark, String peer, double nanos, double error,
+                                     Storm storm) {
+        return new Measurement(benchmark, peer, new Estimate(nanos, error), "ns/op", null, -1, -1, 1.6, 140,
                 storm);
     }
 
-    private static void put(Map<String, Map<String, BenchmarkReport.Measurement>> measured, BenchmarkReport.Measurement m) {
+    private static void put(Map<String, Map<String, Measurement>> measured, Measurement m) {
         BenchmarkReport.put(measured, m);
     }
 

@@ -17,7 +17,7 @@ import org.openjdk.jmh.util.Statistics;
 
 /**
  * The fair share's measurements in one JMH run, with the main report's machinery
- * ({@link BenchmarkReport#runJmh}, {@link LoadGuard}, {@link BenchmarkReport.Report}'s rejection):
+ * ({@link JmhRuns#runJmh}, {@link LoadGuard}, {@link Report}'s rejection):
  * {@link FairShareFloodBenchmark} (a polite tenant's wait while a noisy tenant floods, against the
  * FIFO {@code Semaphore} and a per-tenant-capped {@code java.util.concurrent} design) and
  * {@link FairShareBenchmark} (the cost per acquisition against the {@code Semaphore} on one key and
@@ -26,10 +26,10 @@ import org.openjdk.jmh.util.Statistics;
  * (default {@code docs/benchmarks}).
  *
  * <p>A full run measures again as the main report does
- * ({@link BenchmarkReport#measureAgain(BenchmarkReport.Settings, Map, Path, List, LoadGuard, BenchmarkReport.Rerun)}):
+ * ({@link Remeasurement#measureAgain(Settings, Map, Path, List, LoadGuard, Remeasurement.Rerun)}):
  * a flood measured while the cores were far apart (a cache line's round trip, probed after every
- * iteration, above {@linkplain BenchmarkReport#CROSS_CORE_LIMIT_NANOS 200 ns}), or a single-threaded cost
- * measurement that came out unsteady (slowest iteration above {@linkplain BenchmarkReport#STEADY_SPREAD 1.5x}
+ * iteration, above {@linkplain Measurement#CROSS_CORE_LIMIT_NANOS 200 ns}), or a single-threaded cost
+ * measurement that came out unsteady (slowest iteration above {@linkplain Measurement#STEADY_SPREAD 1.5x}
  * its fastest), is measured again alone, up to {@code --retries} times (default 3), each time once
  * the cores have been close for three probes in a row, 5 s apart (waiting at most
  * {@code --close-wait} seconds, default 600). {@value #MARKDOWN} lists what was measured again and
@@ -71,7 +71,7 @@ final class FairShareReport {
             "  --rejected-out DIR  where they go instead, with exit status 3, if the run was loaded, or still unsteady",
             "                 or far-cored after the retries (default benchmarks/target/rejected-run; not for --smoke)",
             "  --forks N      override the forks of every benchmark (default: the annotations, 1)",
-            BenchmarkReport.Settings.RETRY_OPTIONS,
+            Settings.RETRY_OPTIONS,
             "                 (here: a far-cored flood, an unsteady cost measurement; nothing once the run is loaded)",
             "  --include RE   JMH include pattern (default: both benchmarks)");
 
@@ -114,8 +114,8 @@ final class FairShareReport {
      * @param report the measurements, the machine and the load, judged as the main report's
      * @param waits  the polite tenant's waits, in the order of {@link TenantPermits#ALL}
      */
-    record Run(BenchmarkReport.Report report, List<Wait> waits) {
-        /** @return whether the figures must not be published (see {@link BenchmarkReport.Report#rejected()}) */
+    record Run(Report report, List<Wait> waits) {
+        /** @return whether the figures must not be published (see {@link Report#rejected()}) */
         boolean rejected() {
             return report.rejected();
         }
@@ -123,10 +123,10 @@ final class FairShareReport {
         /** @return the contents of {@value #MARKDOWN} */
         String markdown() {
             StringBuilder md = new StringBuilder("# The fair share: a polite tenant's wait, and the cost\n\n");
-            md.append(report.header(JSON).stripLeading());
+            md.append(ReportMarkdown.header(report, JSON).stripLeading());
             md.append(waitMarkdown());
             md.append(costMarkdown());
-            md.append(report.measurementsMarkdown());
+            md.append(ReportMarkdown.measurements(report));
             return md.toString();
         }
 
@@ -142,10 +142,10 @@ final class FairShareReport {
                     + "(JMH SampleTime); the noisy grants it waited behind are counted, not timed. The capped "
                     + "java.util.concurrent design lets a tenant hold at most %d permits.%n%n",
                     FairShareFloodBenchmark.CAPACITY, FairShareFloodBenchmark.NOISY_THREADS,
-                    BenchmarkReport.Report.duration(new Estimate(FairShareFloodBenchmark.SERVICE_NANOS, 0)),
+                    ReportMarkdown.duration(new Estimate(FairShareFloodBenchmark.SERVICE_NANOS, 0)),
                     FairShareFloodBenchmark.NOISY_THREADS - FairShareFloodBenchmark.CAPACITY,
-                    BenchmarkReport.Report.duration(new Estimate(FairShareFloodBenchmark.POLITE_GAP_NANOS, 0)),
-                    BenchmarkReport.Report.duration(new Estimate(FairShareFloodBenchmark.SERVICE_NANOS, 0)),
+                    ReportMarkdown.duration(new Estimate(FairShareFloodBenchmark.POLITE_GAP_NANOS, 0)),
+                    ReportMarkdown.duration(new Estimate(FairShareFloodBenchmark.SERVICE_NANOS, 0)),
                     TenantPermits.JucCapped.cap(FairShareFloodBenchmark.CAPACITY)));
             md.append("| peer | polite wait p50 | p99 | mean | p99 / FIFO's p99 | requests | noisy grants waited behind, "
                     + "p50 / p99 / max | noisy grants per second |\n");
@@ -153,8 +153,8 @@ final class FairShareReport {
             Wait fifo = waits.stream().filter(w -> w.peer().equals(TenantPermits.SEMAPHORE)).findFirst().orElse(null);
             for (Wait w : waits) {
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %,d | %s / %s / %s | %s |%n", label(w.peer()),
-                        BenchmarkReport.Report.duration(new Estimate(w.p50(), 0)),
-                        BenchmarkReport.Report.duration(new Estimate(w.p99(), 0)), BenchmarkReport.Report.duration(w.mean()),
+                        ReportMarkdown.duration(new Estimate(w.p50(), 0)),
+                        ReportMarkdown.duration(new Estimate(w.p99(), 0)), ReportMarkdown.duration(w.mean()),
                         fifo == null || fifo.p99() <= 0 ? "" : Estimate.format(w.p99() / fifo.p99()), w.samples(),
                         count(w.behindP50()), count(w.behindP99()), count(w.behindMax()),
                         Double.isNaN(w.noisyPerSecond()) ? "" : String.format(Locale.ROOT, "%,.0f", w.noisyPerSecond())));
@@ -198,8 +198,8 @@ final class FairShareReport {
             List<Comparison> rows = new ArrayList<>();
             for (String benchmark : List.of(TRY, HAND_OFF)) {
                 for (int keys : KEYS) {
-                    BenchmarkReport.Measurement ours = find(benchmark, TenantPermits.FAIR_SHARE, keys);
-                    BenchmarkReport.Measurement theirs = find(benchmark, TenantPermits.SEMAPHORE, keys);
+                    Measurement ours = find(benchmark, TenantPermits.FAIR_SHARE, keys);
+                    Measurement theirs = find(benchmark, TenantPermits.SEMAPHORE, keys);
                     if (ours != null && theirs != null) {
                         // The target: the immediate path on one key at most 1.3x the Semaphore's.
                         Comparison.Target target = benchmark.equals(TRY) && keys == 1 ? Comparison.Target.atMost(1.3) : null;
@@ -215,8 +215,8 @@ final class FairShareReport {
         List<Comparison> bytesPerWaiter() {
             List<Comparison> rows = new ArrayList<>();
             for (int keys : KEYS) {
-                BenchmarkReport.Measurement ours = find(HAND_OFF, TenantPermits.FAIR_SHARE, keys);
-                BenchmarkReport.Measurement theirs = find(HAND_OFF, TenantPermits.SEMAPHORE, keys);
+                Measurement ours = find(HAND_OFF, TenantPermits.FAIR_SHARE, keys);
+                Measurement theirs = find(HAND_OFF, TenantPermits.SEMAPHORE, keys);
                 if (ours != null && theirs != null && ours.bytesPerOp() != null && theirs.bytesPerOp() != null) {
                     rows.add(new Comparison("bytes per waiter", "B/op", String.format(Locale.ROOT, "%,d", keys),
                             ours.bytesPerOp(), theirs.bytesPerOp(), null, true));
@@ -225,8 +225,8 @@ final class FairShareReport {
             return rows;
         }
 
-        private BenchmarkReport.Measurement find(String benchmark, String peer, int keys) {
-            Map<String, BenchmarkReport.Measurement> byPeer = report.measured().get(benchmark);
+        private Measurement find(String benchmark, String peer, int keys) {
+            Map<String, Measurement> byPeer = report.measured().get(benchmark);
             return byPeer == null ? null : byPeer.get(costLabel(peer, keys));
         }
     }
@@ -241,7 +241,7 @@ final class FairShareReport {
      * @throws IllegalArgumentException if {@code m} is a cost measurement whose peer is no
      *     {@link #costLabel} of {@link #COST_PEERS} and {@link #KEYS}
      */
-    static Map<String, String> params(BenchmarkReport.Measurement m) {
+    static Map<String, String> params(Measurement m) {
         if (!m.benchmark().startsWith(COST_CLASS)) {
             return Map.of("peer", m.peer());
         }
@@ -261,21 +261,21 @@ final class FairShareReport {
      *
      * @param waits the polite tenant's waits by peer, to which a flood's result is put (an attempt
      *              replaces the wait of the attempt before)
-     * @return the report's {@link BenchmarkReport.Rerun}
+     * @return the report's {@link Remeasurement.Rerun}
      */
-    static BenchmarkReport.Rerun rerun(Map<String, Wait> waits) {
-        return new BenchmarkReport.Rerun() {
+    static Remeasurement.Rerun rerun(Map<String, Wait> waits) {
+        return new Remeasurement.Rerun() {
             @Override
-            public Map<String, String> params(BenchmarkReport.Measurement old) {
+            public Map<String, String> params(Measurement old) {
                 return FairShareReport.params(old);
             }
 
             @Override
-            public BenchmarkReport.Measurement record(RunResult result) {
-                BenchmarkReport.Measurement m = BenchmarkReport.Measurement.of(result);
+            public Measurement record(RunResult result) {
+                Measurement m = Measurement.of(result);
                 String keys = result.getParams().getParam("keys");
                 if (keys != null) { // a cost measurement: one per peer and key count
-                    m = new BenchmarkReport.Measurement(m.benchmark(), costLabel(m.peer(), Integer.parseInt(keys)), m.score(),
+                    m = new Measurement(m.benchmark(), costLabel(m.peer(), Integer.parseInt(keys)), m.score(),
                             m.unit(), m.bytesPerOp(), m.acquisitions(), m.suspended(), m.spread(), m.crossCore(), m.storm());
                 }
                 if (m.benchmark().equals(FLOOD)) {
@@ -324,7 +324,7 @@ final class FairShareReport {
      * @throws Exception if a benchmark fails or a file cannot be written
      */
     public static void main(String[] args) throws Exception {
-        BenchmarkReport.Settings settings = settings(args);
+        Settings settings = settings(args);
         if (settings == null) {
             System.out.println(USAGE);
             return;
@@ -346,16 +346,16 @@ final class FairShareReport {
      * @return the settings: the main report's, running this report's benchmarks and no footprint; {@code null} for {@code --help}
      * @throws IllegalArgumentException on an unknown or incomplete argument, or one this report does not take
      */
-    static BenchmarkReport.Settings settings(String... args) {
+    static Settings settings(String... args) {
         for (String a : args) {
             if (a.equals("--waiters") || a.equals("--redraw") || a.equals("--virtual-jvm")) {
                 throw new IllegalArgumentException("fairshare " + a + ": not an option of this report\n" + USAGE);
             }
         }
-        BenchmarkReport.Settings s = new BenchmarkReport.Settings();
+        Settings s = new Settings();
         s.include = INCLUDE;
         s.waiters = 0;
-        return BenchmarkReport.Settings.parse(s, args);
+        return Settings.parse(s, args);
     }
 
     /**
@@ -369,7 +369,7 @@ final class FairShareReport {
      * @return the directory written
      * @throws IOException if a file cannot be written
      */
-    static Path publish(Run run, Path jmhJson, BenchmarkReport.Settings settings) throws IOException {
+    static Path publish(Run run, Path jmhJson, Settings settings) throws IOException {
         Path out = run.rejected() ? settings.rejectedOut : settings.out;
         Files.createDirectories(out);
         if (Files.exists(jmhJson)) {
@@ -396,28 +396,28 @@ final class FairShareReport {
      * @throws RunnerException if a benchmark fails
      * @throws IOException if a file cannot be written
      */
-    static Run run(BenchmarkReport.Settings settings) throws RunnerException, IOException {
+    static Run run(Settings settings) throws RunnerException, IOException {
         Path staging = Files.createTempDirectory("handoff-fair-share-");
         try {
             Machine machine = Machine.current();
             LoadGuard guard = LoadGuard.start();
             long start = System.nanoTime();
-            Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
+            Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
             Map<String, Wait> waits = new LinkedHashMap<>();
-            BenchmarkReport.Rerun rerun = rerun(waits);
+            Remeasurement.Rerun rerun = rerun(waits);
             List<Path> jsons = new ArrayList<>(List.of(staging.resolve(JSON)));
-            for (RunResult result : BenchmarkReport.runJmh(settings, settings.include, null, null, null, jsons.get(0), guard)) {
+            for (RunResult result : JmhRuns.runJmh(settings, settings.include, null, null, null, jsons.get(0), guard)) {
                 BenchmarkReport.put(measured, rerun.record(result));
             }
-            List<BenchmarkReport.Measurement> remeasured = settings.smoke ? List.of()
-                    : BenchmarkReport.measureAgain(settings, measured, staging, jsons, guard, rerun);
-            BenchmarkReport.Report report = new BenchmarkReport.Report(machine, Machine.loadAverage(),
+            List<Measurement> remeasured = settings.smoke ? List.of()
+                    : Remeasurement.measureAgain(settings, measured, staging, jsons, guard, rerun);
+            Report report = new Report(machine, Machine.loadAverage(),
                     (System.nanoTime() - start) / 1e9, settings.smoke, 0, measured, guard.finish(), remeasured);
             Run run = new Run(report, inPeerOrder(waits));
-            publish(run, BenchmarkReport.mergeJson(jsons, staging.resolve("all-" + JSON)), settings);
+            publish(run, JmhRuns.mergeJson(jsons, staging.resolve("all-" + JSON)), settings);
             return run;
         } finally {
-            BenchmarkReport.deleteStaging(staging);
+            JmhRuns.deleteStaging(staging);
         }
     }
 }

@@ -51,14 +51,14 @@ class BenchmarkSmokeTest {
     @Test
     void everyBenchmarkRunsOnceAndIsReported() throws Exception {
         Path out = Path.of("target", "smoke");
-        BenchmarkReport.Settings settings = BenchmarkReport.Settings.parse("--smoke", "--out", out.toString());
-        BenchmarkReport.Report report = BenchmarkReport.run(settings);
+        Settings settings = Settings.parse("--smoke", "--out", out.toString());
+        Report report = BenchmarkReport.run(settings);
 
         for (Map.Entry<String, List<String>> e : EXPECTED.entrySet()) {
-            Map<String, BenchmarkReport.Measurement> byPeer = report.measured().get(e.getKey());
+            Map<String, Measurement> byPeer = report.measured().get(e.getKey());
             assertTrue(byPeer != null, e.getKey() + " did not run");
             assertEquals(e.getValue().stream().sorted().toList(), byPeer.keySet().stream().sorted().toList(), e.getKey());
-            for (BenchmarkReport.Measurement m : byPeer.values()) {
+            for (Measurement m : byPeer.values()) {
                 assertTrue(Double.isFinite(m.score().value()) && m.score().value() > 0, m + ": no score");
                 // Every JMH measurement was followed by a cross-core probe (not the footprint, not JMH).
                 assertEquals(!e.getKey().equals(BenchmarkReport.FOOTPRINT), m.crossCore() > 0, m + ": cross-core probe");
@@ -67,7 +67,7 @@ class BenchmarkSmokeTest {
         // The contended coroutine and future workloads must really queue, or they measure only the fast path.
         for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.COROUTINES_LAUNCHED, BenchmarkReport.WEIGHTED,
                 BenchmarkReport.FUTURES)) {
-            for (BenchmarkReport.Measurement m : report.measured().get(contended).values()) {
+            for (Measurement m : report.measured().get(contended).values()) {
                 assertTrue(m.acquisitions() > 0, m + ": acquisitions not counted");
                 assertTrue(m.suspended() > 0 || aRoundQueues(contended, m.peer()),
                         m + ": no acquisition suspended, in the smoke run nor in " + QUEUE_ROUNDS + " more rounds");
@@ -78,8 +78,8 @@ class BenchmarkSmokeTest {
         // (the CPU time has 10 ms ticks, and a storm takes far longer than that).
         assertEquals(VIRTUAL_STORM ? 8 : 4, report.stormRows().size(), report.markdown());
         assertEquals(VIRTUAL_STORM, report.measured().containsKey(BenchmarkReport.STORM_VIRTUAL), report.markdown());
-        for (BenchmarkReport.Measurement m : report.stormRows()) {
-            BenchmarkReport.Storm storm = m.storm();
+        for (Measurement m : report.stormRows()) {
+            Storm storm = m.storm();
             assertTrue(storm != null, m + ": no storm figures (ManyThreadsProfiler)");
             assertEquals("ns/op", m.unit(), m.toString());
             assertTrue(storm.cpuPerOp() != null && Double.isFinite(storm.cpuPerOp().value()) && storm.cpuPerOp().value() > 0,
@@ -114,7 +114,7 @@ class BenchmarkSmokeTest {
         assertTrue(Files.readString(out.resolve("results.md")).contains("| handoff / peer |"));
         assertTrue(Files.size(out.resolve("jmh-results.json")) > 0);
         // --redraw reads results.tsv back into the same report.
-        BenchmarkReport.Report again = BenchmarkReport.Report.parseTsv(Files.readString(out.resolve("results.tsv")));
+        Report again = Report.parseTsv(Files.readString(out.resolve("results.tsv")));
         assertEquals(report.markdown(), again.markdown());
     }
 

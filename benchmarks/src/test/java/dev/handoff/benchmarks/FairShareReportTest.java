@@ -58,11 +58,11 @@ class FairShareReportTest {
 
     @Test
     void theSettingsRunTheFairShareBenchmarksAndTheMainReportLeavesThemOut() {
-        BenchmarkReport.Settings s = FairShareReport.settings();
+        Settings s = FairShareReport.settings();
         assertEquals(0, s.waiters);
         assertEquals(Path.of("docs", "benchmarks"), s.out);
         Pattern fair = Pattern.compile(s.include);
-        Pattern main = Pattern.compile(BenchmarkReport.Settings.parse().include);
+        Pattern main = Pattern.compile(Settings.parse().include);
         for (String b : List.of(FairShareReport.TRY, FairShareReport.HAND_OFF, FairShareReport.FLOOD)) {
             assertTrue(fair.matcher("dev.handoff.benchmarks." + b).find(), b);
             assertFalse(main.matcher("dev.handoff.benchmarks." + b).find(), b);
@@ -75,10 +75,10 @@ class FairShareReportTest {
 
     @Test
     void theRetriesAndTheWaitForCloseCoresAreOptionsOfTheFairShareReport() {
-        BenchmarkReport.Settings defaults = FairShareReport.settings();
+        Settings defaults = FairShareReport.settings();
         assertEquals(3, defaults.retries);
         assertEquals(600, defaults.closeWaitSeconds);
-        BenchmarkReport.Settings patient = FairShareReport.settings("--retries", "5", "--close-wait", "900");
+        Settings patient = FairShareReport.settings("--retries", "5", "--close-wait", "900");
         assertEquals(5, patient.retries);
         assertEquals(900, patient.closeWaitSeconds);
         assertEquals(0, FairShareReport.settings("--retries", "0").retries, "0: nothing is measured again");
@@ -93,9 +93,9 @@ class FairShareReportTest {
 
     @Test
     void theCostTablesSetTheFairShareAgainstTheSemaphorePerKeyCount() {
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
+        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
         for (String benchmark : List.of(FairShareReport.TRY, FairShareReport.HAND_OFF)) {
-            Map<String, BenchmarkReport.Measurement> byPeer = new LinkedHashMap<>();
+            Map<String, Measurement> byPeer = new LinkedHashMap<>();
             for (int keys : FairShareReport.KEYS) {
                 double scale = benchmark.equals(FairShareReport.TRY) ? 1 : 10;
                 byPeer.put(FairShareReport.costLabel(TenantPermits.FAIR_SHARE, keys), cost(benchmark, keys, 26 * scale, 64));
@@ -104,7 +104,7 @@ class FairShareReportTest {
             measured.put(benchmark, byPeer);
         }
         FairShareReport.Run run = new FairShareReport.Run(
-                new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, measured, QUIET), List.of());
+                new Report(MACHINE, 0.5, 1, false, 0, measured, QUIET), List.of());
         List<Comparison> cost = run.costComparisons();
         assertEquals(4, cost.size());
         assertEquals(1.3, cost.get(0).ratio().value(), 1e-9);
@@ -121,35 +121,35 @@ class FairShareReportTest {
 
     @Test
     void theFloodMayBeErraticButNotFarCoredAndTheCostIsSingleThreaded() {
-        BenchmarkReport.Measurement flood = new BenchmarkReport.Measurement(FairShareReport.FLOOD, TenantPermits.FAIR_SHARE,
+        Measurement flood = new Measurement(FairShareReport.FLOOD, TenantPermits.FAIR_SHARE,
                 new Estimate(120, 30), "us/op", null, -1, -1, 3.0, 455);
         assertFalse(flood.unsteady(), "threads park and unpark: erratic by nature");
         assertTrue(flood.farCores(), "threads hand permits to each other");
-        BenchmarkReport.Measurement cost = new BenchmarkReport.Measurement(FairShareReport.TRY,
+        Measurement cost = new Measurement(FairShareReport.TRY,
                 FairShareReport.costLabel(TenantPermits.FAIR_SHARE, 1), new Estimate(25, 1), "ns/op", null, -1, -1, 2.0, 455);
         assertTrue(cost.unsteady());
         assertFalse(cost.farCores(), "one thread");
-        assertTrue(new FairShareReport.Run(new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0,
+        assertTrue(new FairShareReport.Run(new Report(MACHINE, 0.5, 1, false, 0,
                 Map.of(FairShareReport.TRY, Map.of(cost.peer(), cost)), QUIET), List.of()).rejected());
     }
 
     /** A flood measurement of {@code peer}: 120 ± 30 µs, its iterations' spread and the slowest probe given. */
-    private static BenchmarkReport.Measurement flood(String peer, double spread, double crossCore) {
-        return new BenchmarkReport.Measurement(FairShareReport.FLOOD, peer, new Estimate(120, 30), "us/op", null, -1, -1, spread,
+    private static Measurement flood(String peer, double spread, double crossCore) {
+        return new Measurement(FairShareReport.FLOOD, peer, new Estimate(120, 30), "us/op", null, -1, -1, spread,
                 crossCore);
     }
 
     /** A cost measurement of {@code peer} on {@code keys} keys, as the report labels it. */
-    private static BenchmarkReport.Measurement cost(String benchmark, String peer, int keys, double nanos, double spread,
+    private static Measurement cost(String benchmark, String peer, int keys, double nanos, double spread,
                                                     double crossCore) {
-        return new BenchmarkReport.Measurement(benchmark, FairShareReport.costLabel(peer, keys), new Estimate(nanos, 1),
+        return new Measurement(benchmark, FairShareReport.costLabel(peer, keys), new Estimate(nanos, 1),
                 "ns/op", null, -1, -1, spread, crossCore);
     }
 
     /** benchmark → peer → measurement, mutable as the report's, in the order given. */
-    private static Map<String, Map<String, BenchmarkReport.Measurement>> measured(BenchmarkReport.Measurement... ms) {
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
-        for (BenchmarkReport.Measurement m : ms) {
+    private static Map<String, Map<String, Measurement>> measured(Measurement... ms) {
+        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
+        for (Measurement m : ms) {
             BenchmarkReport.put(measured, m);
         }
         return measured;
@@ -157,16 +157,16 @@ class FairShareReportTest {
 
     @Test
     void aFarCoredFloodAndAnUnsteadyCostAreMeasuredAgainEachInItsOwnConfigurationASteadyCloseRowIsNot() {
-        BenchmarkReport.Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
-        BenchmarkReport.Measurement erraticCloseFlood = flood(TenantPermits.SEMAPHORE, 3.0, 70); // erratic by nature
-        BenchmarkReport.Measurement steadyCloseFlood = flood(TenantPermits.JUC_CAPPED, 1.2, 70);
-        BenchmarkReport.Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.FAIR_SHARE, 1, 25, 2.0, 70);
-        BenchmarkReport.Measurement steadyCostFarProbe = cost(FairShareReport.TRY, TenantPermits.SEMAPHORE, 1, 20, 1.1, 455);
-        BenchmarkReport.Measurement steadyCost = cost(FairShareReport.HAND_OFF, TenantPermits.SEMAPHORE, 1000, 200, 1.1, 70);
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = measured(farFlood, erraticCloseFlood,
+        Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
+        Measurement erraticCloseFlood = flood(TenantPermits.SEMAPHORE, 3.0, 70); // erratic by nature
+        Measurement steadyCloseFlood = flood(TenantPermits.JUC_CAPPED, 1.2, 70);
+        Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.FAIR_SHARE, 1, 25, 2.0, 70);
+        Measurement steadyCostFarProbe = cost(FairShareReport.TRY, TenantPermits.SEMAPHORE, 1, 20, 1.1, 455);
+        Measurement steadyCost = cost(FairShareReport.HAND_OFF, TenantPermits.SEMAPHORE, 1000, 200, 1.1, 70);
+        Map<String, Map<String, Measurement>> measured = measured(farFlood, erraticCloseFlood,
                 steadyCloseFlood, unsteadyCost, steadyCostFarProbe, steadyCost);
 
-        assertEquals(List.of(farFlood, unsteadyCost), BenchmarkReport.toMeasureAgain(measured));
+        assertEquals(List.of(farFlood, unsteadyCost), Remeasurement.toMeasureAgain(measured));
         assertEquals("measured while the cores were far apart (455 ns)", farFlood.whyMeasuredAgain());
         assertEquals("unsteady (2.00x)", unsteadyCost.whyMeasuredAgain());
         // Each alone: the flood by its peer, a cost measurement by its peer and key count.
@@ -182,26 +182,26 @@ class FairShareReportTest {
 
     @Test
     void aMeasurementTakenAgainReplacesTheOldOneInTheTablesAndFairShareMdSaysWhatAndWhy() throws Exception {
-        BenchmarkReport.Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
-        BenchmarkReport.Measurement steadyFlood = flood(TenantPermits.SEMAPHORE, 1.2, 70);
-        BenchmarkReport.Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.FAIR_SHARE, 1, 25, 2.0, 70);
-        BenchmarkReport.Measurement semaphoreCost = cost(FairShareReport.TRY, TenantPermits.SEMAPHORE, 1, 20, 1.1, 70);
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = measured(farFlood, steadyFlood, unsteadyCost,
+        Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
+        Measurement steadyFlood = flood(TenantPermits.SEMAPHORE, 1.2, 70);
+        Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.FAIR_SHARE, 1, 25, 2.0, 70);
+        Measurement semaphoreCost = cost(FairShareReport.TRY, TenantPermits.SEMAPHORE, 1, 20, 1.1, 70);
+        Map<String, Map<String, Measurement>> measured = measured(farFlood, steadyFlood, unsteadyCost,
                 semaphoreCost);
-        List<BenchmarkReport.Measurement> attempts = new ArrayList<>();
+        List<Measurement> attempts = new ArrayList<>();
         int[] closeWaits = {0};
 
-        List<BenchmarkReport.Measurement> replaced = BenchmarkReport.measureAgain(3, measured, () -> false,
+        List<Measurement> replaced = Remeasurement.measureAgain(3, measured, () -> false,
                 () -> closeWaits[0]++, old -> {
                     attempts.add(old);
-                    return List.of(new BenchmarkReport.Measurement(old.benchmark(), old.peer(),
+                    return List.of(new Measurement(old.benchmark(), old.peer(),
                             new Estimate(old.score().value() / 2, 1), old.unit(), null, -1, -1, 1.1, 70));
                 });
 
         assertEquals(List.of(farFlood, unsteadyCost), replaced);
         assertEquals(replaced, attempts, "each once: the second round found nothing left to measure again");
         assertEquals(2, closeWaits[0], "the cores were awaited before each attempt");
-        BenchmarkReport.Measurement floodAgain = measured.get(FairShareReport.FLOOD).get(TenantPermits.FAIR_SHARE);
+        Measurement floodAgain = measured.get(FairShareReport.FLOOD).get(TenantPermits.FAIR_SHARE);
         assertEquals(new Estimate(60, 1), floodAgain.score());
         assertEquals(70, floodAgain.crossCore());
         assertSame(steadyFlood, measured.get(FairShareReport.FLOOD).get(TenantPermits.SEMAPHORE));
@@ -210,7 +210,7 @@ class FairShareReportTest {
                 List.copyOf(measured.get(FairShareReport.FLOOD).keySet()), "replaced in place, in the run's order");
 
         FairShareReport.Run run = new FairShareReport.Run(
-                new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, measured, QUIET, replaced), List.of());
+                new Report(MACHINE, 0.5, 1, false, 0, measured, QUIET, replaced), List.of());
         assertFalse(run.rejected(), run.markdown());
         assertEquals(new Estimate(12.5, 1), run.costComparisons().get(0).ours(), "the cost table shows the last attempt");
         String md = run.markdown();
@@ -227,22 +227,22 @@ class FairShareReportTest {
 
     @Test
     void aFloodStillFarCoredAfterTheLastRetryRejectsTheRun() throws Exception {
-        BenchmarkReport.Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = measured(farFlood);
-        List<BenchmarkReport.Measurement> attempts = new ArrayList<>();
-        BenchmarkReport.Attempt stillFar = old -> {
+        Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
+        Map<String, Map<String, Measurement>> measured = measured(farFlood);
+        List<Measurement> attempts = new ArrayList<>();
+        Remeasurement.Attempt stillFar = old -> {
             attempts.add(old);
             return List.of(flood(old.peer(), 1.2, 300 + attempts.size()));
         };
 
-        List<BenchmarkReport.Measurement> replaced = BenchmarkReport.measureAgain(3, measured, () -> false, () -> { }, stillFar);
+        List<Measurement> replaced = Remeasurement.measureAgain(3, measured, () -> false, () -> { }, stillFar);
 
         assertEquals(3, attempts.size(), "--retries 3: three attempts, no more");
         assertEquals(attempts, replaced);
         assertSame(farFlood, replaced.get(0));
         assertEquals(303, measured.get(FairShareReport.FLOOD).get(TenantPermits.FAIR_SHARE).crossCore(), "the last attempt counts");
         FairShareReport.Run run = new FairShareReport.Run(
-                new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, measured, QUIET, replaced), List.of());
+                new Report(MACHINE, 0.5, 1, false, 0, measured, QUIET, replaced), List.of());
         assertTrue(run.rejected());
         String md = run.markdown();
         assertTrue(md.startsWith("# The fair share: a polite tenant's wait, and the cost\n\n**REJECTED RUN: a cache line took "
@@ -252,8 +252,8 @@ class FairShareReportTest {
                 .contains(FairShareReport.FLOOD + " fair-share ran while a cache line took 303 ns"));
 
         // --retries 0: nothing is measured again, and the run is rejected as it stands.
-        Map<String, Map<String, BenchmarkReport.Measurement>> once = measured(farFlood);
-        assertEquals(List.of(), BenchmarkReport.measureAgain(0, once, () -> false, () -> { }, old -> {
+        Map<String, Map<String, Measurement>> once = measured(farFlood);
+        assertEquals(List.of(), Remeasurement.measureAgain(0, once, () -> false, () -> { }, old -> {
             throw new AssertionError("measured again with --retries 0");
         }));
         assertSame(farFlood, once.get(FairShareReport.FLOOD).get(TenantPermits.FAIR_SHARE));
@@ -261,11 +261,11 @@ class FairShareReportTest {
 
     @Test
     void aLoadedRunIsRejectedAtOnceWithoutMeasuringAgain() throws Exception {
-        BenchmarkReport.Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
-        BenchmarkReport.Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.FAIR_SHARE, 1, 25, 2.0, 70);
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = measured(farFlood, unsteadyCost);
+        Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
+        Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.FAIR_SHARE, 1, 25, 2.0, 70);
+        Map<String, Map<String, Measurement>> measured = measured(farFlood, unsteadyCost);
 
-        List<BenchmarkReport.Measurement> replaced = BenchmarkReport.measureAgain(3, measured, () -> true, () -> {
+        List<Measurement> replaced = Remeasurement.measureAgain(3, measured, () -> true, () -> {
             throw new AssertionError("waited for close cores in a loaded run");
         }, old -> {
             throw new AssertionError("measured again in a loaded run");
@@ -274,7 +274,7 @@ class FairShareReportTest {
         assertEquals(List.of(), replaced);
         assertSame(farFlood, measured.get(FairShareReport.FLOOD).get(TenantPermits.FAIR_SHARE));
         FairShareReport.Run run = new FairShareReport.Run(
-                new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, measured, LOADED, replaced), List.of());
+                new Report(MACHINE, 0.5, 1, false, 0, measured, LOADED, replaced), List.of());
         assertTrue(run.rejected());
         assertTrue(run.markdown().contains("**REJECTED RUN: other processes used up to 0.30 CPU"), run.markdown());
         assertFalse(run.markdown().contains("Measured again"), run.markdown());
@@ -283,11 +283,11 @@ class FairShareReportTest {
     @Test
     void anAttemptRunsOnlyItsOwnConfigurationThroughJmhAndReplacesItsWait(@TempDir Path dir) throws Exception {
         // Through JMH, in this JVM (smoke iterations): the flood of one peer, and one cost configuration.
-        BenchmarkReport.Settings settings = FairShareReport.settings("--smoke", "--retries", "1", "--close-wait", "0");
-        BenchmarkReport.Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
-        BenchmarkReport.Measurement steadyFlood = flood(TenantPermits.SEMAPHORE, 1.2, 70);
-        BenchmarkReport.Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.SEMAPHORE, 1000, 25, 2.0, 70);
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = measured(farFlood, steadyFlood, unsteadyCost);
+        Settings settings = FairShareReport.settings("--smoke", "--retries", "1", "--close-wait", "0");
+        Measurement farFlood = flood(TenantPermits.FAIR_SHARE, 1.2, 455);
+        Measurement steadyFlood = flood(TenantPermits.SEMAPHORE, 1.2, 70);
+        Measurement unsteadyCost = cost(FairShareReport.TRY, TenantPermits.SEMAPHORE, 1000, 25, 2.0, 70);
+        Map<String, Map<String, Measurement>> measured = measured(farFlood, steadyFlood, unsteadyCost);
         FairShareReport.Wait stale = new FairShareReport.Wait(TenantPermits.FAIR_SHARE, 1, 2, new Estimate(1, 0), 1, 0, 0, 0, 1);
         FairShareReport.Wait semaphoreWait = new FairShareReport.Wait(TenantPermits.SEMAPHORE, 1, 2, new Estimate(1, 0), 1, 0, 0,
                 0, 1);
@@ -297,7 +297,7 @@ class FairShareReportTest {
         List<Path> jsons = new ArrayList<>(List.of(dir.resolve("first.json")));
         LoadGuard unwatched = LoadGuard.start(dir.resolve("no-proc"), ProcessHandle.current().pid());
 
-        List<BenchmarkReport.Measurement> replaced = BenchmarkReport.measureAgain(settings, measured, dir, jsons, unwatched,
+        List<Measurement> replaced = Remeasurement.measureAgain(settings, measured, dir, jsons, unwatched,
                 FairShareReport.rerun(waits));
 
         assertEquals(List.of(farFlood, unsteadyCost), replaced);
@@ -307,7 +307,7 @@ class FairShareReportTest {
         assertSame(steadyFlood, measured.get(FairShareReport.FLOOD).get(TenantPermits.SEMAPHORE));
         assertEquals(List.of(unsteadyCost.peer()), List.copyOf(measured.get(FairShareReport.TRY).keySet()),
                 "neither the other peer nor the other key count was run");
-        BenchmarkReport.Measurement costAgain = measured.get(FairShareReport.TRY).get(unsteadyCost.peer());
+        Measurement costAgain = measured.get(FairShareReport.TRY).get(unsteadyCost.peer());
         assertNotSame(unsteadyCost, costAgain);
         assertEquals("ns/op", costAgain.unit());
         assertTrue(costAgain.score().value() > 0, costAgain.toString());
@@ -320,8 +320,8 @@ class FairShareReportTest {
         assertTrue(Files.size(jsons.get(1)) > 0 && Files.size(jsons.get(2)) > 0);
     }
 
-    private static BenchmarkReport.Measurement cost(String benchmark, int keys, double nanos, double bytes) {
-        return new BenchmarkReport.Measurement(benchmark, "peer, " + keys, new Estimate(nanos, 0), "ns/op",
+    private static Measurement cost(String benchmark, int keys, double nanos, double bytes) {
+        return new Measurement(benchmark, "peer, " + keys, new Estimate(nanos, 0), "ns/op",
                 new Estimate(bytes, 0), -1, -1, 1.1, Double.NaN);
     }
 
@@ -330,11 +330,11 @@ class FairShareReportTest {
         Path out = Files.createDirectories(dir.resolve("docs"));
         Files.writeString(out.resolve(FairShareReport.MARKDOWN), "published");
         Path json = Files.writeString(dir.resolve("jmh.json"), "[]");
-        BenchmarkReport.Settings settings = FairShareReport.settings("--out", out.toString(), "--rejected-out",
+        Settings settings = FairShareReport.settings("--out", out.toString(), "--rejected-out",
                 dir.resolve("rejected").toString());
 
         FairShareReport.Run loaded = new FairShareReport.Run(
-                new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED), List.of());
+                new Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED), List.of());
         assertTrue(loaded.rejected());
         assertEquals(dir.resolve("rejected"), FairShareReport.publish(loaded, json, settings));
         assertEquals("published", Files.readString(out.resolve(FairShareReport.MARKDOWN)));
@@ -344,11 +344,11 @@ class FairShareReportTest {
         assertTrue(Files.exists(dir.resolve("rejected").resolve(FairShareReport.JSON)));
 
         FairShareReport.Run quiet = new FairShareReport.Run(
-                new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), QUIET), List.of());
+                new Report(MACHINE, 0.5, 1, false, 0, Map.of(), QUIET), List.of());
         assertEquals(out, FairShareReport.publish(quiet, json, settings));
         assertTrue(Files.readString(out.resolve(FairShareReport.MARKDOWN)).contains("**at most 0.05 CPU**"));
         // A smoke run is never rejected, however loaded.
-        assertFalse(new FairShareReport.Run(new BenchmarkReport.Report(MACHINE, 0.5, 1, true, 0, Map.of(), LOADED),
+        assertFalse(new FairShareReport.Run(new Report(MACHINE, 0.5, 1, true, 0, Map.of(), LOADED),
                 List.of()).rejected());
     }
 }

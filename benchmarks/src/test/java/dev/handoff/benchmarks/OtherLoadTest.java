@@ -221,8 +221,8 @@ class OtherLoadTest {
 
     @Test
     void aFullRunWithLoadIsRejectedButASmokeRunIsNot() {
-        BenchmarkReport.Report full = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED);
-        BenchmarkReport.Report smoke = new BenchmarkReport.Report(MACHINE, 0.5, 1, true, 0, Map.of(), LOADED);
+        Report full = new Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED);
+        Report smoke = new Report(MACHINE, 0.5, 1, true, 0, Map.of(), LOADED);
         assertTrue(full.rejected());
         assertTrue(full.markdown().startsWith("**REJECTED RUN"), full.markdown());
         assertTrue(full.rejection(Path.of("docs/benchmarks"), Path.of("rejected")).contains("was NOT touched"));
@@ -232,18 +232,18 @@ class OtherLoadTest {
 
     @Test
     void aQuietRunWhoseIterationsDisagreeIsRejectedExceptInTheBlockingWorkloads() {
-        BenchmarkReport.Measurement steady = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.30);
-        BenchmarkReport.Measurement slowMinute = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 2.80);
-        BenchmarkReport.Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 4.70);
+        Measurement steady = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.30);
+        Measurement slowMinute = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 2.80);
+        Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 4.70);
 
-        BenchmarkReport.Report accepted = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+        Report accepted = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady),
                 BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature)), QUIET);
         assertFalse(accepted.rejected(), accepted.markdown());
         assertEquals(List.of(), accepted.unsteady());
         assertTrue(accepted.markdown().contains("| 1.30 |"), accepted.markdown());
 
-        BenchmarkReport.Report rejected = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+        Report rejected = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady, Peers.HANDOFF, slowMinute)), QUIET);
         assertTrue(rejected.rejected());
         assertEquals(List.of(slowMinute), rejected.unsteady());
@@ -254,17 +254,17 @@ class OtherLoadTest {
         assertTrue(console.contains("handoff is unsteady, its slowest measured iteration is 2.80x its fastest"), console);
         assertFalse(console.contains("other processes used"), console);
         // A smoke run is never rejected; the spread survives results.tsv (--redraw).
-        assertFalse(new BenchmarkReport.Report(MACHINE, 0.5, 1, true, 0, rejected.measured(), QUIET).rejected());
-        assertEquals(rejected.markdown(), BenchmarkReport.Report.parseTsv(rejected.tsv()).markdown());
+        assertFalse(new Report(MACHINE, 0.5, 1, true, 0, rejected.measured(), QUIET).rejected());
+        assertEquals(rejected.markdown(), Report.parseTsv(rejected.tsv()).markdown());
     }
 
     @Test
     void aQuietSteadyRunTakenWhileTheCoresWereFarApartIsRejectedExceptForSingleThreadedWorkloads() {
-        BenchmarkReport.Measurement close = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.10, 72);
-        BenchmarkReport.Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
-        BenchmarkReport.Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
+        Measurement close = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.10, 72);
+        Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
+        Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
 
-        BenchmarkReport.Report accepted = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+        Report accepted = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close),
                 BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone)), QUIET);
         assertFalse(accepted.rejected(), accepted.markdown());
@@ -272,7 +272,7 @@ class OtherLoadTest {
                 + "at the slowest"), accepted.markdown());
         assertTrue(accepted.markdown().contains("| 1.10 | 72 ns |"), accepted.markdown());
 
-        BenchmarkReport.Report rejected = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+        Report rejected = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close, Peers.HANDOFF, far)), QUIET);
         assertTrue(rejected.rejected());
         assertEquals(List.of(), rejected.unsteady());
@@ -283,23 +283,23 @@ class OtherLoadTest {
         String console = rejected.rejection(Path.of("docs/benchmarks"), Path.of("rejected"));
         assertTrue(console.contains("handoff ran while a cache line took 455 ns"), console);
         // The probe survives results.tsv (--redraw).
-        assertEquals(rejected.markdown(), BenchmarkReport.Report.parseTsv(rejected.tsv()).markdown());
+        assertEquals(rejected.markdown(), Report.parseTsv(rejected.tsv()).markdown());
     }
 
     @Test
     void whatWasMeasuredWhileTheCoresWereFarApartOrCameOutUnsteadyIsMeasuredAgainTheRestIsKept() {
-        BenchmarkReport.Measurement steady = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.10, 72);
-        BenchmarkReport.Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
-        BenchmarkReport.Measurement unsteady = measurement(BenchmarkReport.WEIGHTED, Peers.HANDOFF, 2.80, 80);
-        BenchmarkReport.Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 3.60, 80);
-        BenchmarkReport.Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
-        Map<String, Map<String, BenchmarkReport.Measurement>> measured = new LinkedHashMap<>();
+        Measurement steady = measurement(BenchmarkReport.COROUTINES, Peers.KOTLINX, 1.10, 72);
+        Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
+        Measurement unsteady = measurement(BenchmarkReport.WEIGHTED, Peers.HANDOFF, 2.80, 80);
+        Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 3.60, 80);
+        Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
+        Map<String, Map<String, Measurement>> measured = new LinkedHashMap<>();
         measured.put(BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone));
         measured.put(BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature));
         measured.put(BenchmarkReport.COROUTINES, new LinkedHashMap<>(Map.of(Peers.KOTLINX, steady)));
         measured.get(BenchmarkReport.COROUTINES).put(Peers.HANDOFF, far);
         measured.put(BenchmarkReport.WEIGHTED, Map.of(Peers.HANDOFF, unsteady));
-        assertEquals(List.of(far, unsteady), BenchmarkReport.toMeasureAgain(measured));
+        assertEquals(List.of(far, unsteady), Remeasurement.toMeasureAgain(measured));
     }
 
     /** A cross-core probe of close cores, and one of far cores (or of a busy machine), in ns. */
@@ -309,7 +309,7 @@ class OtherLoadTest {
 
     /**
      * A host for {@link BenchmarkReport#awaitCloseCores(long, java.util.function.LongSupplier,
-     * java.util.function.DoubleSupplier, BenchmarkReport.Pause)} whose clock only the probes and
+     * java.util.function.DoubleSupplier, Remeasurement.Pause)} whose clock only the probes and
      * the pauses move, so that the tests check the wait's logic and not the speed of the machine
      * running them (a real probe takes up to a second on a loaded machine: a test that expected a
      * real wait of 0 s failed in CI while other builds ran). The probes answer the scripted round
@@ -330,7 +330,7 @@ class OtherLoadTest {
         }
 
         long await(long maxSeconds) {
-            return BenchmarkReport.awaitCloseCores(maxSeconds, () -> now, this::probe, millis -> {
+            return Remeasurement.awaitCloseCores(maxSeconds, () -> now, this::probe, millis -> {
                 pauses.add(millis);
                 now += millis * MILLI;
             });
@@ -375,8 +375,8 @@ class OtherLoadTest {
         assertEquals(10, close.await(600)); // 0, 5 and 10 s, plus 3 ms of probes
         assertEquals(3, close.probes);
         assertEquals(List.of(5_000L, 5_000L), close.pauses);
-        FakeHost atTheLimit = new FakeHost(0, BenchmarkReport.CROSS_CORE_LIMIT_NANOS,
-                BenchmarkReport.CROSS_CORE_LIMIT_NANOS, BenchmarkReport.CROSS_CORE_LIMIT_NANOS);
+        FakeHost atTheLimit = new FakeHost(0, Measurement.CROSS_CORE_LIMIT_NANOS,
+                Measurement.CROSS_CORE_LIMIT_NANOS, Measurement.CROSS_CORE_LIMIT_NANOS);
         assertEquals(10, atTheLimit.await(600), "the limit itself counts as close");
         FakeHost farBetween = new FakeHost(0, FAR, CLOSE, CLOSE, FAR, CLOSE, CLOSE, CLOSE);
         assertEquals(30, farBetween.await(600));
@@ -387,7 +387,7 @@ class OtherLoadTest {
     void waitingForCloseCoresEndsWhenInterruptedAndKeepsTheInterrupt() {
         long[] now = {0};
         int[] probes = {0};
-        long waited = BenchmarkReport.awaitCloseCores(600, () -> now[0], () -> {
+        long waited = Remeasurement.awaitCloseCores(600, () -> now[0], () -> {
             probes[0]++;
             now[0] += 2_000 * MILLI;
             return FAR;
@@ -401,9 +401,9 @@ class OtherLoadTest {
 
     @Test
     void aMeasurementTakenAgainIsReportedWithTheAttemptItReplaced() throws Exception {
-        BenchmarkReport.Measurement first = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
-        BenchmarkReport.Measurement again = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 80);
-        BenchmarkReport.Report report = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(
+        Measurement first = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
+        Measurement again = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 80);
+        Report report = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
                 BenchmarkReport.COROUTINES, Map.of(Peers.HANDOFF, again)), QUIET, List.of(first));
         assertFalse(report.rejected(), report.markdown());
         assertTrue(report.markdown().contains("Measured again because the cores were far apart, or the measurement unsteady, "
@@ -411,7 +411,7 @@ class OtherLoadTest {
         assertTrue(report.markdown().contains("handoff: was 300 ± 10.0 ns/op, measured while the cores were far apart "
                 + "(455 ns)."), report.markdown());
         assertTrue(report.markdown().contains("every attempt's raw data is in jmh-results.json"), report.markdown());
-        BenchmarkReport.Report back = BenchmarkReport.Report.parseTsv(report.tsv());
+        Report back = Report.parseTsv(report.tsv());
         assertEquals(List.of(first), back.remeasured());
         assertEquals(report.markdown(), back.markdown());
 
@@ -419,9 +419,9 @@ class OtherLoadTest {
         Path dir = Files.createTempDirectory("merge");
         Path a = Files.writeString(dir.resolve("a.json"), "[\n  {\"benchmark\": \"a\"}\n]\n");
         Path b = Files.writeString(dir.resolve("b.json"), "[\n  {\"benchmark\": \"b\"}\n]\n");
-        Path merged = BenchmarkReport.mergeJson(List.of(a, dir.resolve("missing.json"), b), dir.resolve("all.json"));
+        Path merged = JmhRuns.mergeJson(List.of(a, dir.resolve("missing.json"), b), dir.resolve("all.json"));
         assertEquals("[\n{\"benchmark\": \"a\"},\n{\"benchmark\": \"b\"}\n]\n", Files.readString(merged));
-        assertEquals(a, BenchmarkReport.mergeJson(List.of(a), dir.resolve("one.json")), "one part is used as it is");
+        assertEquals(a, JmhRuns.mergeJson(List.of(a), dir.resolve("one.json")), "one part is used as it is");
     }
 
     @Test
@@ -431,12 +431,12 @@ class OtherLoadTest {
         assertTrue(ns > 0 && ns < 1e8, "round trip " + ns + " ns");
     }
 
-    private static BenchmarkReport.Measurement measurement(String benchmark, String peer, double spread) {
+    private static Measurement measurement(String benchmark, String peer, double spread) {
         return measurement(benchmark, peer, spread, Double.NaN);
     }
 
-    private static BenchmarkReport.Measurement measurement(String benchmark, String peer, double spread, double crossCore) {
-        return new BenchmarkReport.Measurement(benchmark, peer, new Estimate(300, 10), "ns/op", null, -1, -1, spread,
+    private static Measurement measurement(String benchmark, String peer, double spread, double crossCore) {
+        return new Measurement(benchmark, peer, new Estimate(300, 10), "ns/op", null, -1, -1, spread,
                 crossCore);
     }
 
@@ -445,10 +445,10 @@ class OtherLoadTest {
         Path out = Files.createDirectories(dir.resolve("docs"));
         Files.writeString(out.resolve("results.md"), "published");
         Path json = Files.writeString(dir.resolve("jmh.json"), "[]");
-        BenchmarkReport.Settings settings = BenchmarkReport.Settings.parse(
+        Settings settings = Settings.parse(
                 "--out", out.toString(), "--rejected-out", dir.resolve("rejected").toString());
 
-        BenchmarkReport.Report rejected = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED);
+        Report rejected = new Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED);
         assertEquals(dir.resolve("rejected"), BenchmarkReport.publish(rejected, json, settings));
         assertEquals("published", Files.readString(out.resolve("results.md")));
         assertEquals(List.of(out.resolve("results.md")), Files.list(out).toList());
@@ -457,7 +457,7 @@ class OtherLoadTest {
         }
         assertTrue(Files.readString(dir.resolve("rejected/results.md")).startsWith("**REJECTED RUN"));
 
-        BenchmarkReport.Report accepted = new BenchmarkReport.Report(MACHINE, 0.5, 1, false, 0, Map.of(), QUIET);
+        Report accepted = new Report(MACHINE, 0.5, 1, false, 0, Map.of(), QUIET);
         assertEquals(out, BenchmarkReport.publish(accepted, json, settings));
         assertTrue(Files.readString(out.resolve("results.md")).contains("**at most 0.05 CPU**"));
         assertTrue(Files.exists(out.resolve("jmh-results.json")));

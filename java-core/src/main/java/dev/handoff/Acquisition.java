@@ -78,7 +78,7 @@ public abstract class Acquisition {
     static final int FAILED = 4;
 
     /** The core this acquisition waits on; set once when it starts (by CAS for subclasses). */
-    BatchSemaphore owner;
+    FifoCore owner;
 
     /** The weight asked for. Set once when it starts, before the node is visible to the core. */
     long permits;
@@ -94,7 +94,7 @@ public abstract class Acquisition {
 
     /**
      * Queue links, guarded by {@code owner}'s lock. Once the node has left the queue to be woken,
-     * {@code next} links the chain of nodes to wake (see {@link BatchSemaphore}'s notes); the chain
+     * {@code next} links the chain of nodes to wake (see {@link FifoCore}'s notes); the chain
      * is owned by the thread that runs it, with no lock. Within one hold of the lock, a node that
      * declined its grant in handOut has {@code prev == this} until publishOutcomes reads and
      * clears the mark.
@@ -128,7 +128,7 @@ public abstract class Acquisition {
     }
 
     /** An internal face's node, bound at construction. */
-    Acquisition(BatchSemaphore owner, long permits, Runnable onGrant) {
+    Acquisition(FifoCore owner, long permits, Runnable onGrant) {
         this.owner = owner;
         this.permits = permits;
         this.hook = onGrant;
@@ -140,7 +140,7 @@ public abstract class Acquisition {
      * up-to request for {@code min} to {@code n} permits (a semaphore's, which has no grant hook):
      * its minimum is kept in {@link #hook} (an {@link UpTo}), so exact requests pay nothing for it.
      */
-    final void bind(BatchSemaphore core, long min, long n, Runnable grantHook, String call) {
+    final void bind(FifoCore core, long min, long n, Runnable grantHook, String call) {
         if (!OWNER.compareAndSet(this, null, core)) {
             throw new IllegalStateException(CoreMessages.describe(call, min, n) + ": this acquisition was already started ("
                     + this + "); an Acquisition can be started once");
@@ -149,7 +149,7 @@ public abstract class Acquisition {
         this.hook = min < n ? new NodeHook.UpTo(min) : grantHook;
     }
 
-    /** Whether this acquisition is started on {@code core} (a volatile read: see BatchSemaphore's cancel). */
+    /** Whether this acquisition is started on {@code core} (a volatile read: see FifoCore's cancel). */
     final boolean boundTo(HandoffCore core) {
         return OWNER.getVolatile(this) == core;
     }
@@ -217,7 +217,7 @@ public abstract class Acquisition {
      *     already granted, closed, failed or cancelled, or has not started
      */
     public final boolean cancel() {
-        BatchSemaphore core = owner;
+        FifoCore core = owner;
         return core != null && state == WAITING && core.cancel(this, null, false);
     }
 
@@ -232,7 +232,7 @@ public abstract class Acquisition {
      *     already granted, closed, failed or cancelled, or has not started
      */
     protected final boolean cancelTimedOut(Executor wakeExecutor) {
-        BatchSemaphore core = owner;
+        FifoCore core = owner;
         if (core == null || state != WAITING) {
             return false;
         }
@@ -265,7 +265,7 @@ public abstract class Acquisition {
         if (wakeExecutor == null) {
             throw new NullPointerException("cancel(null): the executor is null");
         }
-        BatchSemaphore core = owner;
+        FifoCore core = owner;
         return core != null && state == WAITING && core.cancel(this, wakeExecutor, false);
     }
 
@@ -297,7 +297,7 @@ public abstract class Acquisition {
      * @return the face that started this acquisition, or {@code null} if it was not started yet
      */
     protected final @Nullable Object startedOn() {
-        BatchSemaphore core = owner;
+        FifoCore core = owner;
         return core == null ? null : core.face;
     }
 
@@ -437,7 +437,7 @@ public abstract class Acquisition {
      * }</pre>
      */
     protected final void confirmGrant() {
-        BatchSemaphore core = owner;
+        FifoCore core = owner;
         if (core != null) {
             core.confirm(this);
         }
@@ -461,12 +461,12 @@ public abstract class Acquisition {
         if (wakeExecutor == null) {
             throw new NullPointerException("undoGrant(null): the executor is null");
         }
-        BatchSemaphore core = owner;
+        FifoCore core = owner;
         return core != null && core.undo(this, wakeExecutor);
     }
 
     private int settledState() {
-        BatchSemaphore core = owner;
+        FifoCore core = owner;
         return core == null ? WAITING : core.settledState(node());
     }
 
@@ -515,7 +515,7 @@ public abstract class Acquisition {
 
     static {
         try {
-            OWNER = MethodHandles.lookup().findVarHandle(Acquisition.class, "owner", BatchSemaphore.class);
+            OWNER = MethodHandles.lookup().findVarHandle(Acquisition.class, "owner", FifoCore.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

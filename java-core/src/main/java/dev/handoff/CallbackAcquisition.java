@@ -6,7 +6,7 @@ final class CallbackAcquisition extends Acquisition {
 
     private final Waker waker;
 
-    CallbackAcquisition(BatchSemaphore owner, long permits, Runnable onGrant, Waker waker) {
+    CallbackAcquisition(FifoCore owner, long permits, Runnable onGrant, Waker waker) {
         super(owner, permits, onGrant);
         this.waker = waker;
     }

@@ -14,7 +14,7 @@ final class FairShareChecks {
     }
 
     /** The arguments of a face that waits: {@code n}, then the key, the capacity and the cap. */
-    static void request(String call, @Nullable Object key, long n, BatchSemaphore core, long maxPermitsPerKey) {
+    static void request(String call, @Nullable Object key, long n, FifoCore core, long maxPermitsPerKey) {
         if (n < 0) {
             throw negative(call, key, n);
         }
@@ -32,8 +32,8 @@ final class FairShareChecks {
         }
     }
 
-    /** As {@link #request(String, Object, long, BatchSemaphore, long)}, the face's last argument not null (checked after {@code n}). */
-    static void request(String call, @Nullable Object key, long n, @Nullable Object last, String what, BatchSemaphore core,
+    /** As {@link #request(String, Object, long, FifoCore, long)}, the face's last argument not null (checked after {@code n}). */
+    static void request(String call, @Nullable Object key, long n, @Nullable Object last, String what, FifoCore core,
             long maxPermitsPerKey) {
         if (n < 0) {
             throw negative(call, key, n);

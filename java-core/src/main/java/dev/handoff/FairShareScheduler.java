@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 /*
  * The fair share's scheduler
  * ==========================
- * One BatchSemaphore of the total capacity (the core) holds the permits: its word, free count,
+ * One FifoCore of the total capacity (the core) holds the permits: its word, free count,
  * debt after a shrink, close and closeAsync are used as they are. In front of it, the waiting
  * requests (FairShareTickets, bound to the core from their creation) sit in one FIFO queue per key
  * (KeyState). The scheduler hands the head with the smallest start tag (StartTags, KeyHeap) to the
@@ -64,7 +64,7 @@ import org.jspecify.annotations.Nullable;
  * wait for itself. A release(key, n) with held < n <= held + transit waits, outside the lock,
  * until transit changes, then decides again: either answer at once would be wrong for one of the
  * two outcomes, and both are decided within the party's own wake-up or cancellation (bounded as
- * the core's release is: see BatchSemaphore.awaitTransit, which also runs the wake-ups this thread
+ * the core's release is: see FifoCore.awaitTransit, which also runs the wake-ups this thread
  * queued; after the bound the release is an over-release, nothing changed). A release of permits
  * the key really holds never waits. A key with permits in transit stays in the map and counts them
  * against its cap, and solo mode is never entered while any are (the key would not be alone, or
@@ -84,10 +84,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The scheduler of a {@link FairShareSemaphore}: its lock, its keys, the waiting counts and the
  * dispatched ticket; every section that queues, grants, gives back, withdraws, resizes or closes.
- * The core's {@link BatchSemaphore.Front}.
+ * The core's {@link FifoCore.Front}.
  */
-final class FairShareScheduler<K> implements BatchSemaphore.Front {
-    final BatchSemaphore core;
+final class FairShareScheduler<K> implements FifoCore.Front {
+    final FifoCore core;
     final CoreLock lock = new CoreLock();
 
     /** Keys that hold or wait. Written under the lock; read anywhere. */
@@ -121,7 +121,7 @@ final class FairShareScheduler<K> implements BatchSemaphore.Front {
     FairShareScheduler(FairShareSemaphore<K> face, long capacity, ToLongFunction<? super K> share, long maxPermitsPerKey,
             long maxQueuedPermitsPerKey, long maxQueuedPermits, int maxQueueLength,
             @Nullable FairShareListener<? super K> listener) {
-        this.core = new BatchSemaphore(capacity, face, this);
+        this.core = new FifoCore(capacity, face, this);
         this.face = face;
         this.share = share;
         this.maxPermitsPerKey = maxPermitsPerKey;
@@ -599,7 +599,7 @@ final class FairShareScheduler<K> implements BatchSemaphore.Front {
             if (waits == 0) {
                 since = System.nanoTime();
             }
-            if (!BatchSemaphore.awaitTransit(face, ++waits, since)) {
+            if (!FifoCore.awaitTransit(face, ++waits, since)) {
                 waits = -1; // decide once more, the key's grants in transit counted as not held
             }
         }

@@ -76,7 +76,7 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
      * (FairShareChecks) and hand the request to the part that owns the data it changes.
      * FairShareScheduler owns the lock, the keys, the waiting counts and the dispatched ticket,
      * runs every section and hands one waiting request at a time, in fair order, to the core (one
-     * BatchSemaphore of the total capacity, which holds the permits). StartTags owns virtual time
+     * FifoCore of the total capacity, which holds the permits). StartTags owns virtual time
      * and the start tags that make the order fair (with the proof of the bound); KeyHeap, the keys
      * whose head may be dispatched; KeyState, one key's counts and queue of FairShareTickets (one
      * per waiting request; FairShareFuture is the future face's waker); SettledTickets, the tickets
@@ -88,7 +88,7 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
 
     private final FairShareScheduler<K> scheduler;
     /** The scheduler's core: holds the permits. */
-    private final BatchSemaphore core;
+    private final FifoCore core;
     /** The scheduler's lock-free path (solo mode). */
     private final FairShareSolo<K> solo;
     private final long maxPermitsPerKey;
@@ -116,9 +116,9 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
      * @throws IllegalArgumentException if {@code capacity < 0} or {@code capacity > Semaphore.MAX_PERMITS}
      */
     public static <K> Builder<K> builder(long capacity) {
-        if (capacity < 0 || capacity > BatchSemaphore.MAX_PERMITS) {
+        if (capacity < 0 || capacity > FifoCore.MAX_PERMITS) {
             throw new IllegalArgumentException("builder(" + capacity + "): the capacity must be between 0 and MAX_PERMITS ("
-                    + BatchSemaphore.MAX_PERMITS + ")");
+                    + FifoCore.MAX_PERMITS + ")");
         }
         return new Builder<>(capacity);
     }
@@ -651,9 +651,9 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > Semaphore.MAX_PERMITS}
      */
     public void setCapacity(long n) {
-        if (n < 0 || n > BatchSemaphore.MAX_PERMITS) {
+        if (n < 0 || n > FifoCore.MAX_PERMITS) {
             throw new IllegalArgumentException("setCapacity(" + n + "): the capacity must be between 0 and MAX_PERMITS ("
-                    + BatchSemaphore.MAX_PERMITS + ")");
+                    + FifoCore.MAX_PERMITS + ")");
         }
         scheduler.resize(false, n, "setCapacity(" + n + ")");
     }

@@ -49,7 +49,7 @@ final class FairShareSolo<K> {
     /** What {@link #give} returns when it cannot decide without the lock. */
     static final long UNDECIDED = -2L;
 
-    private final BatchSemaphore core;
+    private final FifoCore core;
     private final ConcurrentHashMap<K, KeyState<K>> keys;
     private final ToLongFunction<? super K> share;
     private final long maxPermitsPerKey;
@@ -61,7 +61,7 @@ final class FairShareSolo<K> {
     /** What {@link #take} returns when it cannot decide without the lock. */
     final KeyState<K> undecided;
 
-    FairShareSolo(FairShareSemaphore<K> owner, BatchSemaphore core, ConcurrentHashMap<K, KeyState<K>> keys,
+    FairShareSolo(FairShareSemaphore<K> owner, FifoCore core, ConcurrentHashMap<K, KeyState<K>> keys,
             ToLongFunction<? super K> share, long maxPermitsPerKey) {
         this.core = core;
         this.keys = keys;
@@ -80,10 +80,10 @@ final class FairShareSolo<K> {
         for (;;) {
             long w = core.word(); // the word first, solo after: see "Solo mode" for why
             KeyState<K> s = solo;
-            if (s == null || !BatchSemaphore.quiet(w) || !s.key.equals(key)) {
+            if (s == null || !FifoCore.atRest(w) || !s.key.equals(key)) {
                 return undecided;
             }
-            long free = BatchSemaphore.freeIn(w);
+            long free = FifoCore.freeIn(w);
             long held = core.capacity - free;
             if (free < n || held + n > maxPermitsPerKey) {
                 if (core.word() == w) {
@@ -109,10 +109,10 @@ final class FairShareSolo<K> {
         for (;;) {
             long w = core.word();
             KeyState<K> s = solo;
-            if (s == null || !BatchSemaphore.quiet(w) || !s.key.equals(key)) {
+            if (s == null || !FifoCore.atRest(w) || !s.key.equals(key)) {
                 return UNDECIDED;
             }
-            long held = core.capacity - BatchSemaphore.freeIn(w);
+            long held = core.capacity - FifoCore.freeIn(w);
             if (n > held) {
                 if (core.word() == w) {
                     return held;
@@ -140,7 +140,7 @@ final class FairShareSolo<K> {
         if (s != null) {
             solo = null;
             long w = core.advanceStamp(); // after this, no solo CAS that read an older word succeeds
-            s.held = core.capacity - BatchSemaphore.freeIn(w);
+            s.held = core.capacity - FifoCore.freeIn(w);
             if (s.held == 0 && keys.get(s.key) == s) {
                 keys.remove(s.key); // idle: its state goes (waiting == 0 in solo mode)
             }
@@ -153,7 +153,7 @@ final class FairShareSolo<K> {
      */
     void enterLocked(KeyState<K> k) {
         long w = core.word();
-        if (BatchSemaphore.quiet(w) && core.capacity - BatchSemaphore.freeIn(w) == k.held) {
+        if (FifoCore.atRest(w) && core.capacity - FifoCore.freeIn(w) == k.held) {
             solo = k;
         }
     }
@@ -161,12 +161,12 @@ final class FairShareSolo<K> {
     /** Between two equal stamps: what {@code key} holds if it is the solo key, else -1. */
     long heldIfSolo(K key) {
         KeyState<K> s = solo;
-        return s != null && s.key.equals(key) ? core.capacity - BatchSemaphore.freeIn(core.word()) : -1L;
+        return s != null && s.key.equals(key) ? core.capacity - FifoCore.freeIn(core.word()) : -1L;
     }
 
     /** Between two equal stamps: whether the solo key stays in the map while it holds nothing. */
     boolean idleKeyKept() {
-        return solo != null && core.capacity == BatchSemaphore.freeIn(core.word());
+        return solo != null && core.capacity == FifoCore.freeIn(core.word());
     }
 
     /** Whether solo mode is on. */

@@ -55,7 +55,7 @@ final class FairShareTicket<K> extends HandleAcquisition {
     boolean tellOnWake;
     private boolean partyWoken;
 
-    FairShareTicket(SettledTickets<K> settled, BatchSemaphore core, long n, PermitHandles.GiveBack back, Object party) {
+    FairShareTicket(SettledTickets<K> settled, FifoCore core, long n, PermitHandles.GiveBack back, Object party) {
         super(core, n, null, back);
         this.settled = settled;
         this.party = party;

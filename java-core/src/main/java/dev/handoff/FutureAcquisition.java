@@ -30,7 +30,7 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
     /** Names the call in the closed failure, for example {@code "acquireAsync(3)"}. */
     private final String call;
 
-    FutureAcquisition(BatchSemaphore owner, long min, long max, String call, Runnable onGrant, PermitHandles.GiveBack back) {
+    FutureAcquisition(FifoCore owner, long min, long max, String call, Runnable onGrant, PermitHandles.GiveBack back) {
         this.node = new Node(owner, min, max, onGrant, this, back);
         this.call = call;
     }
@@ -44,7 +44,7 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
         private final FutureAcquisition<?> future;
         private final long min;
 
-        Node(BatchSemaphore owner, long min, long max, Runnable onGrant, FutureAcquisition<?> future,
+        Node(FifoCore owner, long min, long max, Runnable onGrant, FutureAcquisition<?> future,
                 PermitHandles.GiveBack back) {
             super(owner, max, onGrant, back);
             this.min = min;

@@ -19,7 +19,7 @@ abstract class HandleAcquisition extends Acquisition implements Permits {
      */
     private volatile @Nullable Object back; // the GiveBack, the releasing thread, or null: see PermitHandles
 
-    HandleAcquisition(BatchSemaphore owner, long permits, @Nullable Runnable onGrant, PermitHandles.@Nullable GiveBack back) {
+    HandleAcquisition(FifoCore owner, long permits, @Nullable Runnable onGrant, PermitHandles.@Nullable GiveBack back) {
         super(owner, permits, onGrant);
         this.back = back;
     }

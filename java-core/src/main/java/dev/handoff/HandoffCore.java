@@ -61,8 +61,8 @@ import org.jspecify.annotations.Nullable;
  * Tags, eligibility, per-key caps and the fairness bound are in FairShareSemaphore's notes.
  * While only one key is active and nothing waits, the fair share takes and returns that key's
  * permits by one CAS of this word, without either lock ("Solo mode" in its notes): word(),
- * quiet() and casCount() serve that path, and advanceStamp() ends it (the next CAS of every solo
- * operation that read the word before fails; quiet() excludes the wide layout, which has no stamp).
+ * atRest() and casCount() serve that path, and advanceStamp() ends it (the next CAS of every solo
+ * operation that read the word before fails; atRest() excludes the wide layout, which has no stamp).
  *
  * Acquire slow path
  * -----------------

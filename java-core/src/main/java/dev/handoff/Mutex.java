@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Mutex implements PrimitiveView {
 
-    private final BatchSemaphore core;
+    private final FifoCore core;
 
     /** The name given to the builder, or null. */
     private final @Nullable String name;
@@ -50,13 +50,13 @@ public final class Mutex implements PrimitiveView {
 
     /** Creates an unlocked mutex. For a name, a queue bound or a listener, see {@link #builder()}. */
     public Mutex() {
-        this.core = new BatchSemaphore(1, this);
+        this.core = new FifoCore(1, this);
         this.name = null;
         this.leaks = LeakDetection.DEFAULT == LeakDetection.OFF ? null : LeakDetection.DEFAULT;
     }
 
     private Mutex(Builder b) {
-        this.core = new BatchSemaphore(1, Long.MAX_VALUE, b.maxQueueLength, b.listener, this);
+        this.core = new FifoCore(1, Long.MAX_VALUE, b.maxQueueLength, b.listener, this);
         this.name = b.name;
         LeakDetection mode = b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
         this.leaks = mode == LeakDetection.OFF ? null : mode;

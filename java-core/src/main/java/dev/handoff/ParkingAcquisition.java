@@ -28,7 +28,7 @@ final class ParkingAcquisition extends HandleAcquisition {
      * {@code back}: once granted, this node is the caller's {@link Permits} handle, giving back
      * through the face's release by count; null for a timed wait, whose caller gets a boolean.
      */
-    ParkingAcquisition(BatchSemaphore owner, long min, long max, Runnable onGrant, PermitHandles.GiveBack back) {
+    ParkingAcquisition(FifoCore owner, long min, long max, Runnable onGrant, PermitHandles.GiveBack back) {
         super(owner, max, onGrant, back);
         this.min = min;
     }

@@ -120,7 +120,7 @@ final class PermitLeaks {
             return false;
         }
 
-        private static final Class<?>[] FACES = {PermitLeaks.class, BatchSemaphore.class, SemaphoreBase.class, Semaphore.class, Mutex.class, RwLock.class,
+        private static final Class<?>[] FACES = {PermitLeaks.class, FifoCore.class, SemaphoreBase.class, Semaphore.class, Mutex.class, RwLock.class,
                 FairShareSemaphore.class, WriteGrant.class};
 
         private void report(long n, boolean given) {

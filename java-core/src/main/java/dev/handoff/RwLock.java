@@ -73,7 +73,7 @@ public final class RwLock implements PrimitiveView {
     /** The number of concurrent readers allowed by {@link #RwLock()}: 2<sup>30</sup>. */
     public static final int DEFAULT_MAX_READERS = 1 << 30;
 
-    private final BatchSemaphore core;
+    private final FifoCore core;
     private final int maxReaders;
 
     /** The name given to the builder, or null. */
@@ -107,7 +107,7 @@ public final class RwLock implements PrimitiveView {
     volatile @Nullable WriteGrant holder;
 
     /** Runs at a writer's grant, before anyone is woken: a volatile write. */
-    final BatchSemaphore.GrantUndo markWriteLocked = new BatchSemaphore.GrantUndo() {
+    final FifoCore.GrantUndo markWriteLocked = new FifoCore.GrantUndo() {
         @Override
         public void run() {
             WRITE_GRANTS.getAndAdd(RwLock.this, 1);
@@ -159,7 +159,7 @@ public final class RwLock implements PrimitiveView {
         this.name = b == null ? null : b.name;
         LeakDetection mode = b == null || b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
         this.leaks = mode == LeakDetection.OFF ? null : mode;
-        this.core = new BatchSemaphore(maxReaders, Long.MAX_VALUE, b == null ? Integer.MAX_VALUE : b.maxQueueLength,
+        this.core = new FifoCore(maxReaders, Long.MAX_VALUE, b == null ? Integer.MAX_VALUE : b.maxQueueLength,
                 b == null ? null : b.listener, this);
         if (b != null && b.listener != null && b.name != null) {
             b.listener.attached(b.name);
@@ -726,7 +726,7 @@ public final class RwLock implements PrimitiveView {
     }
 
     /** The core, for tests of this package. */
-    BatchSemaphore core() {
+    FifoCore core() {
         return core;
     }
 

@@ -66,7 +66,7 @@ public final class Semaphore extends SemaphoreBase {
      * count the bytes of 64 PiB. A capacity, a resize or an acquisition beyond it is refused with
      * {@link IllegalArgumentException}.
      */
-    public static final long MAX_PERMITS = BatchSemaphore.MAX_PERMITS;
+    public static final long MAX_PERMITS = FifoCore.MAX_PERMITS;
 
     /**
      * Creates a semaphore with {@code permits} permits, all free.
@@ -156,7 +156,7 @@ public final class Semaphore extends SemaphoreBase {
     }
 
     /** The core, for the other faces in this package. */
-    BatchSemaphore core() {
+    FifoCore core() {
         return core;
     }
 

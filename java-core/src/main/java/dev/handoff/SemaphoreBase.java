@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  */
 abstract class SemaphoreBase implements PrimitiveView {
 
-    final BatchSemaphore core;
+    final FifoCore core;
 
     /** The name given to the builder, or null. */
     final @Nullable String name;
@@ -309,7 +309,7 @@ abstract class SemaphoreBase implements PrimitiveView {
 
     SemaphoreBase(long capacity, long maxQueuedPermits, int maxQueueLength, @Nullable WaitListener listener,
             @Nullable String name, @Nullable LeakDetection chosen) {
-        this.core = new BatchSemaphore(capacity, maxQueuedPermits, maxQueueLength, listener, this);
+        this.core = new FifoCore(capacity, maxQueuedPermits, maxQueueLength, listener, this);
         this.name = name;
         LeakDetection mode = chosen == null ? LeakDetection.DEFAULT : chosen;
         this.leaks = mode == LeakDetection.OFF ? null : mode;

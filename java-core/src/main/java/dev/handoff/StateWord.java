@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The state word of the core: free permits, flags and the resize stamp packed in one long, with
  * the capacity it is checked against. Every change of the word goes through the named operations
- * here; the fair share's solo mode uses {@link #word()}, {@link #quiet(long)}, {@link #casCount}
+ * here; the fair share's solo mode uses {@link #word()}, {@link #atRest(long)}, {@link #casCount}
  * and {@link #advanceStamp()}.
  *
  * <pre>
@@ -124,7 +124,7 @@ abstract class StateWord {
      * no gate (no debt, no resize of a wide word, no provisional grant) and no claim window. In
      * such a word, held = capacity - free.
      */
-    static boolean quiet(long s) {
+    static boolean atRest(long s) {
         return (s & (QUEUED | CLOSED | GATED | WIDE | WINDOW)) == 0;
     }
 
@@ -135,14 +135,14 @@ abstract class StateWord {
 
     /**
      * One CAS of the count from {@code s} to {@code s} plus {@code delta} permits; the caller made
-     * sure that {@code s} is quiet and that the count stays between 0 and the capacity.
+     * sure that {@code s} is at rest and that the count stays between 0 and the capacity.
      */
     boolean casCount(long s, long delta) {
         return STATE.compareAndSet(this, s, s + (delta << SHIFT));
     }
 
     /**
-     * Advances the resize stamp of a quiet word without changing anything else, so that every CAS
+     * Advances the resize stamp of a word at rest without changing anything else, so that every CAS
      * of a word read before fails; returns the new word. Called by the fair share, under its lock,
      * to end its solo mode (the core's lock is not needed: nothing but solo CASes runs meanwhile).
      */

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * (and undoes that with an undone provisional grant), the give-back of the core's handle (which
  * releases what is held now), and the {@link RwLock.WritePermits} the caller gets.
  */
-final class WriteGrant implements BatchSemaphore.GrantUndo, PermitHandles.GiveBack, RwLock.WritePermits {
+final class WriteGrant implements FifoCore.GrantUndo, PermitHandles.GiveBack, RwLock.WritePermits {
 
     private final RwLock lock;
 

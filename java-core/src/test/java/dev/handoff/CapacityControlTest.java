@@ -413,7 +413,7 @@ class CapacityControlTest {
     @Test
     void timersOfRequestsGrantedInTimeDoNotKeepTheSemaphoreReachable() throws Exception {
         Semaphore s = new Semaphore(1);
-        WeakReference<BatchSemaphore> ref = new WeakReference<>(s.core());
+        WeakReference<FifoCore> ref = new WeakReference<>(s.core());
         for (int i = 0; i < 20_000; i++) {
             assertTrue(s.tryAcquire(1));
             CompletableFuture<Boolean> f = s.tryAcquireAsync(1, Duration.ofHours(1)); // queued, with a timer

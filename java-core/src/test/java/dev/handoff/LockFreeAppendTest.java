@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The queue's lock-free append (see BatchSemaphore's notes, "Appending without the lock"): a
+ * The queue's lock-free append (see FifoCore's notes, "Appending without the lock"): a
  * semaphore without a listener or queue bounds appends to a non-empty queue without the lock and
  * counts its queue when asked; one with a listener keeps counters and appends under the lock. Both
  * must answer alike, and appends racing removals at the tail, closes and shrinks must neither

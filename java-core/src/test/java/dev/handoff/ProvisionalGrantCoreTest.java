@@ -59,7 +59,7 @@ class ProvisionalGrantCoreTest {
     }
 
     /** Runs {@code call} on a thread and returns its outcome once it is waiting on the core (not done). */
-    private static CompletableFuture<Throwable> waitingCall(BatchSemaphore core, Runnable call) throws InterruptedException {
+    private static CompletableFuture<Throwable> waitingCall(FifoCore core, Runnable call) throws InterruptedException {
         CompletableFuture<Throwable> outcome = new CompletableFuture<>();
         Thread t = new Thread(() -> {
             try {

@@ -37,7 +37,7 @@ class ReviewDefectsTest {
 
     @Test
     void untimedBlockingWaiterWhoseGrantFailsThrowsInsteadOfHanging() throws Exception {
-        BatchSemaphore core = new BatchSemaphore(2);
+        FifoCore core = new FifoCore(2);
         assertTrue(core.tryAcquire(2));
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         CountDownLatch queued = new CountDownLatch(1);
@@ -66,7 +66,7 @@ class ReviewDefectsTest {
 
     @Test
     void timedBlockingWaiterWhoseGrantFailsNeverReturnsTrue() throws Exception {
-        BatchSemaphore core = new BatchSemaphore(2);
+        FifoCore core = new FifoCore(2);
         assertTrue(core.tryAcquire(2));
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
@@ -86,7 +86,7 @@ class ReviewDefectsTest {
 
     @Test
     void futureWhoseGrantFailsCompletesExceptionallyAndHoldsNothing() throws Exception {
-        BatchSemaphore core = new BatchSemaphore(2);
+        FifoCore core = new FifoCore(2);
         assertTrue(core.tryAcquire(2));
         CompletableFuture<Permits> f = core.acquireAsync(2, "writeLockAsync()", FAILING_GRANT, core::release);
         RecordingWaker next = new RecordingWaker();
@@ -101,7 +101,7 @@ class ReviewDefectsTest {
 
     @Test
     void failingGrantOnEveryFastPathGivesThePermitsBack() throws Exception {
-        BatchSemaphore core = new BatchSemaphore(3);
+        FifoCore core = new FifoCore(3);
         assertThrows(StackOverflowError.class, () -> core.tryAcquire(3, FAILING_GRANT));
         assertEquals(3, core.availablePermits());
         assertThrows(StackOverflowError.class, () -> core.acquireBlocking(3, "writeLockBlocking()", FAILING_GRANT, core::release));
@@ -150,7 +150,7 @@ class ReviewDefectsTest {
         // The reviewer's case: tryWriteLock(300 ms) returned true while the lock was free. Here
         // the writer's grant fails; the lock must then be free and not write-locked.
         RwLock lock = new RwLock(4);
-        BatchSemaphore core = new BatchSemaphore(4);
+        FifoCore core = new FifoCore(4);
         assertTrue(core.tryAcquire(4));
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread writer = new Thread(() -> {
@@ -283,7 +283,7 @@ class ReviewDefectsTest {
 
     // ------------------------------------------------------------------ helpers
 
-    private static void awaitQueueLength(BatchSemaphore core, int n) throws InterruptedException {
+    private static void awaitQueueLength(FifoCore core, int n) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
         while (core.queueLength() != n) {
             if (System.nanoTime() > deadline) {

@@ -22,7 +22,7 @@ import dev.handoff.coroutines.lock as lockSuspending
  *
  * That includes a `lock()` whose grant races its cancellation: until the waker delivers the grant
  * (or the cancellation undoes it) the lock is held by nobody, and an unlock that could only pass
- * by counting it waits until that is decided (see "Provisional grants" in BatchSemaphore's
+ * by counting it waits until that is decided (see "Provisional grants" in FifoCore's
  * notes). The last two custom scenarios play that race: a lock cancelled as soon as it suspends,
  * against two unlocks of the one lock the initial part holds, by other threads. (Until 2026-11-26
  * each thread unlocked only the locks its own calls had obtained: a thread that held nothing

@@ -63,7 +63,7 @@ import dev.handoff.coroutines.writeLock as writeLockSuspending
  * A queued writer whose grant races its cancellation: until its waker delivers the grant (or the
  * cancellation undoes it, clearing the write flag with it) the permits are held by nobody, and a
  * release that would pass only by counting them waits until that is decided (see "Provisional
- * grants" in BatchSemaphore's notes). The last two custom scenarios of RwLock3LincheckTest race
+ * grants" in FifoCore's notes). The last two custom scenarios of RwLock3LincheckTest race
  * that: a writeLock() cancelled as soon as it suspends, against the two read unlocks, by two other
  * threads, that complete it (prompt and non-prompt cancellation).
  *

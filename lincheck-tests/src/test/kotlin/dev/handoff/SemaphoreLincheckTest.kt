@@ -56,7 +56,7 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  * pass since its provisional grants: a grant to a queued coroutine counts as held by nobody until
  * the waker confirms it or the cancellation undoes it, and a release that would pass only by
  * counting those permits waits until they are decided. See "Provisional grants" in
- * BatchSemaphore's notes.)
+ * FifoCore's notes.)
  *
  * A cancelled suspending acquire ends with CancellationException (Lincheck's `Cancelled`) holding
  * nothing, whichever of grant and cancel came first; the specification never ends a cancelled
@@ -92,7 +92,7 @@ const val WEIGHTS = "1:3"
  * form builds `Semaphore(capacity)`, or with [counted] one with a queue bound so large that it
  * never sheds: the core then runs its bound check on every append (lock-free behind a non-empty
  * queue, against the queue counters of the tail its CAS validates; see "Queue counters" in
- * BatchSemaphore's notes) without ever refusing.
+ * FifoCore's notes) without ever refusing.
  */
 abstract class SemaphoreOperations(protected val semaphore: Semaphore, private val specification: KClass<*>) :
     AbstractLincheckTest() {
@@ -333,7 +333,7 @@ open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedS
         // permits released later. (Written when the first resize sealed the tail for good; a review
         // found that seal losing the node. This scenario did not catch the broken variant within its
         // budget, and java-core's LockFreeAppendTest races it for real: neither hits the
-        // few-instruction window reliably, so the fix rests on the argument in BatchSemaphore's
+        // few-instruction window reliably, so the fix rests on the argument in FifoCore's
         // notes. Today only a shrink seals, until the next append under the lock: see the
         // resize scenario of Semaphore3LincheckTest.)
         .addCustomScenario(scenario {
@@ -381,7 +381,7 @@ class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaph
             }
         })
         // a shrink below a waiting weight and the growth back, against appends and releases (the
-        // seal and the resize stamp of BatchSemaphore's notes): see resizeAgainstAppendsAndReleases
+        // seal and the resize stamp of FifoCore's notes): see resizeAgainstAppendsAndReleases
         .addCustomScenario(resizeAgainstAppendsAndReleases())
         // a grant in transit, undone by a prompt cancellation: see observedGrantUndone
         .addCustomScenario(observedGrantUndone(prompt = true))
@@ -454,7 +454,7 @@ private val oneHeldTwoFree: DSLThreadScenario.() -> Unit = {
  * 2 more, cancelled as soon as it suspends ([prompt]: also after its resumption). Thread 2's
  * release may grant the waiter provisionally, and the cancellation may then undo the grant. An
  * observer of the free count waits for that decision (see "Provisional grants" in
- * BatchSemaphore's notes): once it showed 1 free (the grant), it may not show 3 with the acquire
+ * FifoCore's notes): once it showed 1 free (the grant), it may not show 3 with the acquire
  * ending Cancelled, which no sequential history has. (An observer that did not wait was caught
  * here: `availablePermits(): 1` on thread 1, `3` on thread 2, `acquire(2) + prompt_cancel:
  * CANCELLED`.)

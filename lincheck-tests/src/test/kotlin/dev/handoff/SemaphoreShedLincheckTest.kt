@@ -19,7 +19,7 @@ import org.jetbrains.lincheck.datastructures.scenario
  *
  * What it exercises in the core: a bounded semaphore appends to a non-empty queue without the
  * lock, checking the bound against the queue counters of the tail its CAS validates (see "Queue
- * counters" and "Appending without the lock" in BatchSemaphore's notes). Without the lock the
+ * counters" and "Appending without the lock" in FifoCore's notes). Without the lock the
  * check is conservative (the removed-node counters are read after the tail), so an append that
  * finds the queue full decides again under the lock, where the check is exact. Here those checks
  * race releases that serve the head, cancellations that withdraw a waiter (the last one moves the

@@ -104,7 +104,7 @@ class ProvisionalGrantTest {
             // It waits for the coroutine's grant to be decided: parked on the core, not done.
             val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
             while (!(releaser.state == Thread.State.TIMED_WAITING &&
-                    LockSupport.getBlocker(releaser)?.javaClass?.simpleName == "BatchSemaphore")
+                    LockSupport.getBlocker(releaser)?.javaClass?.simpleName == "FifoCore")
             ) {
                 assertFalse(outcome.isDone, "answered before the grant was decided: ${outcome.getNow(null)}")
                 assertTrue(System.nanoTime() < deadline, "never waited: ${releaser.state}")

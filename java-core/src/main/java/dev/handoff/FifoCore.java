@@ -11,7 +11,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one algorithm of this library: a weighted, strictly FIFO semaphore with direct handoff.
+ * The weighted FIFO core of every primitive: a strictly FIFO semaphore with direct handoff.
  * {@link Semaphore}, {@link Mutex}, {@link RwLock} and {@link FairShareSemaphore} are faces over it;
  * they validate arguments and name the call in messages, this class assumes valid arguments. This
  * class holds the waits the faces start (blocking, future, callback, up-to) and the observers;
@@ -21,8 +21,6 @@ import org.jspecify.annotations.Nullable;
  * {@link ListenerCalls} beside them.
  *
  * <pre>
- * ====================
- *
  * Overview
  * --------
  * Free permits live in one atomic state word. A waiting acquisition is an intrusive node
@@ -80,7 +78,7 @@ import org.jspecify.annotations.Nullable;
  * - Herlihy and Shavit, The Art of Multiprocessor Programming, ch. 8.
  * </pre>
  */
-final class BatchSemaphore extends HandoffCore {
+final class FifoCore extends HandoffCore {
 
     /**
      * How many times a blocked thread at the head of the queue polls its node before parking. On
@@ -93,24 +91,24 @@ final class BatchSemaphore extends HandoffCore {
     /** A timed wait spins only while more than this is left before its deadline. */
     private static final long SPIN_MIN_REMAINING_NANOS = 50_000L;
 
-    BatchSemaphore(long capacity) {
+    FifoCore(long capacity) {
         this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, null);
     }
 
-    BatchSemaphore(long capacity, Object face) {
+    FifoCore(long capacity, Object face) {
         this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, face);
     }
 
-    BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face) {
+    FifoCore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face) {
         this(capacity, maxQueuedPermits, maxQueueLength, listener, face, null);
     }
 
     /** A core with a scheduler in front of it (see "A scheduler in front" in HandoffCore). */
-    BatchSemaphore(long capacity, Object face, Front front) {
+    FifoCore(long capacity, Object face, Front front) {
         this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, face, front);
     }
 
-    private BatchSemaphore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face,
+    private FifoCore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face,
             Front front) {
         super(capacity, maxQueuedPermits, maxQueueLength, listener, face, front);
     }

@@ -5,6 +5,7 @@
  */
 module dev.handoff {
     requires static transitive org.jspecify; // nullness annotations, compile time only
+
     exports dev.handoff;
     exports dev.handoff.spi; // hooks for adapters (coroutines, reactive operators)
 }

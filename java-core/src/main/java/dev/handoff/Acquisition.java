@@ -100,6 +100,7 @@ public abstract class Acquisition {
      * clears the mark.
      */
     Acquisition prev;
+
     Acquisition next;
 
     /**
@@ -109,6 +110,7 @@ public abstract class Acquisition {
      * Written before the node is published to the queue, never changed while it is queued.
      */
     int seq;
+
     long cumLo;
     long cumHi;
 
@@ -124,8 +126,7 @@ public abstract class Acquisition {
      * with one of the {@code start...} methods of {@link Semaphore}, {@link Mutex} or
      * {@link RwLock}, which set its weight.
      */
-    protected Acquisition() {
-    }
+    protected Acquisition() {}
 
     /** An internal face's node, bound at construction. */
     Acquisition(FifoCore owner, long permits, Runnable onGrant) {
@@ -142,8 +143,8 @@ public abstract class Acquisition {
      */
     final void bind(FifoCore core, long min, long n, Runnable grantHook, String call) {
         if (!OWNER.compareAndSet(this, null, core)) {
-            throw new IllegalStateException(CoreMessages.describe(call, min, n) + ": this acquisition was already started ("
-                    + this + "); an Acquisition can be started once");
+            throw new IllegalStateException(CoreMessages.describe(call, min, n)
+                    + ": this acquisition was already started (" + this + "); an Acquisition can be started once");
         }
         this.permits = n;
         this.hook = min < n ? new NodeHook.UpTo(min) : grantHook;
@@ -502,10 +503,18 @@ public abstract class Acquisition {
                         weight = min + ".." + permits;
                     }
                     break;
-                case GRANTED: s = "granted"; break;
-                case CLOSED: s = "closed"; break;
-                case FAILED: s = "failed: " + failureCause(); break;
-                default: s = "cancelled"; break;
+                case GRANTED:
+                    s = "granted";
+                    break;
+                case CLOSED:
+                    s = "closed";
+                    break;
+                case FAILED:
+                    s = "failed: " + failureCause();
+                    break;
+                default:
+                    s = "cancelled";
+                    break;
             }
         }
         return "Acquisition[permits=" + weight + ", " + s + "]";

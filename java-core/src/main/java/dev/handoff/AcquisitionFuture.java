@@ -99,8 +99,9 @@ abstract class AcquisitionFuture<T> extends CompletableFuture<T> {
     /** Not supported, for the reason of {@link #complete}: use {@code orTimeout} to bound the wait. */
     @Override
     public final CompletableFuture<T> completeOnTimeout(T value, long timeout, TimeUnit unit) {
-        throw new UnsupportedOperationException(call() + ": completeOnTimeout is not supported on an acquisition's future;"
-                + " use orTimeout to bound the wait");
+        throw new UnsupportedOperationException(
+                call() + ": completeOnTimeout is not supported on an acquisition's future;"
+                        + " use orTimeout to bound the wait");
     }
 
     /** Not supported: it would bypass the withdrawal that keeps permits exact. */
@@ -124,7 +125,8 @@ abstract class AcquisitionFuture<T> extends CompletableFuture<T> {
     /** Not supported: forcing a failure could hide a grant whose permits must be released. */
     @Override
     public final void obtrudeException(Throwable ex) {
-        throw new UnsupportedOperationException(call() + ": obtrudeException is not supported on an acquisition's future");
+        throw new UnsupportedOperationException(
+                call() + ": obtrudeException is not supported on an acquisition's future");
     }
 
     private static final VarHandle SETTLED;

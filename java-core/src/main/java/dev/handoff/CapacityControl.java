@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
-import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -107,7 +101,8 @@ abstract class CapacityControl extends ProvisionalGrants {
         try {
             long c = capacity;
             if (relative && (value > MAX_PERMITS - c || value < -c)) {
-                throw new IllegalArgumentException(resizeCall(call, relative, value) + ": the capacity " + c + (value < 0 ? " - " + Long.toUnsignedString(-value) : " + " + value)
+                throw new IllegalArgumentException(resizeCall(call, relative, value) + ": the capacity " + c
+                        + (value < 0 ? " - " + Long.toUnsignedString(-value) : " + " + value)
                         + " must be between 0 and MAX_PERMITS (" + MAX_PERMITS + "); nothing changed");
             }
             n = relative ? c + value : value;
@@ -118,7 +113,7 @@ abstract class CapacityControl extends ProvisionalGrants {
             // before this point fails its CAS (see release and "State word").
             resizing = true;
             long s0 = word();
-            for (;;) {
+            for (; ; ) {
                 long next = (s0 & WIDE) == 0 ? (s0 | GATED) + STAMP_UNIT : s0 | GATED;
                 long witness = exchangeWord(s0, next);
                 if (witness == s0) {
@@ -138,7 +133,7 @@ abstract class CapacityControl extends ProvisionalGrants {
                 long d = c - n;
                 long s = word();
                 long took;
-                for (;;) {
+                for (; ; ) {
                     took = Math.min(free(s), d);
                     long witness = exchangeWord(s, s - (took << SHIFT));
                     if (witness == s) {
@@ -283,7 +278,7 @@ abstract class CapacityControl extends ProvisionalGrants {
     void widen() {
         wideResized = true;
         long s = word();
-        for (;;) {
+        for (; ; ) {
             long next = (free(s) << SHIFT) | (s & (QUEUED | CLOSED | GATED | WINDOW)) | WIDE;
             long witness = exchangeWord(s, next);
             if (witness == s) {
@@ -303,7 +298,11 @@ abstract class CapacityControl extends ProvisionalGrants {
     /** Closes the core; see {@link HandoffCore}. */
     abstract void close();
 
-    CapacityControl(long capacity, long maxQueuedPermits, int maxQueueLength, @Nullable WaitListener listener,
+    CapacityControl(
+            long capacity,
+            long maxQueuedPermits,
+            int maxQueueLength,
+            @Nullable WaitListener listener,
             @Nullable Front front) {
         super(capacity, maxQueuedPermits, maxQueueLength, listener, front);
     }

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
 final class FairShareFuture extends AcquisitionFuture<Permits> implements Waker {
     private final String call;
     /** Set by the scheduler's enqueue before the ticket can settle. */
-    @Nullable FairShareTicket<?> ticket;
+    @Nullable
+    FairShareTicket<?> ticket;
 
     FairShareFuture(String call) {
         this.call = call;

@@ -38,8 +38,7 @@ public interface FairShareListener<K> {
      * @param permits the weight it waits for
      * @param waitersAhead how many acquisitions (of every key) were waiting when it joined
      */
-    default void queued(K key, long permits, int waitersAhead) {
-    }
+    default void queued(K key, long permits, int waitersAhead) {}
 
     /**
      * A queued acquisition's wait ended. Called once per {@link #queued} call.
@@ -50,8 +49,7 @@ public interface FairShareListener<K> {
      * @param waitNanos how long it waited, in nanoseconds
      * @param waitersAhead how many acquisitions were waiting when it joined
      */
-    default void settled(K key, long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
-    }
+    default void settled(K key, long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {}
 
     /**
      * An acquisition for {@code key} was refused at once because a queue bound was reached
@@ -62,8 +60,7 @@ public interface FairShareListener<K> {
      * @param key the key it asked for
      * @param permits the weight it asked for
      */
-    default void rejected(K key, long permits) {
-    }
+    default void rejected(K key, long permits) {}
 
     /**
      * Returns a listener that tells {@code listener} every event without the key, so that a

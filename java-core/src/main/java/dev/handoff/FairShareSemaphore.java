@@ -91,12 +91,20 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
     private final FifoCore core;
     /** The scheduler's lock-free path (solo mode). */
     private final FairShareSolo<K> solo;
+
     private final long maxPermitsPerKey;
     private final @Nullable String name;
 
     private FairShareSemaphore(Builder<K> b) {
-        this.scheduler = new FairShareScheduler<>(this, b.capacity, b.share, b.maxPermitsPerKey, b.maxQueuedPermitsPerKey,
-                b.maxQueuedPermits, b.maxQueueLength, b.listener);
+        this.scheduler = new FairShareScheduler<>(
+                this,
+                b.capacity,
+                b.share,
+                b.maxPermitsPerKey,
+                b.maxQueuedPermitsPerKey,
+                b.maxQueuedPermits,
+                b.maxQueueLength,
+                b.listener);
         this.core = scheduler.core;
         this.solo = scheduler.solo;
         this.maxPermitsPerKey = b.maxPermitsPerKey;
@@ -117,8 +125,8 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
      */
     public static <K> Builder<K> builder(long capacity) {
         if (capacity < 0 || capacity > FifoCore.MAX_PERMITS) {
-            throw new IllegalArgumentException("builder(" + capacity + "): the capacity must be between 0 and MAX_PERMITS ("
-                    + FifoCore.MAX_PERMITS + ")");
+            throw new IllegalArgumentException("builder(" + capacity
+                    + "): the capacity must be between 0 and MAX_PERMITS (" + FifoCore.MAX_PERMITS + ")");
         }
         return new Builder<>(capacity);
     }
@@ -468,8 +476,8 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
      *     the per-key cap, or the key's share is out of range
      * @throws NullPointerException if {@code key} or {@code body} is null
      */
-    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(K key, long n,
-            java.util.function.Supplier<? extends java.util.concurrent.CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(
+            K key, long n, java.util.function.Supplier<? extends java.util.concurrent.CompletionStage<T>> body) {
         String call = "withPermitsAsync";
         check(call, key, n, body, "body"); // null arguments before the capacity, as on Semaphore
         return ScopedAsync.run(acquireAsync(key, n), () -> release(key, n), body, call + "(" + key + ", " + n + ")");
@@ -652,8 +660,8 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
      */
     public void setCapacity(long n) {
         if (n < 0 || n > FifoCore.MAX_PERMITS) {
-            throw new IllegalArgumentException("setCapacity(" + n + "): the capacity must be between 0 and MAX_PERMITS ("
-                    + FifoCore.MAX_PERMITS + ")");
+            throw new IllegalArgumentException("setCapacity(" + n
+                    + "): the capacity must be between 0 and MAX_PERMITS (" + FifoCore.MAX_PERMITS + ")");
         }
         scheduler.resize(false, n, "setCapacity(" + n + ")");
     }

@@ -61,8 +61,12 @@ final class FairShareSolo<K> {
     /** What {@link #take} returns when it cannot decide without the lock. */
     final KeyState<K> undecided;
 
-    FairShareSolo(FairShareSemaphore<K> owner, FifoCore core, ConcurrentHashMap<K, KeyState<K>> keys,
-            ToLongFunction<? super K> share, long maxPermitsPerKey) {
+    FairShareSolo(
+            FairShareSemaphore<K> owner,
+            FifoCore core,
+            ConcurrentHashMap<K, KeyState<K>> keys,
+            ToLongFunction<? super K> share,
+            long maxPermitsPerKey) {
         this.core = core;
         this.keys = keys;
         this.share = share;
@@ -76,8 +80,9 @@ final class FairShareSolo<K> {
      * not fit: a linearizable refusal), or {@link #undecided} (not in solo mode for this key, or the
      * key would become active again and its share has changed: decide under the lock).
      */
-    @Nullable KeyState<K> take(K key, long n) {
-        for (;;) {
+    @Nullable
+    KeyState<K> take(K key, long n) {
+        for (; ; ) {
             long w = core.word(); // the word first, solo after: see "Solo mode" for why
             KeyState<K> s = solo;
             if (s == null || !FifoCore.atRest(w) || !s.key.equals(key)) {
@@ -106,7 +111,7 @@ final class FairShareSolo<K> {
      * nothing changed), or {@link #UNDECIDED}.
      */
     long give(K key, long n) {
-        for (;;) {
+        for (; ; ) {
             long w = core.word();
             KeyState<K> s = solo;
             if (s == null || !FifoCore.atRest(w) || !s.key.equals(key)) {

@@ -46,6 +46,7 @@ final class FairShareTicket<K> extends HandleAcquisition {
     long since;
     /** Requests waiting when it was queued; -1 if never queued. */
     int ahead = -1;
+
     boolean timedOut;
     /** Set under the fair share's lock once settled by it; then wake() wakes the party, once. */
     boolean handedOver;
@@ -53,6 +54,7 @@ final class FairShareTicket<K> extends HandleAcquisition {
     boolean calledByCore;
     /** Whether wake() tells the listener (a wake-up the core deferred). */
     boolean tellOnWake;
+
     private boolean partyWoken;
 
     FairShareTicket(SettledTickets<K> settled, FifoCore core, long n, PermitHandles.GiveBack back, Object party) {
@@ -123,7 +125,8 @@ final class FairShareTicket<K> extends HandleAcquisition {
     @Override
     boolean declinedByTimeout() {
         Object p = party;
-        return p instanceof FairShareFuture ? ((FairShareFuture) p).timedOut()
+        return p instanceof FairShareFuture
+                ? ((FairShareFuture) p).timedOut()
                 : p instanceof Acquisition && ((Acquisition) p).declinedByTimeout();
     }
 

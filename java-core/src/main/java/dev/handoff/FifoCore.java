@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
@@ -108,8 +103,8 @@ final class FifoCore extends HandoffCore {
         this(capacity, Long.MAX_VALUE, Integer.MAX_VALUE, null, face, front);
     }
 
-    private FifoCore(long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face,
-            Front front) {
+    private FifoCore(
+            long capacity, long maxQueuedPermits, int maxQueueLength, WaitListener listener, Object face, Front front) {
         super(capacity, maxQueuedPermits, maxQueueLength, listener, face, front);
     }
 
@@ -270,7 +265,8 @@ final class FifoCore extends HandoffCore {
      * keeps, watched by the face's leak detection: {@code leaks} null (off) costs nothing; otherwise
      * the handle is tracked (see {@link LeakDetection}), with the call as its acquisition site.
      */
-    CompletableFuture<Permits> acquireAsync(long n, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks) {
+    CompletableFuture<Permits> acquireAsync(
+            long n, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks) {
         if (leaks == null) {
             return acquireAsync(n, call, null, back);
         }
@@ -289,8 +285,8 @@ final class FifoCore extends HandoffCore {
     }
 
     /** The up-to form of {@link #acquireAsync(long, String, PermitHandles.GiveBack, LeakDetection)}. */
-    CompletableFuture<Permits> acquireUpToAsync(long min, long max, String call, PermitHandles.GiveBack back,
-            @Nullable LeakDetection leaks) {
+    CompletableFuture<Permits> acquireUpToAsync(
+            long min, long max, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks) {
         if (leaks == null) {
             return acquireUpToAsync(min, max, call, back);
         }
@@ -299,7 +295,8 @@ final class FifoCore extends HandoffCore {
     }
 
     /** The up-to form of {@link #acquireBlocking(long, String, PermitHandles.GiveBack, LeakDetection)}. */
-    Permits acquireUpToBlocking(long min, long max, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks)
+    Permits acquireUpToBlocking(
+            long min, long max, String call, PermitHandles.GiveBack back, @Nullable LeakDetection leaks)
             throws InterruptedException {
         if (leaks == null) {
             return acquireUpToBlocking(min, max, call, back);
@@ -328,7 +325,8 @@ final class FifoCore extends HandoffCore {
     }
 
     /** The up-to blocking face, arguments valid; the handle's permits() is the number taken. */
-    Permits acquireUpToBlocking(long min, long max, String call, PermitHandles.GiveBack back) throws InterruptedException {
+    Permits acquireUpToBlocking(long min, long max, String call, PermitHandles.GiveBack back)
+            throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException(call + ": interrupted before waiting");
         }
@@ -361,7 +359,8 @@ final class FifoCore extends HandoffCore {
             return CompletableFuture.completedFuture(Boolean.FALSE);
         }
         // A shed request's failed future maps to the same failure (no timer: it is already done).
-        return TimedAcquisition.of(enqueueFuture(new FutureAcquisition<>(this, n, n, call, onGrant, null), call), nanos);
+        return TimedAcquisition.of(
+                enqueueFuture(new FutureAcquisition<>(this, n, n, call, onGrant, null), call), nanos);
     }
 
     /**
@@ -372,7 +371,7 @@ final class FifoCore extends HandoffCore {
      */
     long tryAcquireRange(long min, long max) {
         long s = word();
-        for (;;) {
+        for (; ; ) {
             if ((s & (QUEUED | CLOSED)) != 0) {
                 return 0;
             }
@@ -417,7 +416,8 @@ final class FifoCore extends HandoffCore {
      * InterruptedException (nothing held) or SemaphoreClosedException. {@code onGrant}
      * (nullable) runs at the grant, as for {@link #acquireAsync}.
      */
-    Permits acquireBlocking(long n, String call, Runnable onGrant, PermitHandles.GiveBack back) throws InterruptedException {
+    Permits acquireBlocking(long n, String call, Runnable onGrant, PermitHandles.GiveBack back)
+            throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException(CoreMessages.describe(call, n) + ": interrupted before waiting");
         }
@@ -450,8 +450,7 @@ final class FifoCore extends HandoffCore {
      * Parks until the node settles; spins a little first. Cancels on interrupt or timeout. The
      * node's wake() unparks this thread (a ParkingAcquisition, or a fair-share node of a blocking call).
      */
-    boolean await(Acquisition a, boolean timed, long nanos, String call)
-            throws InterruptedException {
+    boolean await(Acquisition a, boolean timed, long nanos, String call) throws InterruptedException {
         long deadline = timed ? System.nanoTime() + nanos : 0L;
         boolean interrupted = false;
         int spins = SPINS;
@@ -459,7 +458,9 @@ final class FifoCore extends HandoffCore {
             // Spin only while at the head of the queue: the head is the next to be granted, the
             // others would only take CPU from the permit holders. (A racy read of a lock-guarded
             // link: it only steers the spinning, the state read above decides.)
-            if (spins > 0 && a.prev == null && !Thread.currentThread().isInterrupted()
+            if (spins > 0
+                    && a.prev == null
+                    && !Thread.currentThread().isInterrupted()
                     && (!timed || deadline - System.nanoTime() > SPIN_MIN_REMAINING_NANOS)) {
                 spins--;
                 Thread.onSpinWait();
@@ -479,7 +480,8 @@ final class FifoCore extends HandoffCore {
             }
             if (Thread.interrupted()) {
                 if (cancel(a, null, false)) {
-                    throw new InterruptedException(CoreMessages.describe(call, a.permits) + ": interrupted while waiting");
+                    throw new InterruptedException(
+                            CoreMessages.describe(call, a.permits) + ": interrupted while waiting");
                 }
                 interrupted = true; // the grant or close won: keep the interrupt for the caller
                 break;

@@ -44,7 +44,12 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
         private final FutureAcquisition<?> future;
         private final long min;
 
-        Node(FifoCore owner, long min, long max, Runnable onGrant, FutureAcquisition<?> future,
+        Node(
+                FifoCore owner,
+                long min,
+                long max,
+                Runnable onGrant,
+                FutureAcquisition<?> future,
                 PermitHandles.GiveBack back) {
             super(owner, max, onGrant, back);
             this.min = min;
@@ -102,7 +107,10 @@ final class FutureAcquisition<T> extends AcquisitionFuture<T> {
             fail(CoreMessages.closedException(call()));
         } else {
             Throwable failure = n.failure();
-            fail(failure != null ? failure : new IllegalStateException(call() + ": woken without a grant, a close or a failure"));
+            fail(
+                    failure != null
+                            ? failure
+                            : new IllegalStateException(call() + ": woken without a grant, a close or a failure"));
         }
     }
 

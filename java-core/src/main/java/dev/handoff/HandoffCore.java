@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
-import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -125,7 +119,7 @@ abstract class HandoffCore extends CapacityControl {
         long s = word();
         long delta = n << SHIFT;
         boolean waited = false;
-        for (;;) {
+        for (; ; ) {
             if ((s & (QUEUED | CLOSED)) != 0 || free(s) < n) {
                 if ((s & CLOSED) != 0) {
                     return false;
@@ -169,7 +163,7 @@ abstract class HandoffCore extends CapacityControl {
         long s = word();
         int waits = 0;
         long since = 0L;
-        for (;;) {
+        for (; ; ) {
             if ((s & (QUEUED | GATED)) != 0) {
                 long verdict = releaseToQueue(n, wakes, waits < 0);
                 if (verdict == WAIT_FOR_TRANSIT) {
@@ -351,13 +345,13 @@ abstract class HandoffCore extends CapacityControl {
         lock();
         try {
             long s = word();
-            for (;;) {
+            for (; ; ) {
                 if (min > capacity) {
                     // The capacity shrank since the face checked the argument: the call takes
                     // effect now, after the shrink, so it answers as the check would have (the
                     // contract checks the weight before the close).
-                    throw new IllegalArgumentException(CoreMessages.describe(CoreMessages.callOf(a, call), min, max) + ": exceeds the capacity " + capacity
-                            + ", so it could never be granted");
+                    throw new IllegalArgumentException(CoreMessages.describe(CoreMessages.callOf(a, call), min, max)
+                            + ": exceeds the capacity " + capacity + ", so it could never be granted");
                 }
                 if ((s & CLOSED) != 0) {
                     a.state = Acquisition.CLOSED;
@@ -437,7 +431,7 @@ abstract class HandoffCore extends CapacityControl {
     void endClaimWindow(long n, boolean taken) {
         long back = taken ? 0L : n << SHIFT;
         long s = word();
-        for (;;) {
+        for (; ; ) {
             long witness = exchangeWord(s, ((s & ~(GATED | WINDOW)) | gate()) + back);
             if (witness == s) {
                 return;
@@ -572,7 +566,7 @@ abstract class HandoffCore extends CapacityControl {
             debt -= pay;
             returned -= pay;
             long gate = gate();
-            for (;;) { // lock-free CASes may race while QUEUED is clear
+            for (; ; ) { // lock-free CASes may race while QUEUED is clear
                 long next = ((free(s) + returned) << SHIFT) | (s & (STAMP_MASK | WIDE)) | CLOSED | gate;
                 long witness = exchangeWord(s, next);
                 if (witness == s) {
@@ -623,9 +617,10 @@ abstract class HandoffCore extends CapacityControl {
      */
     @GuardedBy("lock")
     private SemaphoreRejectedException rejected(String call, long min, long max) {
-        return new SemaphoreRejectedException(CoreMessages.describe(call, min, max) + ": rejected, the wait queue is full (queued permits "
-                + countedPermits() + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
-                + ", or queue length " + countedLength() + " + 1 > maxQueueLength " + maxQueueLength + ")");
+        return new SemaphoreRejectedException(
+                CoreMessages.describe(call, min, max) + ": rejected, the wait queue is full (queued permits "
+                        + countedPermits() + " + " + min + " > maxQueuedPermits " + maxQueuedPermits
+                        + ", or queue length " + countedLength() + " + 1 > maxQueueLength " + maxQueueLength + ")");
     }
 
     /**
@@ -638,7 +633,7 @@ abstract class HandoffCore extends CapacityControl {
         lock();
         try {
             long s = word();
-            for (;;) {
+            for (; ; ) {
                 long free = free(s);
                 long take = Math.min(free, max);
                 if ((s & (QUEUED | CLOSED)) != 0 || free < min || take == 0) {
@@ -655,8 +650,13 @@ abstract class HandoffCore extends CapacityControl {
         }
     }
 
-    HandoffCore(long capacity, long maxQueuedPermits, int maxQueueLength, @Nullable WaitListener listener,
-            @Nullable Object face, @Nullable Front front) {
+    HandoffCore(
+            long capacity,
+            long maxQueuedPermits,
+            int maxQueueLength,
+            @Nullable WaitListener listener,
+            @Nullable Object face,
+            @Nullable Front front) {
         super(capacity, maxQueuedPermits, maxQueueLength, listener, front);
         this.face = face;
     }

@@ -21,6 +21,7 @@ final class KeyHeap<K> {
     @SuppressWarnings("unchecked")
     @GuardedBy("FairShareScheduler.lock")
     private KeyState<K>[] heap = (KeyState<K>[]) new KeyState<?>[8];
+
     @GuardedBy("FairShareScheduler.lock")
     private int size;
 

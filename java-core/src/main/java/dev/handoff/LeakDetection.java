@@ -65,8 +65,7 @@ public enum LeakDetection {
             case "release":
                 return RELEASE;
             default:
-                throw new IllegalArgumentException("-D" + PROPERTY + "=" + value
-                        + ": must be off, report or release");
+                throw new IllegalArgumentException("-D" + PROPERTY + "=" + value + ": must be off, report or release");
         }
     }
 }

@@ -1,15 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
-import java.util.concurrent.locks.LockSupport;
-import org.jspecify.annotations.Nullable;
-
 /**
  * The calls to a {@link WaitListener}, each made after the core's lock is released, a throwing
  * listener reported and skipped.
@@ -41,9 +32,15 @@ final class ListenerCalls {
             }
             WaitOutcome outcome;
             switch (a.state) {
-                case Acquisition.GRANTED: outcome = WaitOutcome.GRANTED; break;
-                case Acquisition.CLOSED: outcome = WaitOutcome.CLOSED; break;
-                case Acquisition.FAILED: outcome = WaitOutcome.FAILED; break;
+                case Acquisition.GRANTED:
+                    outcome = WaitOutcome.GRANTED;
+                    break;
+                case Acquisition.CLOSED:
+                    outcome = WaitOutcome.CLOSED;
+                    break;
+                case Acquisition.FAILED:
+                    outcome = WaitOutcome.FAILED;
+                    break;
                 default: // it declined its grant: its party had given up, by a timeout or otherwise
                     outcome = a.declinedByTimeout() ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED;
                     break;

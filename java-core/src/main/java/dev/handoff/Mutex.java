@@ -88,8 +88,7 @@ public final class Mutex implements PrimitiveView {
      */
     public static final class Builder extends TrackedBuilder<Builder, Mutex> {
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Builds the mutex, unlocked.
@@ -200,11 +199,13 @@ public final class Mutex implements PrimitiveView {
      *     acquisition's exception
      * @throws NullPointerException if {@code body} is null
      */
-    public <T extends @Nullable Object> CompletableFuture<T> withLockAsync(Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withLockAsync(
+            Supplier<? extends CompletionStage<T>> body) {
         if (body == null) {
             throw new NullPointerException("withLockAsync(null): the body is null");
         }
-        return ScopedAsync.run(core.acquireAsync(1, "withLockAsync()", null, unlocker), this::unlock, body, "withLockAsync()");
+        return ScopedAsync.run(
+                core.acquireAsync(1, "withLockAsync()", null, unlocker), this::unlock, body, "withLockAsync()");
     }
 
     /**

@@ -104,6 +104,7 @@ final class NodeHook {
         final long upToMinimum;
         /** Written before the node is published to the queue (see {@link #watched}). */
         long since;
+
         int waitersAhead;
         /** Written under the owner's lock before the node's state is published. */
         Throwable failure;

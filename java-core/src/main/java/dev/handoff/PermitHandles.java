@@ -18,8 +18,7 @@ import java.util.function.Supplier;
  */
 final class PermitHandles {
 
-    private PermitHandles() {
-    }
+    private PermitHandles() {}
 
     /**
      * How a face gives permits back by count: {@code release(n)}, {@code unlock()}, {@code readUnlock()}...
@@ -52,7 +51,7 @@ final class PermitHandles {
     static boolean release(Object handle, VarHandle field, long permits) {
         Object back = field.getAcquire(handle);
         Thread me = Thread.currentThread();
-        for (;;) {
+        for (; ; ) {
             if (back == null) {
                 return false;
             }

@@ -18,8 +18,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class PermitLeaks {
 
-    private PermitLeaks() {
-    }
+    private PermitLeaks() {}
 
     /** The call sites already reported: each is reported once. */
     private static final Set<String> REPORTED = ConcurrentHashMap.newKeySet();
@@ -34,7 +33,8 @@ final class PermitLeaks {
 
     /** A new give-back for one handle acquired now, on {@code owner}, through {@code call}. */
     static Tracked track(LeakDetection mode, PermitHandles.GiveBack byCount, Object owner, String call) {
-        return new Tracked(mode == LeakDetection.RELEASE, byCount, owner, new Throwable(call + " acquired the handle here"));
+        return new Tracked(
+                mode == LeakDetection.RELEASE, byCount, owner, new Throwable(call + " acquired the handle here"));
     }
 
     /** One handle's give-back and cleaning action. */
@@ -45,6 +45,7 @@ final class PermitLeaks {
         private final Throwable site;
         /** The handle's permits, set by {@link #watch}. */
         private volatile long permits;
+
         private volatile boolean released;
         private volatile Cleaner.@Nullable Cleanable cleanable;
 
@@ -120,8 +121,16 @@ final class PermitLeaks {
             return false;
         }
 
-        private static final Class<?>[] FACES = {PermitLeaks.class, FifoCore.class, SemaphoreBase.class, Semaphore.class, Mutex.class, RwLock.class,
-                FairShareSemaphore.class, WriteGrant.class};
+        private static final Class<?>[] FACES = {
+            PermitLeaks.class,
+            FifoCore.class,
+            SemaphoreBase.class,
+            Semaphore.class,
+            Mutex.class,
+            RwLock.class,
+            FairShareSemaphore.class,
+            WriteGrant.class
+        };
 
         private void report(long n, boolean given) {
             if (!REPORTED.add(callSite())) {

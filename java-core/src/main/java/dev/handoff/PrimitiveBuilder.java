@@ -22,9 +22,13 @@ import org.jspecify.annotations.Nullable;
  * @param <P> the type of primitive it builds
  */
 public abstract class PrimitiveBuilder<B extends PrimitiveBuilder<B, L, P>, L, P extends PrimitiveView> {
-    @Nullable String name;
+    @Nullable
+    String name;
+
     int maxQueueLength = Integer.MAX_VALUE;
-    @Nullable L listener;
+
+    @Nullable
+    L listener;
 
     /** Only the library's builders extend this class. */
     PrimitiveBuilder() {}

@@ -24,7 +24,8 @@ public interface PrimitiveView {
      *
      * @return the name, or {@code null}
      */
-    @Nullable String name();
+    @Nullable
+    String name();
 
     /**
      * Returns how many acquisitions are waiting. O(1).

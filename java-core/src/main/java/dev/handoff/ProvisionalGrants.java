@@ -3,10 +3,7 @@ package dev.handoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
@@ -254,7 +251,11 @@ abstract class ProvisionalGrants extends WaitQueue {
         checkDrained();
     }
 
-    ProvisionalGrants(long capacity, long maxQueuedPermits, int maxQueueLength, @Nullable WaitListener listener,
+    ProvisionalGrants(
+            long capacity,
+            long maxQueuedPermits,
+            int maxQueueLength,
+            @Nullable WaitListener listener,
             @Nullable Front front) {
         super(capacity, maxQueuedPermits, maxQueueLength, listener);
         this.front = front;

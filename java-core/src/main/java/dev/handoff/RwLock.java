@@ -90,7 +90,6 @@ public final class RwLock implements PrimitiveView {
         }
     };
 
-
     /**
      * Whether a writer holds the lock. Set at the writer's grant — under the core's lock for a
      * handoff (see markWriteLocked), right after the CAS for an immediate grant — and cleared by
@@ -152,15 +151,19 @@ public final class RwLock implements PrimitiveView {
     /** Checks the arguments, then creates the lock with {@code b}'s options (or none). */
     private RwLock(int maxReaders, Builder b) {
         if (maxReaders < 1) {
-            throw new IllegalArgumentException((b == null ? "new RwLock(" : "builder(") + maxReaders
-                    + "): maxReaders must be at least 1");
+            throw new IllegalArgumentException(
+                    (b == null ? "new RwLock(" : "builder(") + maxReaders + "): maxReaders must be at least 1");
         }
         this.maxReaders = maxReaders;
         this.name = b == null ? null : b.name;
         LeakDetection mode = b == null || b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
         this.leaks = mode == LeakDetection.OFF ? null : mode;
-        this.core = new FifoCore(maxReaders, Long.MAX_VALUE, b == null ? Integer.MAX_VALUE : b.maxQueueLength,
-                b == null ? null : b.listener, this);
+        this.core = new FifoCore(
+                maxReaders,
+                Long.MAX_VALUE,
+                b == null ? Integer.MAX_VALUE : b.maxQueueLength,
+                b == null ? null : b.listener,
+                this);
         if (b != null && b.listener != null && b.name != null) {
             b.listener.attached(b.name);
         }
@@ -303,11 +306,15 @@ public final class RwLock implements PrimitiveView {
      *     acquisition's exception
      * @throws NullPointerException if {@code body} is null
      */
-    public <T extends @Nullable Object> CompletableFuture<T> withReadLockAsync(Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withReadLockAsync(
+            Supplier<? extends CompletionStage<T>> body) {
         if (body == null) {
             throw new NullPointerException("withReadLockAsync(null): the body is null");
         }
-        return ScopedAsync.run(core.acquireAsync(1, "withReadLockAsync()", null, readUnlocker), this::readUnlock, body,
+        return ScopedAsync.run(
+                core.acquireAsync(1, "withReadLockAsync()", null, readUnlocker),
+                this::readUnlock,
+                body,
                 "withReadLockAsync()");
     }
 
@@ -391,7 +398,10 @@ public final class RwLock implements PrimitiveView {
      * @throws NullPointerException if {@code timeout} is null
      */
     public boolean tryWriteLockBlocking(Duration timeout) throws InterruptedException {
-        return core.tryAcquire(maxReaders, nanos("tryWriteLockBlocking", timeout), "tryWriteLockBlocking(" + timeout + ")",
+        return core.tryAcquire(
+                maxReaders,
+                nanos("tryWriteLockBlocking", timeout),
+                "tryWriteLockBlocking(" + timeout + ")",
                 markWriteLocked);
     }
 
@@ -406,8 +416,8 @@ public final class RwLock implements PrimitiveView {
      * @throws NullPointerException if {@code timeout} is null
      */
     public CompletableFuture<Boolean> tryWriteLockAsync(Duration timeout) {
-        return core.tryAcquireAsync(maxReaders, nanos("tryWriteLockAsync", timeout), "tryWriteLockAsync(" + timeout + ")",
-                markWriteLocked);
+        return core.tryAcquireAsync(
+                maxReaders, nanos("tryWriteLockAsync", timeout), "tryWriteLockAsync(" + timeout + ")", markWriteLocked);
     }
 
     /**
@@ -450,13 +460,17 @@ public final class RwLock implements PrimitiveView {
      *     acquisition's exception
      * @throws NullPointerException if {@code body} is null
      */
-    public <T extends @Nullable Object> CompletableFuture<T> withWriteLockAsync(Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withWriteLockAsync(
+            Supplier<? extends CompletionStage<T>> body) {
         if (body == null) {
             throw new NullPointerException("withWriteLockAsync(null): the body is null");
         }
         WriteGrant grant = new WriteGrant(this);
-        return ScopedAsync.run(core.acquireAsync(maxReaders, "withWriteLockAsync()", grant, grant),
-                grant::releaseHeld, body, "withWriteLockAsync()");
+        return ScopedAsync.run(
+                core.acquireAsync(maxReaders, "withWriteLockAsync()", grant, grant),
+                grant::releaseHeld,
+                body,
+                "withWriteLockAsync()");
     }
 
     /**

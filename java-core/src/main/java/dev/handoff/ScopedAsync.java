@@ -25,8 +25,8 @@ final class ScopedAsync<T> extends WithdrawingFuture<T> {
      * released without running {@code body}. After {@code body} started, cancelling the result
      * does not stop it: its permits are released when its stage completes.
      */
-    static <T> CompletableFuture<T> run(CompletableFuture<?> acquired, Runnable release,
-            Supplier<? extends CompletionStage<T>> body, String call) {
+    static <T> CompletableFuture<T> run(
+            CompletableFuture<?> acquired, Runnable release, Supplier<? extends CompletionStage<T>> body, String call) {
         ScopedAsync<T> result = new ScopedAsync<>(acquired);
         acquired.whenComplete((granted, error) -> {
             if (error != null) { // nothing was granted: nothing to release

@@ -3,7 +3,6 @@ package dev.handoff;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -216,8 +215,8 @@ public final class Semaphore extends SemaphoreBase {
      */
     public void setCapacity(long n) {
         if (n < 0 || n > MAX_PERMITS) {
-            throw new IllegalArgumentException("setCapacity(" + n
-                    + "): the capacity must be between 0 and MAX_PERMITS (" + MAX_PERMITS + ")");
+            throw new IllegalArgumentException(
+                    "setCapacity(" + n + "): the capacity must be between 0 and MAX_PERMITS (" + MAX_PERMITS + ")");
         }
         core.setCapacity(n);
     }
@@ -435,11 +434,16 @@ public final class Semaphore extends SemaphoreBase {
     <A extends Acquisition> A startAcquisitionUpTo(long min, long max, A acquisition) {
         checkRange(acquisition, "startAcquisitionUpTo", min, max);
         if (acquisition == null) {
-            throw new NullPointerException("startAcquisitionUpTo(" + min + ", " + max + ", null): the acquisition is null");
+            throw new NullPointerException(
+                    "startAcquisitionUpTo(" + min + ", " + max + ", null): the acquisition is null");
         }
         // Equal bounds make an exact node, whose messages would read "startAcquisitionUpTo(n)": name
         // both bounds, as the caller wrote them (a string built only for this rare form).
-        return core.start(acquisition, min, max, null,
+        return core.start(
+                acquisition,
+                min,
+                max,
+                null,
                 min == max ? "startAcquisitionUpTo(" + min + ", " + max + ")" : "startAcquisitionUpTo");
     }
 
@@ -608,7 +612,8 @@ public final class Semaphore extends SemaphoreBase {
      */
     public void release(long n, Executor wakeExecutor) {
         if (n < 0) {
-            throw new IllegalArgumentException("release(" + n + ", executor): the number of permits must not be negative");
+            throw new IllegalArgumentException(
+                    "release(" + n + ", executor): the number of permits must not be negative");
         }
         if (wakeExecutor == null) {
             throw new NullPointerException("release(" + n + ", null): the executor is null");
@@ -627,8 +632,8 @@ public final class Semaphore extends SemaphoreBase {
     }
 
     private IllegalStateException overRelease(String call, long held) {
-        return new IllegalStateException(call + ": exceeds the " + held
-                + " permits held (capacity " + core.capacity + "), so nothing was released");
+        return new IllegalStateException(call + ": exceeds the " + held + " permits held (capacity " + core.capacity
+                + "), so nothing was released");
     }
 
     /**
@@ -649,8 +654,7 @@ public final class Semaphore extends SemaphoreBase {
      */
     @Override
     public String toString() {
-        return "Semaphore[" + (name == null ? "" : "name=" + name + ", ") + "capacity=" + core.capacity + ", available=" + core.availablePermits()
-                + ", queued=" + core.queueLength() + ", closed=" + core.isClosed() + "]";
+        return "Semaphore[" + (name == null ? "" : "name=" + name + ", ") + "capacity=" + core.capacity + ", available="
+                + core.availablePermits() + ", queued=" + core.queueLength() + ", closed=" + core.isClosed() + "]";
     }
-
 }

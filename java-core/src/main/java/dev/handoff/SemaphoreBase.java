@@ -150,7 +150,8 @@ abstract class SemaphoreBase implements PrimitiveView {
         if (min > c) {
             String own = a == null ? null : CoreMessages.callOf(a, null);
             String described = own == null ? call + "(" + min + ", " + max + ")" : CoreMessages.describe(own, min, max);
-            throw new IllegalArgumentException(described + ": min exceeds the capacity " + c + ", so it could never be granted");
+            throw new IllegalArgumentException(
+                    described + ": min exceeds the capacity " + c + ", so it could never be granted");
         }
     }
 
@@ -180,7 +181,8 @@ abstract class SemaphoreBase implements PrimitiveView {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      * @throws NullPointerException if {@code body} is null
      */
-    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(long n, Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(
+            long n, Supplier<? extends CompletionStage<T>> body) {
         if (n < 0) {
             throw negative("withPermitsAsync", n);
         }
@@ -256,8 +258,8 @@ abstract class SemaphoreBase implements PrimitiveView {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      * @throws NullPointerException if {@code timeout} or {@code body} is null
      */
-    public <T> java.util.Optional<T> tryWithPermitsBlocking(long n, Duration timeout, java.util.concurrent.Callable<T> body)
-            throws InterruptedException, Exception {
+    public <T> java.util.Optional<T> tryWithPermitsBlocking(
+            long n, Duration timeout, java.util.concurrent.Callable<T> body) throws InterruptedException, Exception {
         if (n < 0) {
             throw negative("tryWithPermitsBlocking", n);
         }
@@ -265,7 +267,8 @@ abstract class SemaphoreBase implements PrimitiveView {
             throw new NullPointerException("tryWithPermitsBlocking(" + n + ", null, body): the timeout is null");
         }
         if (body == null) {
-            throw new NullPointerException("tryWithPermitsBlocking(" + n + ", " + timeout + ", null): the body is null");
+            throw new NullPointerException(
+                    "tryWithPermitsBlocking(" + n + ", " + timeout + ", null): the body is null");
         }
         checkFits("tryWithPermitsBlocking", n);
         if (!core.tryAcquire(n, saturatedNanos(timeout), "tryWithPermitsBlocking(" + n + ", " + timeout + ")", null)) {
@@ -307,8 +310,13 @@ abstract class SemaphoreBase implements PrimitiveView {
         }
     }
 
-    SemaphoreBase(long capacity, long maxQueuedPermits, int maxQueueLength, @Nullable WaitListener listener,
-            @Nullable String name, @Nullable LeakDetection chosen) {
+    SemaphoreBase(
+            long capacity,
+            long maxQueuedPermits,
+            int maxQueueLength,
+            @Nullable WaitListener listener,
+            @Nullable String name,
+            @Nullable LeakDetection chosen) {
         this.core = new FifoCore(capacity, maxQueuedPermits, maxQueueLength, listener, this);
         this.name = name;
         LeakDetection mode = chosen == null ? LeakDetection.DEFAULT : chosen;

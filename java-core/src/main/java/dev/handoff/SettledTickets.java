@@ -19,8 +19,10 @@ import org.jspecify.annotations.Nullable;
 /** The chain of tickets settled in a section of a {@link FairShareSemaphore}, and its listener. */
 final class SettledTickets<K> {
     private final @Nullable FairShareListener<? super K> listener;
+
     @GuardedBy("FairShareScheduler.lock")
     private FairShareTicket<K> first;
+
     @GuardedBy("FairShareScheduler.lock")
     private FairShareTicket<K> last;
 
@@ -46,7 +48,8 @@ final class SettledTickets<K> {
     }
 
     /** Takes the chain, to run once the lock is released; null if empty. */
-    @Nullable FairShareTicket<K> takeLocked() {
+    @Nullable
+    FairShareTicket<K> takeLocked() {
         FairShareTicket<K> f = first;
         first = null;
         last = null;
@@ -102,10 +105,14 @@ final class SettledTickets<K> {
 
     private static WaitOutcome outcomeOf(FairShareTicket<?> t) {
         switch (t.state) {
-            case Acquisition.GRANTED: return WaitOutcome.GRANTED;
-            case Acquisition.CLOSED: return WaitOutcome.CLOSED;
-            case Acquisition.FAILED: return WaitOutcome.FAILED;
-            default: return t.timedOut || t.declinedByTimeout() ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED;
+            case Acquisition.GRANTED:
+                return WaitOutcome.GRANTED;
+            case Acquisition.CLOSED:
+                return WaitOutcome.CLOSED;
+            case Acquisition.FAILED:
+                return WaitOutcome.FAILED;
+            default:
+                return t.timedOut || t.declinedByTimeout() ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED;
         }
     }
 

@@ -3,12 +3,6 @@ package dev.handoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
-import java.util.concurrent.locks.LockSupport;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The state word of the core: free permits, flags and the resize stamp packed in one long, with
@@ -148,7 +142,7 @@ abstract class StateWord {
      */
     long advanceStamp() {
         long s = state;
-        for (;;) {
+        for (; ; ) {
             if ((s & WIDE) != 0) {
                 throw new AssertionError("a solo mode on a wide word: " + this);
             }
@@ -167,7 +161,7 @@ abstract class StateWord {
     @GuardedBy("lock")
     void updateWord(long add, long clear) {
         long s = state;
-        for (;;) {
+        for (; ; ) {
             long witness = (long) STATE.compareAndExchange(this, s, (s & ~clear) + add);
             if (witness == s) {
                 return;
@@ -180,7 +174,7 @@ abstract class StateWord {
     @GuardedBy("lock")
     void setBits(long set) {
         long s = state;
-        for (;;) {
+        for (; ; ) {
             long witness = (long) STATE.compareAndExchange(this, s, s | set);
             if (witness == s) {
                 return;

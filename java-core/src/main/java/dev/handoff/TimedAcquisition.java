@@ -34,7 +34,8 @@ final class TimedAcquisition extends CompletableFuture<Boolean> {
                 result.settle(Boolean.TRUE);
                 return;
             }
-            Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+            Throwable cause =
+                    error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
             if (cause instanceof TimeoutException) {
                 result.settle(Boolean.FALSE);
             } else {
@@ -84,15 +85,15 @@ final class TimedAcquisition extends CompletableFuture<Boolean> {
     /** Not supported: {@code true} must mean a grant and {@code false} a withdrawn wait. */
     @Override
     public boolean complete(Boolean value) {
-        throw new UnsupportedOperationException("complete is not supported on tryAcquireAsync's future;"
-                + " cancel it to give up the wait");
+        throw new UnsupportedOperationException(
+                "complete is not supported on tryAcquireAsync's future;" + " cancel it to give up the wait");
     }
 
     /** Not supported, for the reason of {@link #complete}. */
     @Override
     public CompletableFuture<Boolean> completeOnTimeout(Boolean value, long timeout, TimeUnit unit) {
-        throw new UnsupportedOperationException("completeOnTimeout is not supported on tryAcquireAsync's future;"
-                + " it has its own timeout");
+        throw new UnsupportedOperationException(
+                "completeOnTimeout is not supported on tryAcquireAsync's future;" + " it has its own timeout");
     }
 
     /** Not supported, for the reason of {@link #complete}. */

@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class TrackedBuilder<B extends TrackedBuilder<B, P>, P extends PrimitiveView>
         extends PrimitiveBuilder<B, WaitListener, P> {
-    @Nullable LeakDetection leakDetection;
+    @Nullable
+    LeakDetection leakDetection;
 
     /** Only the library's builders extend this class. */
     TrackedBuilder() {}
@@ -40,5 +41,4 @@ public abstract class TrackedBuilder<B extends TrackedBuilder<B, P>, P extends P
         this.leakDetection = mode;
         return self();
     }
-
 }

@@ -67,8 +67,7 @@ public interface WaitListener {
      * @param name the primitive's name, as given to its builder's {@code name(String)}: not blank
      * @throws RuntimeException if the listener refuses the name; {@code build()} then throws it
      */
-    default void attached(String name) {
-    }
+    default void attached(String name) {}
 
     /**
      * An acquisition had to wait and joined the queue.
@@ -76,8 +75,7 @@ public interface WaitListener {
      * @param permits the weight it waits for (an up-to request's minimum)
      * @param waitersAhead how many acquisitions were queued before it (the queue length at entry)
      */
-    default void queued(long permits, int waitersAhead) {
-    }
+    default void queued(long permits, int waitersAhead) {}
 
     /**
      * A queued acquisition's wait ended. Called once per {@link #queued} call.
@@ -88,8 +86,7 @@ public interface WaitListener {
      * @param waitNanos how long it waited, from joining the queue to the end, in nanoseconds
      * @param waitersAhead how many acquisitions were queued before it when it joined
      */
-    default void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
-    }
+    default void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {}
 
     /**
      * An acquisition was refused at once because the wait queue was full
@@ -98,8 +95,7 @@ public interface WaitListener {
      *
      * @param permits the weight it asked for (an up-to request's minimum)
      */
-    default void rejected(long permits) {
-    }
+    default void rejected(long permits) {}
 
     /**
      * Returns one listener that tells each of {@code listeners}, in order. A listener that throws
@@ -118,8 +114,8 @@ public interface WaitListener {
         }
         for (int i = 0; i < copy.length; i++) {
             if (copy[i] == null) {
-                throw new NullPointerException("WaitListener.all(" + Arrays.toString(copy) + "): listener " + i
-                        + " of " + copy.length + " is null");
+                throw new NullPointerException("WaitListener.all(" + Arrays.toString(copy) + "): listener " + i + " of "
+                        + copy.length + " is null");
             }
         }
         return copy.length == 1 ? copy[0] : new ListenerCalls.AllListeners(copy);

@@ -3,10 +3,6 @@ package dev.handoff;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
@@ -82,6 +78,7 @@ abstract class WaitQueue extends StateWord {
      * yields after its {@link #LOCK_SPINS} polls, and then how long each of its parks lasts.
      */
     static final int APPEND_YIELDS = 64;
+
     static final long APPEND_PARK_NANOS = 50_000L;
 
     /**
@@ -101,6 +98,7 @@ abstract class WaitQueue extends StateWord {
 
     /** Shedding bounds: the most weight, and the most nodes, that may wait. */
     final long maxQueuedPermits;
+
     final int maxQueueLength;
 
     /** Whether either shedding bound is set. Final. */
@@ -286,8 +284,9 @@ abstract class WaitQueue extends StateWord {
 
     /** Whether {@code a}, counted behind {@code ahead} nodes, would exceed a queue bound. */
     boolean exceedsBounds(Acquisition a, int ahead, long removedHi, long removedLo) {
-        return bounded && (ahead >= maxQueueLength
-                || saturatedSum(a.cumHi - removedHi, a.cumLo - removedLo) > maxQueuedPermits);
+        return bounded
+                && (ahead >= maxQueueLength
+                        || saturatedSum(a.cumHi - removedHi, a.cumLo - removedLo) > maxQueuedPermits);
     }
 
     /**
@@ -311,7 +310,9 @@ abstract class WaitQueue extends StateWord {
             PREV.setRelease(a, t); // withdraw may be watching a started subclass node (awaitAppended)
             countBehind(a, t);
             int ahead = Math.max(0, t.seq - (int) REMOVED_COUNT.getAcquire(this));
-            if (bounded && exceedsBounds(a, ahead, (long) REMOVED_HI.getAcquire(this), (long) REMOVED_LO.getAcquire(this))) {
+            if (bounded
+                    && exceedsBounds(
+                            a, ahead, (long) REMOVED_HI.getAcquire(this), (long) REMOVED_LO.getAcquire(this))) {
                 PREV.setRelease(a, null);
                 return APPEND_FULL;
             }

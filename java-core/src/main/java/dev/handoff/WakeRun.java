@@ -1,14 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.AbstractQueuedSynchronizer;
-import java.util.concurrent.locks.LockSupport;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The wake trampoline: runs the wakers of a settled chain after the lock is released, nested
@@ -115,6 +109,7 @@ final class WakeRun {
     int depth;
     /** Chains queued by calls nested too deeply, linked by {@code next}, FIFO. */
     Acquisition first;
+
     Acquisition last;
 
     static WakeRun current() {
@@ -166,7 +161,6 @@ final class WakeRun {
         }
         return restFirst;
     }
-
 
     /**
      * Runs the wake-ups this thread queued and has not run yet, if any: for a release that

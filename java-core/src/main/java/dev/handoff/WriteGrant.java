@@ -18,9 +18,9 @@ final class WriteGrant implements FifoCore.GrantUndo, PermitHandles.GiveBack, Rw
         this.lock = lock;
     }
 
-
     /** The core's handle of the grant: set once, by the thread that got it, before this is published. */
-    @Nullable Permits handle;
+    @Nullable
+    Permits handle;
 
     /** Set by {@link RwLock#downgrade()} while this grant's writer holds the lock: it is a read lock now. */
     volatile boolean downgraded;
@@ -109,8 +109,10 @@ final class WriteGrant implements FifoCore.GrantUndo, PermitHandles.GiveBack, Rw
     @Override
     public String toString() {
         Permits h = handle;
-        return "WritePermits[" + lock.maxReaders() + (h == null || h.isReleased() ? ", released]"
-                : downgraded ? ", downgraded to a read lock]" : ", held]");
+        return "WritePermits[" + lock.maxReaders()
+                + (h == null || h.isReleased()
+                        ? ", released]"
+                        : downgraded ? ", downgraded to a read lock]" : ", held]");
     }
 
     private static final int MOVE_ASKED = 1;

@@ -106,7 +106,9 @@ class CapacityControlTest {
         Acquisition small = s.acquireThen(2, light);
         s.setCapacity(4); // heavy (5) and future (6) can never fit now
         assertTrue(heavy.failure() instanceof IllegalStateException);
-        assertTrue(heavy.failure().getMessage().contains("5") && heavy.failure().getMessage().contains("4"),
+        assertTrue(
+                heavy.failure().getMessage().contains("5")
+                        && heavy.failure().getMessage().contains("4"),
                 heavy.failure().getMessage());
         assertFalse(heavy.isGranted());
         assertFalse(heavy.isClosed());
@@ -149,16 +151,18 @@ class CapacityControlTest {
     void sheddingByWeightRejectsOnlyWhatWouldHaveToQueue() throws Exception {
         Semaphore s = Semaphore.builder(4).maxQueuedPermits(5).build();
         assertTrue(s.tryAcquire(3)); // 1 free
-        Acquisition granted = s.acquireThen(1, () -> { }); // can be granted at once: never shed
+        Acquisition granted = s.acquireThen(1, () -> {}); // can be granted at once: never shed
         assertTrue(granted.isGranted());
-        Acquisition a = s.acquireThen(3, () -> { });
+        Acquisition a = s.acquireThen(3, () -> {});
         assertEquals(3, s.queuedPermits());
-        SemaphoreRejectedException r = assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(3, () -> { }));
-        assertTrue(r.getMessage().contains("acquireThen(3, waker)") && r.getMessage().contains("maxQueuedPermits 5"),
+        SemaphoreRejectedException r = assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(3, () -> {}));
+        assertTrue(
+                r.getMessage().contains("acquireThen(3, waker)")
+                        && r.getMessage().contains("maxQueuedPermits 5"),
                 r.getMessage());
         assertEquals(1, s.queueLength(), "nothing queued by the rejected call");
         assertEquals(3, s.queuedPermits());
-        Acquisition b = s.acquireThen(2, () -> { }); // 3 + 2 <= 5
+        Acquisition b = s.acquireThen(2, () -> {}); // 3 + 2 <= 5
         assertEquals(5, s.queuedPermits());
         CompletableFuture<Permits> shedFuture = s.acquireAsync(1);
         assertTrue(shedFuture.isCompletedExceptionally());
@@ -178,8 +182,8 @@ class CapacityControlTest {
     @Test
     void maxQueueLengthZeroMeansNeverQueue() {
         Semaphore s = Semaphore.builder(2).maxQueueLength(0).build();
-        assertTrue(s.acquireThen(2, () -> { }).isGranted());
-        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(1, () -> { }));
+        assertTrue(s.acquireThen(2, () -> {}).isGranted());
+        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(1, () -> {}));
         assertEquals(0, s.queueLength());
         s.release(2);
         assertEquals(2, s.availablePermits());
@@ -193,34 +197,49 @@ class CapacityControlTest {
         Semaphore s = Semaphore.builder(2).maxQueueLength(0).build();
         assertTrue(s.tryAcquire(2));
         class Named extends Acquisition {
-            @Override protected String callName() { return "acquireRows"; }
-            @Override protected void wake() { }
+            @Override
+            protected String callName() {
+                return "acquireRows";
+            }
+
+            @Override
+            protected void wake() {}
         }
         class Unnamed extends Acquisition {
-            @Override protected void wake() { }
+            @Override
+            protected void wake() {}
         }
         class Throwing extends Acquisition {
-            @Override protected String callName() { throw new IllegalStateException("a broken adapter"); }
-            @Override protected void wake() { }
+            @Override
+            protected String callName() {
+                throw new IllegalStateException("a broken adapter");
+            }
+
+            @Override
+            protected void wake() {}
         }
-        SemaphoreRejectedException named = assertThrows(SemaphoreRejectedException.class,
-                () -> s.startAcquisition(1, new Named()));
-        assertTrue(named.getMessage().startsWith("acquireRows(1): rejected, the wait queue is full"), named.getMessage());
-        SemaphoreRejectedException unnamed = assertThrows(SemaphoreRejectedException.class,
-                () -> s.startAcquisition(1, new Unnamed()));
+        SemaphoreRejectedException named =
+                assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisition(1, new Named()));
+        assertTrue(
+                named.getMessage().startsWith("acquireRows(1): rejected, the wait queue is full"), named.getMessage());
+        SemaphoreRejectedException unnamed =
+                assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisition(1, new Unnamed()));
         assertTrue(unnamed.getMessage().startsWith("startAcquisition(1): rejected"), unnamed.getMessage());
         // A callName() that throws leaves the refusal as it was, naming the method.
-        SemaphoreRejectedException throwing = assertThrows(SemaphoreRejectedException.class,
-                () -> s.startAcquisition(2, new Throwing()));
+        SemaphoreRejectedException throwing =
+                assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisition(2, new Throwing()));
         assertTrue(throwing.getMessage().startsWith("startAcquisition(2): rejected"), throwing.getMessage());
         // A weight above the capacity (say, after a shrink that raced the adapter's own check) too.
         Named heavy = new Named();
-        IllegalArgumentException tooHeavy = assertThrows(IllegalArgumentException.class, () -> s.startAcquisition(3, heavy));
+        IllegalArgumentException tooHeavy =
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition(3, heavy));
         assertEquals("acquireRows(3): exceeds the capacity 2, so it could never be granted", tooHeavy.getMessage());
         assertNull(heavy.startedOn(), "refused before it started");
-        IllegalArgumentException tooHeavyThrowing = assertThrows(IllegalArgumentException.class,
-                () -> s.startAcquisition(3, new Throwing()));
-        assertEquals("startAcquisition(3): exceeds the capacity 2, so it could never be granted", tooHeavyThrowing.getMessage());
+        IllegalArgumentException tooHeavyThrowing =
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition(3, new Throwing()));
+        assertEquals(
+                "startAcquisition(3): exceeds the capacity 2, so it could never be granted",
+                tooHeavyThrowing.getMessage());
         assertEquals(0, s.queueLength());
         s.release(2);
         assertEquals(2, s.availablePermits());
@@ -229,8 +248,12 @@ class CapacityControlTest {
     @Test
     void aNodeFindsTheFaceThatStartedIt() {
         class Node extends Acquisition {
-            Object face() { return startedOn(); }
-            @Override protected void wake() { }
+            Object face() {
+                return startedOn();
+            }
+
+            @Override
+            protected void wake() {}
         }
         Semaphore semaphore = Semaphore.builder(2).build();
         Mutex mutex = new Mutex();
@@ -273,7 +296,7 @@ class CapacityControlTest {
                     for (int i = 0; i < 4; i++) {
                         long w = 1 + ThreadLocalRandom.current().nextInt(3);
                         try {
-                            accepted.add(s.acquireThen(w, () -> { }));
+                            accepted.add(s.acquireThen(w, () -> {}));
                             queuedWeight.addAndGet(w);
                         } catch (SemaphoreRejectedException shed) {
                             // over the bound: fine
@@ -385,7 +408,8 @@ class CapacityControlTest {
         assertEquals(3, s.availablePermits());
         assertThrows(UnsupportedOperationException.class, () -> granted.complete(false));
         s.close();
-        ExecutionException closed = assertThrows(ExecutionException.class,
+        ExecutionException closed = assertThrows(
+                ExecutionException.class,
                 () -> s.tryAcquireAsync(1, Duration.ofSeconds(1)).get());
         assertTrue(closed.getCause() instanceof SemaphoreClosedException);
         assertThrows(NullPointerException.class, () -> s.tryAcquireAsync(1, null));

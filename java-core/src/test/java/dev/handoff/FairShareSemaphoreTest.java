@@ -29,8 +29,7 @@ import org.junit.jupiter.api.Test;
 class FairShareSemaphoreTest {
 
     /** A grant recorded by a waker: which key, how many, and the acquisition to release. */
-    record Grant(String key, long permits) {
-    }
+    record Grant(String key, long permits) {}
 
     /**
      * Queues a callback acquisition that records its grant in {@code grants}, in grant order: claim()
@@ -45,14 +44,14 @@ class FairShareSemaphoreTest {
             }
 
             @Override
-            public void wake() {
-            }
+            public void wake() {}
         });
     }
 
     @Test
     void immediateGrantsReleaseAndCountsPerKey() {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(10).name("db").build();
+        FairShareSemaphore<String> s =
+                FairShareSemaphore.<String>builder(10).name("db").build();
         assertTrue(s.tryAcquire("a", 3));
         assertTrue(s.tryAcquire("b", 4));
         assertEquals(3, s.heldPermits("a"));
@@ -71,16 +70,20 @@ class FairShareSemaphoreTest {
 
     @Test
     void badInputNamesTheCallTheValueAndTheLimitAndChangesNothing() {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(8).maxPermitsPerKey(4).build();
+        FairShareSemaphore<String> s =
+                FairShareSemaphore.<String>builder(8).maxPermitsPerKey(4).build();
         assertTrue(s.tryAcquire("a", 2));
         IllegalStateException over = assertThrows(IllegalStateException.class, () -> s.release("a", 3));
-        assertEquals("release(a, 3): exceeds the 2 permits held by that key, so nothing was released", over.getMessage());
+        assertEquals(
+                "release(a, 3): exceeds the 2 permits held by that key, so nothing was released", over.getMessage());
         assertEquals(2, s.heldPermits("a"));
         assertThrows(IllegalStateException.class, () -> s.release("b", 1));
         assertEquals(0, s.activeKeys() - 1);
         IllegalArgumentException heavy = assertThrows(IllegalArgumentException.class, () -> s.acquireAsync("a", 5));
-        assertEquals("acquireAsync(a, 5): exceeds maxPermitsPerKey 4, so it could never be granted", heavy.getMessage());
-        IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class, () -> s.acquireThen("a", 9, () -> { }));
+        assertEquals(
+                "acquireAsync(a, 5): exceeds maxPermitsPerKey 4, so it could never be granted", heavy.getMessage());
+        IllegalArgumentException tooBig =
+                assertThrows(IllegalArgumentException.class, () -> s.acquireThen("a", 9, () -> {}));
         assertEquals("acquireThen(a, 9): exceeds the capacity 8, so it could never be granted", tooBig.getMessage());
         assertThrows(IllegalArgumentException.class, () -> s.tryAcquire("a", -1));
         assertThrows(IllegalArgumentException.class, () -> s.release("a", -1));
@@ -90,7 +93,9 @@ class FairShareSemaphoreTest {
         assertThrows(NullPointerException.class, () -> s.tryAcquireBlocking("a", 1, null));
         assertFalse(s.tryAcquire("a", 5), "heavier than the cap: never at once");
         assertThrows(IllegalArgumentException.class, () -> FairShareSemaphore.builder(-1));
-        assertThrows(IllegalArgumentException.class, () -> FairShareSemaphore.builder(1).maxPermitsPerKey(0));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> FairShareSemaphore.builder(1).maxPermitsPerKey(0));
         assertThrows(IllegalArgumentException.class, () -> s.setCapacity(-1));
         assertEquals(2, s.heldPermits("a"));
         assertEquals(6, s.availablePermits());
@@ -99,9 +104,13 @@ class FairShareSemaphoreTest {
 
     @Test
     void aShareOutOfRangeRefusesTheCallAndLeavesNoState() {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(8).share(k -> k.equals("bad") ? 0 : 1).build();
+        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(8)
+                .share(k -> k.equals("bad") ? 0 : 1)
+                .build();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> s.tryAcquire("bad", 1));
-        assertTrue(e.getMessage().startsWith("tryAcquire(bad, 1): the share of the key is 0, must be between 1 and MAX_SHARE"),
+        assertTrue(
+                e.getMessage()
+                        .startsWith("tryAcquire(bad, 1): the share of the key is 0, must be between 1 and MAX_SHARE"),
                 e.getMessage());
         assertEquals(0, s.activeKeys());
         assertEquals(8, s.availablePermits());
@@ -173,7 +182,8 @@ class FairShareSemaphoreTest {
         String[] keys = {"small", "medium", "large"};
         long[] shares = {1, 2, 4};
         FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(6)
-                .share(k -> k.equals("small") ? 1 : k.equals("medium") ? 2 : 4).build();
+                .share(k -> k.equals("small") ? 1 : k.equals("medium") ? 2 : 4)
+                .build();
         assertTrue(s.tryAcquire("blocker", 6));
         Random random = new Random(42);
         List<Grant> grants = new ArrayList<>();
@@ -194,7 +204,8 @@ class FairShareSemaphoreTest {
         // the stretch in which all three keys still wait: up to the grant after which one is empty
         int backlogged = -1;
         while (!held.isEmpty()) {
-            if (backlogged < 0 && (s.queueLength("small") == 0 || s.queueLength("medium") == 0 || s.queueLength("large") == 0)) {
+            if (backlogged < 0
+                    && (s.queueLength("small") == 0 || s.queueLength("medium") == 0 || s.queueLength("large") == 0)) {
                 backlogged = grants.size() - 1;
             }
             Grant g = held.poll();
@@ -211,7 +222,8 @@ class FairShareSemaphoreTest {
         long[][] prefix = new long[3][len + 1];
         for (int i = 0; i < len; i++) {
             for (int k = 0; k < 3; k++) {
-                prefix[k][i + 1] = prefix[k][i] + (stretch.get(i).key().equals(keys[k]) ? stretch.get(i).permits() : 0);
+                prefix[k][i + 1] = prefix[k][i]
+                        + (stretch.get(i).key().equals(keys[k]) ? stretch.get(i).permits() : 0);
             }
         }
         long worst = 0;
@@ -225,9 +237,11 @@ class FairShareSemaphoreTest {
                         long gap = Math.abs(wa - wb);
                         worst = Math.max(worst, gap * 100 / bound);
                         if (gap > bound) {
-                            throw new AssertionError("grants " + i + ".." + j + ": " + keys[a] + " got " + (prefix[a][j] - prefix[a][i])
-                                    + ", " + keys[b] + " got " + (prefix[b][j] - prefix[b][i]) + ": normalised gap " + gap
-                                    + "/4 > bound " + bound + "/4");
+                            throw new AssertionError(
+                                    "grants " + i + ".." + j + ": " + keys[a] + " got " + (prefix[a][j] - prefix[a][i])
+                                            + ", " + keys[b] + " got " + (prefix[b][j] - prefix[b][i])
+                                            + ": normalised gap " + gap
+                                            + "/4 > bound " + bound + "/4");
                         }
                     }
                 }
@@ -328,7 +342,8 @@ class FairShareSemaphoreTest {
 
     @Test
     void aLoneKeyGetsTheWholeCapacityAndACappedKeyIsPassedOver() {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(8).maxPermitsPerKey(3).build();
+        FairShareSemaphore<String> s =
+                FairShareSemaphore.<String>builder(8).maxPermitsPerKey(3).build();
         List<Grant> grants = new ArrayList<>();
         queue(s, "a", 3, grants);
         queue(s, "a", 2, grants); // a is at its cap: waits
@@ -391,7 +406,9 @@ class FairShareSemaphoreTest {
         CompletableFuture<Permits> c = s.acquireAsync("c", 2).orTimeout(1, TimeUnit.MILLISECONDS);
         ExecutionException timedOut = assertThrows(ExecutionException.class, () -> c.get(10, TimeUnit.SECONDS));
         assertInstanceOf(java.util.concurrent.TimeoutException.class, timedOut.getCause());
-        assertThrows(UnsupportedOperationException.class, () -> s.acquireAsync("d", 1).complete(null));
+        assertThrows(
+                UnsupportedOperationException.class,
+                () -> s.acquireAsync("d", 1).complete(null));
         assertEquals(0, s.queueLength("c"));
     }
 
@@ -411,7 +428,7 @@ class FairShareSemaphoreTest {
         ExecutionException e = assertThrows(ExecutionException.class, f::get);
         assertInstanceOf(SemaphoreClosedException.class, e.getCause());
         assertFalse(s.tryAcquire("a", 1));
-        assertTrue(s.acquireThen("a", 1, () -> { }).isClosed());
+        assertTrue(s.acquireThen("a", 1, () -> {}).isClosed());
         assertThrows(SemaphoreClosedException.class, () -> s.acquireBlocking("a", 1));
         assertEquals(0, s.queueLength());
         assertFalse(drained.isDone());
@@ -433,7 +450,8 @@ class FairShareSemaphoreTest {
         queue(s, "c", 1, grants);
         s.setCapacity(2); // debt 2; both heavy ones can never fit
         assertNotNullFailure(heavy, "setCapacity(2) of a waiting acquisition: the weight 4 exceeds the capacity 2");
-        assertNotNullFailure(heavyBehind, "setCapacity(2) of a waiting acquisition: the weight 3 exceeds the capacity 2");
+        assertNotNullFailure(
+                heavyBehind, "setCapacity(2) of a waiting acquisition: the weight 3 exceeds the capacity 2");
         assertEquals(2, s.capacity());
         assertEquals(1, s.queueLength());
         s.release("x", 3); // pays the debt of 2, then c's 1
@@ -453,12 +471,17 @@ class FairShareSemaphoreTest {
     @Test
     void sheddingPerKeyAndOverall() {
         FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(1)
-                .maxQueuedPermitsPerKey(2).maxQueueLength(3).build();
+                .maxQueuedPermitsPerKey(2)
+                .maxQueueLength(3)
+                .build();
         assertTrue(s.tryAcquire("x", 1));
         queue(s, "a", 1, new ArrayList<>());
         queue(s, "a", 1, new ArrayList<>());
-        SemaphoreRejectedException perKey = assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen("a", 1, () -> { }));
-        assertTrue(perKey.getMessage().startsWith("acquireThen(a, 1): rejected, the wait queue is full"), perKey.getMessage());
+        SemaphoreRejectedException perKey =
+                assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen("a", 1, () -> {}));
+        assertTrue(
+                perKey.getMessage().startsWith("acquireThen(a, 1): rejected, the wait queue is full"),
+                perKey.getMessage());
         queue(s, "b", 1, new ArrayList<>());
         assertThrows(SemaphoreRejectedException.class, () -> s.acquireBlocking("c", 1));
         CompletableFuture<Permits> shed = s.acquireAsync("c", 1);
@@ -470,7 +493,8 @@ class FairShareSemaphoreTest {
     @Test
     void theListenerHearsEveryWaitWithItsKey() {
         List<String> events = Collections.synchronizedList(new ArrayList<>());
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(1).maxQueueLength(2)
+        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(1)
+                .maxQueueLength(2)
                 .listener(new FairShareListener<String>() {
                     @Override
                     public void queued(String key, long permits, int waitersAhead) {
@@ -478,7 +502,8 @@ class FairShareSemaphoreTest {
                     }
 
                     @Override
-                    public void settled(String key, long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
+                    public void settled(
+                            String key, long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
                         events.add("settled " + key + " " + permits + " " + outcome);
                     }
 
@@ -486,14 +511,17 @@ class FairShareSemaphoreTest {
                     public void rejected(String key, long permits) {
                         events.add("rejected " + key + " " + permits);
                     }
-                }).build();
+                })
+                .build();
         assertTrue(s.tryAcquire("x", 1));
         queue(s, "a", 1, new ArrayList<>());
         Acquisition b = queue(s, "b", 1, new ArrayList<>());
-        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen("c", 1, () -> { }));
+        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen("c", 1, () -> {}));
         b.cancel();
         s.release("x", 1);
-        assertEquals(List.of("queued a 1 0", "queued b 1 1", "rejected c 1", "settled b 1 CANCELLED", "settled a 1 GRANTED"), events);
+        assertEquals(
+                List.of("queued a 1 0", "queued b 1 1", "rejected c 1", "settled b 1 CANCELLED", "settled a 1 GRANTED"),
+                events);
     }
 
     @Test
@@ -593,8 +621,7 @@ class FairShareSemaphoreTest {
             }
 
             @Override
-            public void wake() {
-            }
+            public void wake() {}
         });
         RecordingWaker ok = new RecordingWaker();
         Acquisition g = s.acquireThen("c", 1, ok);

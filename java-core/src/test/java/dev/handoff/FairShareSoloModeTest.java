@@ -23,7 +23,8 @@ class FairShareSoloModeTest {
 
     @Test
     void oneKeyAtWorkTakesAndReturnsWithoutTheLock() throws Exception {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(8).maxPermitsPerKey(6).build();
+        FairShareSemaphore<String> s =
+                FairShareSemaphore.<String>builder(8).maxPermitsPerKey(6).build();
         assertTrue(s.tryAcquire("a", 1)); // the first grant activates the key, under the lock
         s.release("a", 1);
         assertTrue(s.inSoloMode());
@@ -41,7 +42,8 @@ class FairShareSoloModeTest {
         }
         assertEquals(before, s.sectionStamp(), "a solo operation took the front's lock");
         IllegalStateException over = assertThrows(IllegalStateException.class, () -> s.release("a", 1));
-        assertEquals("release(a, 1): exceeds the 0 permits held by that key, so nothing was released", over.getMessage());
+        assertEquals(
+                "release(a, 1): exceeds the 0 permits held by that key, so nothing was released", over.getMessage());
         assertEquals(8, s.availablePermits());
         assertEquals(before, s.sectionStamp(), "a refused solo release took the front's lock");
     }
@@ -77,10 +79,12 @@ class FairShareSoloModeTest {
     void aSoloKeyThatBecomesActiveAgainReadsItsShareAgain() {
         AtomicLong share = new AtomicLong(1);
         AtomicLong reads = new AtomicLong();
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(4).share(k -> {
-            reads.incrementAndGet();
-            return k.equals("a") ? share.get() : 1;
-        }).build();
+        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(4)
+                .share(k -> {
+                    reads.incrementAndGet();
+                    return k.equals("a") ? share.get() : 1;
+                })
+                .build();
         assertTrue(s.tryAcquire("a", 1));
         s.release("a", 1);
         long afterFirst = reads.get();

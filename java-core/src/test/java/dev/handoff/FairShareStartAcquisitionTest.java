@@ -53,8 +53,8 @@ class FairShareStartAcquisitionTest {
     private static final Executor HERE = Runnable::run;
 
     /** Starts a thread that runs {@code release(key, n)} and keeps what it threw in {@code outcome}. */
-    private static Thread releaseOnAnotherThread(FairShareSemaphore<String> s, String key, long n,
-            AtomicReference<Throwable> outcome) {
+    private static Thread releaseOnAnotherThread(
+            FairShareSemaphore<String> s, String key, long n, AtomicReference<Throwable> outcome) {
         Thread releaser = new Thread(() -> {
             try {
                 s.release(key, n);
@@ -83,7 +83,9 @@ class FairShareStartAcquisitionTest {
         assertTrue(zero.isGranted(), "0 permits: granted at once");
         assertEquals(1, zero.wakes.get());
         IllegalStateException again = assertThrows(IllegalStateException.class, () -> s.startAcquisition("b", 1, p));
-        assertTrue(again.getMessage().startsWith("startAcquisition(1): this acquisition was already started"), again.getMessage());
+        assertTrue(
+                again.getMessage().startsWith("startAcquisition(1): this acquisition was already started"),
+                again.getMessage());
         s.release("b", 1);
         s.release("a", 1);
         assertEquals(2, s.availablePermits());
@@ -92,21 +94,33 @@ class FairShareStartAcquisitionTest {
 
     @Test
     void badInputIsRefusedBeforeAnythingChangesAndAShedAcquisitionMayStartAgain() {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(2).maxPermitsPerKey(1).maxQueueLength(1).build();
+        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(2)
+                .maxPermitsPerKey(1)
+                .maxQueueLength(1)
+                .build();
         Probe p = new Probe(false);
-        assertEquals("startAcquisition(a, -1): the number of permits must not be negative",
-                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", -1, p)).getMessage());
-        assertEquals("startAcquisition(a, 3): exceeds the capacity 2, so it could never be granted",
-                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", 3, p)).getMessage());
-        assertEquals("startAcquisition(a, 2): exceeds maxPermitsPerKey 1, so it could never be granted",
-                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", 2, p)).getMessage());
+        assertEquals(
+                "startAcquisition(a, -1): the number of permits must not be negative",
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", -1, p))
+                        .getMessage());
+        assertEquals(
+                "startAcquisition(a, 3): exceeds the capacity 2, so it could never be granted",
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", 3, p))
+                        .getMessage());
+        assertEquals(
+                "startAcquisition(a, 2): exceeds maxPermitsPerKey 1, so it could never be granted",
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisition("a", 2, p))
+                        .getMessage());
         assertThrows(NullPointerException.class, () -> s.startAcquisition(null, 1, p));
         assertThrows(NullPointerException.class, () -> s.startAcquisition("a", 1, null));
         assertTrue(s.tryAcquire("x", 1));
         assertTrue(s.tryAcquire("y", 1));
         Probe first = s.startAcquisition("a", 1, new Probe(false));
-        SemaphoreRejectedException shed = assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisition("b", 1, p));
-        assertTrue(shed.getMessage().startsWith("startAcquisition(b, 1): rejected, the wait queue is full"), shed.getMessage());
+        SemaphoreRejectedException shed =
+                assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisition("b", 1, p));
+        assertTrue(
+                shed.getMessage().startsWith("startAcquisition(b, 1): rejected, the wait queue is full"),
+                shed.getMessage());
         assertEquals(1, s.queueLength());
         assertEquals("Acquisition[permits=0, not started]", p.toString());
         s.release("x", 1); // first is granted, the queue has room again
@@ -149,7 +163,8 @@ class FairShareStartAcquisitionTest {
         assertEquals(1, s.activeKeys(), "a key with permits in transit stays active");
         assertEquals(0, s.availablePermits());
         IllegalStateException beyond = assertThrows(IllegalStateException.class, () -> s.release("a", 4));
-        assertEquals("release(a, 4): exceeds the 0 permits held by that key, so nothing was released", beyond.getMessage());
+        assertEquals(
+                "release(a, 4): exceeds the 0 permits held by that key, so nothing was released", beyond.getMessage());
         AtomicReference<Throwable> outcome = new AtomicReference<>();
         Thread releaser = releaseOnAnotherThread(s, "a", 1, outcome); // passes only if the grant is delivered
         p.confirm();
@@ -183,7 +198,9 @@ class FairShareStartAcquisitionTest {
         later.get(0).run();
         assertTrue(b.isDone());
         releaser.join();
-        assertTrue(outcome.get() instanceof IllegalStateException, "the grant was undone: a held nothing, got " + outcome.get());
+        assertTrue(
+                outcome.get() instanceof IllegalStateException,
+                "the grant was undone: a held nothing, got " + outcome.get());
         p.confirm(); // nothing to confirm any more
         assertEquals(0, s.heldPermits("a"));
         b.join().release();
@@ -193,7 +210,8 @@ class FairShareStartAcquisitionTest {
 
     @Test
     void permitsInTransitCountAgainstTheCapAndKeepSoloModeOff() {
-        FairShareSemaphore<String> s = FairShareSemaphore.<String>builder(4).maxPermitsPerKey(2).build();
+        FairShareSemaphore<String> s =
+                FairShareSemaphore.<String>builder(4).maxPermitsPerKey(2).build();
         assertTrue(s.tryAcquire("a", 2));
         Probe p = s.startAcquisition("a", 2, new Probe(true)); // capped: waits
         s.release("a", 2); // room under the cap: p is granted provisionally

@@ -28,7 +28,9 @@ class FairShareStressTest {
     @Test
     void everyFaceTogetherLosesNothing() throws Exception {
         FairShareSemaphore<Integer> s = FairShareSemaphore.<Integer>builder(6)
-                .share(k -> 1 + k).maxPermitsPerKey(CAP).build();
+                .share(k -> 1 + k)
+                .maxPermitsPerKey(CAP)
+                .build();
         AtomicLongArray held = new AtomicLongArray(KEYS); // what the test itself believes each key holds
         AtomicLong violations = new AtomicLong();
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
@@ -108,7 +110,8 @@ class FairShareStressTest {
     }
 
     /** While key holds n more: its held permits never exceed the cap. */
-    private static void check(FairShareSemaphore<Integer> s, AtomicLongArray held, int key, long n, AtomicLong violations) {
+    private static void check(
+            FairShareSemaphore<Integer> s, AtomicLongArray held, int key, long n, AtomicLong violations) {
         long now = held.addAndGet(key, n);
         if (now > CAP || s.heldPermits(key) > CAP) {
             violations.incrementAndGet();

@@ -38,7 +38,9 @@ class HandleReleasedFromItsOwnWakeTest {
 
     @Test
     void aWakerClosingTheHandleWhoseReleaseGrantedItGetsFalse() throws Exception {
-        for (Semaphore s : List.of(new Semaphore(2), Semaphore.builder(2).listener(new WaitListener() { }).build())) {
+        for (Semaphore s : List.of(
+                new Semaphore(2),
+                Semaphore.builder(2).listener(new WaitListener() {}).build())) {
             Permits[] held = {s.acquireBlocking(2)};
             List<Boolean> again = new ArrayList<>();
             Acquisition waiting = s.acquireThen(2, () -> {

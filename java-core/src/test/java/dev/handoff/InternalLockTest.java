@@ -75,7 +75,8 @@ class InternalLockTest {
      */
     private static void awaitParkedOnLock(Thread t, Semaphore s, SlowClaim slow) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!(t.getState() == Thread.State.WAITING && LockSupport.getBlocker(t) == s.core().internalLock())) {
+        while (!(t.getState() == Thread.State.WAITING
+                && LockSupport.getBlocker(t) == s.core().internalLock())) {
             if (System.nanoTime() > deadline) {
                 Thread.State state = t.getState();
                 slow.open.countDown();
@@ -211,7 +212,8 @@ class InternalLockTest {
         // interrupt status is set, so a lock that kept it would spin here, mostly RUNNABLE.
         for (int i = 0; i < 100; i++) {
             Thread.sleep(1);
-            if (!(interrupted.getState() == Thread.State.WAITING && LockSupport.getBlocker(interrupted) == s.core().internalLock())) {
+            if (!(interrupted.getState() == Thread.State.WAITING
+                    && LockSupport.getBlocker(interrupted) == s.core().internalLock())) {
                 Thread.State state = interrupted.getState();
                 slow.open.countDown();
                 fail("the interrupted thread does not stay parked on the lock (spinning?): " + state);

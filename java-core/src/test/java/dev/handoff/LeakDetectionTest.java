@@ -54,7 +54,10 @@ class LeakDetectionTest {
 
     @Test
     void releaseModeReportsTheSiteAndGivesTheLeakedPermitsBack() throws InterruptedException {
-        Semaphore s = Semaphore.builder(3).name("leaky").leakDetection(LeakDetection.RELEASE).build();
+        Semaphore s = Semaphore.builder(3)
+                .name("leaky")
+                .leakDetection(LeakDetection.RELEASE)
+                .build();
         leakBlockingHandle(s, 2);
         assertEquals(1, s.availablePermits());
         assertTrue(collectUntil(() -> s.availablePermits() == 3 && !reports.isEmpty()), s::toString);
@@ -88,11 +91,15 @@ class LeakDetectionTest {
 
     @Test
     void aMutexHandleLeakedIsReportedAndUnlocked() throws InterruptedException {
-        Mutex journal = Mutex.builder().name("journal").leakDetection(LeakDetection.RELEASE).build();
+        Mutex journal = Mutex.builder()
+                .name("journal")
+                .leakDetection(LeakDetection.RELEASE)
+                .build();
         leakMutexHandle(journal);
         assertTrue(journal.isLocked());
         assertTrue(collectUntil(() -> !journal.isLocked() && !reports.isEmpty()), journal::toString);
-        assertTrue(reports.get(0).startsWith("LEAK: a Permits handle of 1 permit of Mutex[name=journal"), reports.get(0));
+        assertTrue(
+                reports.get(0).startsWith("LEAK: a Permits handle of 1 permit of Mutex[name=journal"), reports.get(0));
         assertTrue(reports.get(0).contains("leakMutexHandle"), reports.get(0));
         assertTrue(journal.tryLock()); // unlocked for good: the next caller gets in
         journal.unlock();
@@ -104,11 +111,15 @@ class LeakDetectionTest {
 
     @Test
     void rwLockReadHandlesLeakedAreReportedAndUnlocked() throws InterruptedException {
-        RwLock index = RwLock.builder(4).name("index").leakDetection(LeakDetection.RELEASE).build();
+        RwLock index = RwLock.builder(4)
+                .name("index")
+                .leakDetection(LeakDetection.RELEASE)
+                .build();
         leakReadHandles(index);
         assertEquals(2, index.readLockCount()); // one from readLockBlocking, one from a write handle's downgrade
         assertTrue(collectUntil(() -> index.readLockCount() == 0 && reports.size() == 2), index::toString);
-        assertTrue(reports.stream().allMatch(r -> r.startsWith("LEAK: a Permits handle of 1 permit of RwLock[name=index")),
+        assertTrue(
+                reports.stream().allMatch(r -> r.startsWith("LEAK: a Permits handle of 1 permit of RwLock[name=index")),
                 reports::toString);
         assertTrue(reports.stream().allMatch(r -> r.contains("leakReadHandles")), reports::toString);
         assertTrue(index.tryWriteLock()); // no reader left: a writer gets in

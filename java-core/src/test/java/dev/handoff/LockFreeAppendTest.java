@@ -27,7 +27,7 @@ class LockFreeAppendTest {
     private static final long RACE_NANOS = 1_000_000_000L;
 
     private static Semaphore counted(long capacity) {
-        return Semaphore.builder(capacity).listener(new WaitListener() { }).build();
+        return Semaphore.builder(capacity).listener(new WaitListener() {}).build();
     }
 
     @Test
@@ -64,7 +64,9 @@ class LockFreeAppendTest {
             s.release(1);
             s.release(3);
             assertEquals(4, s.availablePermits(), s.toString());
-            assertEquals(List.of(1, 0, 1, 0, 0), wakers.stream().map(w -> w.wakes.get()).toList());
+            assertEquals(
+                    List.of(1, 0, 1, 0, 0),
+                    wakers.stream().map(w -> w.wakes.get()).toList());
             assertEquals(1, late.wakes.get());
         }
     }
@@ -106,9 +108,12 @@ class LockFreeAppendTest {
     @Timeout(180) // the class's 60 s would cut CANCEL_RACE_HANG short
     void aStartedNodeCancelledWhileItIsStillBeingAppendedIsWithdrawnWhole() {
         // Preemptive: the broken variant hangs under the internal lock, where no interrupt reaches.
-        CancelRace race = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(CANCEL_RACE_HANG,
-                LockFreeAppendTest::startAndCancelAtOnce, "a cancel racing a start hung the semaphore");
-        assertTrue(race.early() >= CANCEL_RACE_MIN_EARLY,
+        CancelRace race = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                CANCEL_RACE_HANG,
+                LockFreeAppendTest::startAndCancelAtOnce,
+                "a cancel racing a start hung the semaphore");
+        assertTrue(
+                race.early() >= CANCEL_RACE_MIN_EARLY,
                 "the cancels did not race the starts, the test checked nothing: " + race);
     }
 
@@ -123,7 +128,7 @@ class LockFreeAppendTest {
      *                   they ran inside the start, between its bind and its append (the broken
      *                   variant's window is the next few instructions, invisible to a correct one)
      */
-    private record CancelRace(int nodes, int raced, int early, int inTheStart) { }
+    private record CancelRace(int nodes, int raced, int early, int inTheStart) {}
 
     /** A node whose canceller can tell whether its start has bound it yet. */
     private static final class RacedNode extends Acquisition {
@@ -163,8 +168,9 @@ class LockFreeAppendTest {
     private static CancelRace startAndCancelAtOnce() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        s.acquireThen(1, () -> { }); // the queue is not empty: the started nodes append lock-free
-        java.util.concurrent.atomic.AtomicReference<RacedNode> current = new java.util.concurrent.atomic.AtomicReference<>();
+        s.acquireThen(1, () -> {}); // the queue is not empty: the started nodes append lock-free
+        java.util.concurrent.atomic.AtomicReference<RacedNode> current =
+                new java.util.concurrent.atomic.AtomicReference<>();
         AtomicBoolean over = new AtomicBoolean();
         java.util.concurrent.atomic.AtomicInteger raced = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.atomic.AtomicInteger early = new java.util.concurrent.atomic.AtomicInteger();
@@ -205,7 +211,8 @@ class LockFreeAppendTest {
         while (nodes < CANCEL_RACE_NODES
                 || early.get() < CANCEL_RACE_MIN_EARLY && System.nanoTime() - begun < CANCEL_RACE_GIVE_UP_NANOS) {
             RacedNode a = new RacedNode();
-            RacedNode missed = current.getAndSet(a); // the canceller may call cancel() before, during or after the start
+            RacedNode missed =
+                    current.getAndSet(a); // the canceller may call cancel() before, during or after the start
             s.startAcquisition(1, a);
             nodes++;
             if (missed != null) {
@@ -248,7 +255,7 @@ class LockFreeAppendTest {
                 threads.add(new Thread(() -> {
                     while (!stop.get()) {
                         long n = 1 + (System.nanoTime() & 1);
-                        Acquisition a = s.acquireThen(n, () -> { });
+                        Acquisition a = s.acquireThen(n, () -> {});
                         if (cancels && a.cancel()) {
                             continue;
                         }
@@ -281,7 +288,7 @@ class LockFreeAppendTest {
         for (int round = 0; round < 200; round++) {
             Semaphore s = new Semaphore(1);
             assertTrue(s.tryAcquire(1));
-            s.acquireThen(1, () -> { }); // the queue is not empty: the next ones append lock-free
+            s.acquireThen(1, () -> {}); // the queue is not empty: the next ones append lock-free
             ConcurrentLinkedQueue<Acquisition> nodes = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<RecordingWaker> wakers = new ConcurrentLinkedQueue<>();
             Thread appender = new Thread(() -> {
@@ -325,15 +332,17 @@ class LockFreeAppendTest {
             throws Exception {
         java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
         java.util.concurrent.CyclicBarrier done = new java.util.concurrent.CyclicBarrier(2);
-        java.util.concurrent.atomic.AtomicReference<Semaphore> current = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicReference<Acquisition> appended = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Semaphore> current =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Acquisition> appended =
+                new java.util.concurrent.atomic.AtomicReference<>();
         int rounds = 20_000;
         Thread appender = new Thread(() -> {
             try {
                 for (int r = 0; r < rounds; r++) {
                     start.await();
                     try {
-                        appended.set(current.get().acquireThen(weight, () -> { }));
+                        appended.set(current.get().acquireThen(weight, () -> {}));
                     } catch (IllegalArgumentException refused) {
                         appended.set(null);
                     }
@@ -348,7 +357,7 @@ class LockFreeAppendTest {
         for (int r = 0; r < rounds; r++) {
             Semaphore s = new Semaphore(capacity);
             assertTrue(s.tryAcquire(capacity));
-            Acquisition head = s.acquireThen(1, () -> { });
+            Acquisition head = s.acquireThen(1, () -> {});
             current.set(s);
             start.await();
             s.setCapacity(resizeTo);
@@ -371,7 +380,8 @@ class LockFreeAppendTest {
         int[] failedByTheShrink = {0};
         appendRacingFirstResize(3, 3, 2, (r, s, head, a) -> {
             if (a != null) {
-                assertTrue(a.failure() instanceof IllegalStateException,
+                assertTrue(
+                        a.failure() instanceof IllegalStateException,
                         "round " + r + ": a node of weight 3 waits on a semaphore of capacity 2: " + a + " " + s);
                 failedByTheShrink[0]++;
             }
@@ -412,14 +422,14 @@ class LockFreeAppendTest {
     void appendsRacingShrinksAreRefusedFailedOrGrantedAndLoseNoPermit() throws Exception {
         Semaphore s = new Semaphore(3);
         assertTrue(s.tryAcquire(3));
-        s.acquireThen(1, () -> { }); // a light head, so the heavy ones append behind it
+        s.acquireThen(1, () -> {}); // a light head, so the heavy ones append behind it
         AtomicBoolean stop = new AtomicBoolean();
         ConcurrentLinkedQueue<Acquisition> nodes = new ConcurrentLinkedQueue<>();
         AtomicLong refused = new AtomicLong();
         Thread appender = new Thread(() -> {
             while (!stop.get()) {
                 try {
-                    nodes.add(s.acquireThen(3, () -> { }));
+                    nodes.add(s.acquireThen(3, () -> {}));
                 } catch (IllegalArgumentException tooHeavyNow) {
                     refused.incrementAndGet();
                 }

@@ -23,7 +23,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
@@ -76,13 +75,15 @@ class MutexTest {
 
     /** Starts a platform thread that runs {@code body} and stores whatever it throws. */
     static Thread start(String name, AtomicReference<Throwable> failure, ThrowingRunnable body) {
-        Thread t = new Thread(() -> {
-            try {
-                body.run();
-            } catch (Throwable e) {
-                failure.compareAndSet(null, e);
-            }
-        }, name);
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        body.run();
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                },
+                name);
         t.start();
         return t;
     }
@@ -434,11 +435,13 @@ class MutexTest {
         for (int i = 0; i < expected.size(); i++) {
             int served = i + 1;
             m.unlock();
-            waitUntil(() -> {
-                synchronized (log) {
-                    return log.size() == served;
-                }
-            }, "waiter " + i + " served");
+            waitUntil(
+                    () -> {
+                        synchronized (log) {
+                            return log.size() == served;
+                        }
+                    },
+                    "waiter " + i + " served");
             assertTrue(m.isLocked(), "handed over, never free in between");
             synchronized (log) {
                 assertEquals(expected.subList(0, served), log);
@@ -517,21 +520,25 @@ class MutexTest {
         assertTrue(m.tryLock());
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         AtomicBoolean flagAfter = new AtomicBoolean(true);
-        Thread t = new Thread(() -> {
-            try {
-                m.lockBlocking();
-            } catch (Throwable e) {
-                thrown.set(e);
-                flagAfter.set(Thread.currentThread().isInterrupted());
-            }
-        }, "interrupted-waiter");
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        m.lockBlocking();
+                    } catch (Throwable e) {
+                        thrown.set(e);
+                        flagAfter.set(Thread.currentThread().isInterrupted());
+                    }
+                },
+                "interrupted-waiter");
         t.start();
         waitUntil(() -> m.queueLength() == 1, "waiter queued");
         CompletableFuture<Permits> behind = m.lockAsync();
         t.interrupt();
         joinOrFail(t);
         assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
-        assertTrue(thrown.get().getMessage().contains("lockBlocking()"), thrown.get().getMessage());
+        assertTrue(
+                thrown.get().getMessage().contains("lockBlocking()"),
+                thrown.get().getMessage());
         assertFalse(flagAfter.get(), "InterruptedException clears the interrupt flag");
         assertEquals(1, m.queueLength(), "only the future behind is still waiting");
         m.unlock();
@@ -566,28 +573,32 @@ class MutexTest {
             assertTrue(m.tryLock());
             AtomicReference<String> outcome = new AtomicReference<>();
             AtomicBoolean interruptSent = new AtomicBoolean();
-            Thread t = new Thread(() -> {
-                try {
-                    m.lockBlocking();
-                    // The interrupt may land after the return; either way it must not be lost.
-                    // (Not an interruptible wait: the flag is what we are looking at.)
-                    waitUntilUninterruptibly(interruptSent);
-                    outcome.set(Thread.interrupted() ? "granted+flag" : "granted-no-flag");
-                } catch (InterruptedException e) {
-                    outcome.set("interrupted");
-                }
-            }, "racer");
+            Thread t = new Thread(
+                    () -> {
+                        try {
+                            m.lockBlocking();
+                            // The interrupt may land after the return; either way it must not be lost.
+                            // (Not an interruptible wait: the flag is what we are looking at.)
+                            waitUntilUninterruptibly(interruptSent);
+                            outcome.set(Thread.interrupted() ? "granted+flag" : "granted-no-flag");
+                        } catch (InterruptedException e) {
+                            outcome.set("interrupted");
+                        }
+                    },
+                    "racer");
             t.start();
             waitUntil(() -> m.queueLength() == 1, "racer queued");
             CyclicBarrier go = new CyclicBarrier(2);
-            Thread unlocker = new Thread(() -> {
-                try {
-                    go.await();
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-                m.unlock();
-            }, "unlocker");
+            Thread unlocker = new Thread(
+                    () -> {
+                        try {
+                            go.await();
+                        } catch (Exception e) {
+                            throw new AssertionError(e);
+                        }
+                        m.unlock();
+                    },
+                    "unlocker");
             unlocker.start();
             go.await(HANG_GUARD_SECONDS, TimeUnit.SECONDS);
             t.interrupt();
@@ -651,7 +662,8 @@ class MutexTest {
         assertTrue(m.tryLock());
         AtomicBoolean got = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread t = start("timed", failure, () -> got.set(m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3))));
+        Thread t =
+                start("timed", failure, () -> got.set(m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3))));
         waitUntil(() -> m.queueLength() == 1, "timed waiter queued");
         m.unlock();
         joinOrFail(t);
@@ -685,19 +697,23 @@ class MutexTest {
         Mutex m = new Mutex();
         assertTrue(m.tryLock());
         AtomicReference<Throwable> thrown = new AtomicReference<>();
-        Thread t = new Thread(() -> {
-            try {
-                m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3));
-            } catch (Throwable e) {
-                thrown.set(e);
-            }
-        }, "timed-interrupted");
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        m.tryLockBlocking(Duration.ofSeconds(HANG_GUARD_SECONDS * 3));
+                    } catch (Throwable e) {
+                        thrown.set(e);
+                    }
+                },
+                "timed-interrupted");
         t.start();
         waitUntil(() -> m.queueLength() == 1, "timed waiter queued");
         t.interrupt();
         joinOrFail(t);
         assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
-        assertTrue(thrown.get().getMessage().contains("tryLockBlocking("), thrown.get().getMessage());
+        assertTrue(
+                thrown.get().getMessage().contains("tryLockBlocking("),
+                thrown.get().getMessage());
         assertEquals(0, m.queueLength());
         m.unlock();
         assertUnlockedAndIdle(m);

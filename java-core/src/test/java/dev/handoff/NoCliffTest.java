@@ -47,8 +47,7 @@ class NoCliffTest {
         }
 
         @Override
-        protected void wake() {
-        }
+        protected void wake() {}
     }
 
     /** A waker whose claim() holds the lock until {@code open}. */
@@ -68,8 +67,7 @@ class NoCliffTest {
         }
 
         @Override
-        public void wake() {
-        }
+        public void wake() {}
     }
 
     private static Thread daemon(Runnable body) {
@@ -123,14 +121,17 @@ class NoCliffTest {
             });
             assertEquals(3L, whileLockHeld("availablePermits after a resize", s::availablePermits));
             assertTrue(whileLockHeld("tryAcquire after a resize", () -> s.tryAcquire(2)));
-            assertEquals(IllegalStateException.class, whileLockHeld("an over-release after a resize", () -> {
-                try {
-                    s.release(100);
-                    return null;
-                } catch (IllegalStateException refused) {
-                    return refused.getClass();
-                }
-            }), "refused, as before the resize");
+            assertEquals(
+                    IllegalStateException.class,
+                    whileLockHeld("an over-release after a resize", () -> {
+                        try {
+                            s.release(100);
+                            return null;
+                        } catch (IllegalStateException refused) {
+                            return refused.getClass();
+                        }
+                    }),
+                    "refused, as before the resize");
         } finally {
             holder.open.countDown();
         }
@@ -166,7 +167,7 @@ class NoCliffTest {
         assertTrue(s.tryAcquire(s.capacity()));
         SlowClaim slow = new SlowClaim();
         s.acquireThen(1, slow);
-        s.acquireThen(1, () -> { });
+        s.acquireThen(1, () -> {});
         daemon(() -> s.release(1));
         assertTrue(slow.inside.await(HANG_SECONDS, TimeUnit.SECONDS));
         return slow;
@@ -208,7 +209,8 @@ class NoCliffTest {
         };
         appendsWithoutTheLock(Semaphore.builder(5).listener(listener).build(), "an append with a listener");
         assertEquals(5, queued.size(), "every queued node was reported: " + queued);
-        appendsWithoutTheLock(Semaphore.builder(5).maxQueueLength(10).maxQueuedPermits(100).build(), "an append with queue bounds");
+        appendsWithoutTheLock(
+                Semaphore.builder(5).maxQueueLength(10).maxQueuedPermits(100).build(), "an append with queue bounds");
     }
 
     @Test
@@ -220,19 +222,21 @@ class NoCliffTest {
     }
 
     @Test
-    void aShrinkWhileOthersWaitStillFailsTheNodesThatCanNeverFitAndTheQueueAppendsLockFreeAfterwards() throws Exception {
+    void aShrinkWhileOthersWaitStillFailsTheNodesThatCanNeverFitAndTheQueueAppendsLockFreeAfterwards()
+            throws Exception {
         Semaphore s = new Semaphore(5);
         assertTrue(s.tryAcquire(5));
         List<Acquisition> light = new ArrayList<>();
-        light.add(s.acquireThen(1, () -> { }));
-        Acquisition heavy = s.acquireThen(4, () -> { });
-        light.add(s.acquireThen(2, () -> { }));
+        light.add(s.acquireThen(1, () -> {}));
+        Acquisition heavy = s.acquireThen(4, () -> {});
+        light.add(s.acquireThen(2, () -> {}));
         s.setCapacity(3);
         assertTrue(heavy.failure() instanceof IllegalStateException, heavy.toString());
         assertEquals(2, s.queueLength());
-        assertThrows(IllegalArgumentException.class, () -> s.acquireThen(4, () -> { }), "too heavy for the new capacity");
-        light.add(s.acquireThen(1, () -> { })); // under the lock: unseals the tail
-        light.add(s.acquireThen(1, () -> { })); // lock-free again
+        assertThrows(
+                IllegalArgumentException.class, () -> s.acquireThen(4, () -> {}), "too heavy for the new capacity");
+        light.add(s.acquireThen(1, () -> {})); // under the lock: unseals the tail
+        light.add(s.acquireThen(1, () -> {})); // lock-free again
         assertEquals(4, s.queueLength());
         assertEquals(5, s.queuedPermits());
         s.release(5); // pays the debt of 2, then grants 1 and 2
@@ -253,7 +257,7 @@ class NoCliffTest {
         List<Acquisition> waiting = new ArrayList<>();
         int n = (int) (Long.MAX_VALUE / max) + 72; // the sum passes Long.MAX_VALUE after 128 nodes (max = 2^56)
         for (int i = 0; i < n; i++) {
-            waiting.add(s.acquireThen(max, () -> { }));
+            waiting.add(s.acquireThen(max, () -> {}));
         }
         assertEquals(n, s.queueLength());
         assertEquals(Long.MAX_VALUE, s.queuedPermits(), "saturated, never negative");
@@ -276,20 +280,22 @@ class NoCliffTest {
     @Test
     void aQueueBoundNearLongMaxValueIsCheckedWithoutOverflow() {
         long max = Semaphore.MAX_PERMITS;
-        Semaphore s = Semaphore.builder(max).maxQueuedPermits(Long.MAX_VALUE - 1).build();
+        Semaphore s =
+                Semaphore.builder(max).maxQueuedPermits(Long.MAX_VALUE - 1).build();
         assertTrue(s.tryAcquire(1));
         int fits = (int) ((Long.MAX_VALUE - 1) / max); // 127 waiters of 2^56
         for (int i = 0; i < fits; i++) {
-            s.acquireThen(max, () -> { });
+            s.acquireThen(max, () -> {});
         }
         assertEquals(fits * max, s.queuedPermits());
-        SemaphoreRejectedException shed = assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(max, () -> { }));
+        SemaphoreRejectedException shed =
+                assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(max, () -> {}));
         assertTrue(shed.getMessage().contains("maxQueuedPermits " + (Long.MAX_VALUE - 1)), shed.getMessage());
         assertEquals(fits, s.queueLength(), "nothing queued");
         long room = Long.MAX_VALUE - 1 - fits * max;
-        s.acquireThen(room, () -> { }); // exactly up to the bound: queued
+        s.acquireThen(room, () -> {}); // exactly up to the bound: queued
         assertEquals(Long.MAX_VALUE - 1, s.queuedPermits());
-        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(1, () -> { }));
+        assertThrows(SemaphoreRejectedException.class, () -> s.acquireThen(1, () -> {}));
     }
 
     /**
@@ -302,7 +308,7 @@ class NoCliffTest {
         Semaphore s = new Semaphore(n);
         assertTrue(s.tryAcquire(n));
         for (int i = 0; i < n; i++) {
-            s.acquireThen(1, () -> { });
+            s.acquireThen(1, () -> {});
         }
         CountDownLatch done = new CountDownLatch(1);
         Thread releaser = daemon(() -> {

@@ -34,7 +34,7 @@ class ObserverTest {
         assertTrue(s.tryAcquire(4));
         List<Acquisition> waiting = new ArrayList<>();
         for (int i = 0; i < 1_000; i++) {
-            waiting.add(s.acquireThen(1 + i % 4, () -> { }));
+            waiting.add(s.acquireThen(1 + i % 4, () -> {}));
         }
         int before = stamp(s);
         for (int round = 0; round < 100; round++) {
@@ -67,23 +67,25 @@ class ObserverTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         for (int i = 0; i < waiters; i++) {
-            s.acquireThen(1, () -> { });
+            s.acquireThen(1, () -> {});
         }
         assertEquals(waiters, s.queueLength());
         SynchronousQueue<Integer> readings = new SynchronousQueue<>();
         AtomicReference<Throwable> failed = new AtomicReference<>();
-        Thread releaser = new Thread(() -> {
-            try {
-                for (int done = 0; done < waiters; done += chunk) {
-                    readings.take(); // one reading handed over, then the next chunk runs with the next reading
-                    for (int i = 0; i < chunk; i++) {
-                        s.release(1); // grants the head, which now holds the permit
+        Thread releaser = new Thread(
+                () -> {
+                    try {
+                        for (int done = 0; done < waiters; done += chunk) {
+                            readings.take(); // one reading handed over, then the next chunk runs with the next reading
+                            for (int i = 0; i < chunk; i++) {
+                                s.release(1); // grants the head, which now holds the permit
+                            }
+                        }
+                    } catch (Throwable t) {
+                        failed.set(t);
                     }
-                }
-            } catch (Throwable t) {
-                failed.set(t);
-            }
-        }, "releaser");
+                },
+                "releaser");
         releaser.start();
         int last = waiters;
         int readingsTaken = 0;

@@ -27,7 +27,7 @@ class ObserverWithoutWaitTest {
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
         Acquisition slow = s.acquireThen(1, stayingInside(inside, leave));
-        Acquisition behind = s.acquireThen(1, () -> { });
+        Acquisition behind = s.acquireThen(1, () -> {});
         Thread releaser = new Thread(() -> s.release(1), "releaser");
         releaser.start();
         inside.await(); // the releaser holds the lock, inside slow's claim()
@@ -110,8 +110,7 @@ class ObserverWithoutWaitTest {
             }
 
             @Override
-            public void wake() {
-            }
+            public void wake() {}
         };
     }
 
@@ -132,8 +131,7 @@ class ObserverWithoutWaitTest {
             }
 
             @Override
-            public void wake() {
-            }
+            public void wake() {}
         };
     }
 }

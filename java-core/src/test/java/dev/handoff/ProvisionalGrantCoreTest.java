@@ -91,7 +91,8 @@ class ProvisionalGrantCoreTest {
         s.release(1); // what the caller holds passes at once
         CompletableFuture<Throwable> overRelease = waitingCall(s.core(), () -> s.release(2));
         assertTrue(node.undo());
-        assertTrue(overRelease.get(30, TimeUnit.SECONDS) instanceof IllegalStateException, "never held: an over-release");
+        assertTrue(
+                overRelease.get(30, TimeUnit.SECONDS) instanceof IllegalStateException, "never held: an over-release");
         assertEquals(3, s.availablePermits(), "the undone grant's permits went back, and nothing else changed");
         assertFalse(node.undo(), "once");
     }

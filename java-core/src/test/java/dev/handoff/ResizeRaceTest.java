@@ -102,8 +102,7 @@ class ResizeRaceTest {
         assertTrue(s.tryAcquire(1));
         Acquisition a = new Acquisition() {
             @Override
-            protected void wake() {
-            }
+            protected void wake() {}
         };
         assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisition(1, a));
         assertEquals(0, a.permits(), "nothing changed");

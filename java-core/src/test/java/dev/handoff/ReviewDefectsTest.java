@@ -71,7 +71,8 @@ class ReviewDefectsTest {
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
             try {
-                outcome.set(core.tryAcquire(2, TimeUnit.MINUTES.toNanos(1), "tryWriteLockBlocking(PT1M)", FAILING_GRANT));
+                outcome.set(
+                        core.tryAcquire(2, TimeUnit.MINUTES.toNanos(1), "tryWriteLockBlocking(PT1M)", FAILING_GRANT));
             } catch (Throwable t) {
                 outcome.set(t);
             }
@@ -104,9 +105,13 @@ class ReviewDefectsTest {
         FifoCore core = new FifoCore(3);
         assertThrows(StackOverflowError.class, () -> core.tryAcquire(3, FAILING_GRANT));
         assertEquals(3, core.availablePermits());
-        assertThrows(StackOverflowError.class, () -> core.acquireBlocking(3, "writeLockBlocking()", FAILING_GRANT, core::release));
+        assertThrows(
+                StackOverflowError.class,
+                () -> core.acquireBlocking(3, "writeLockBlocking()", FAILING_GRANT, core::release));
         assertEquals(3, core.availablePermits());
-        assertThrows(StackOverflowError.class, () -> core.tryAcquire(3, 1_000_000L, "tryWriteLockBlocking(1ms)", FAILING_GRANT));
+        assertThrows(
+                StackOverflowError.class,
+                () -> core.tryAcquire(3, 1_000_000L, "tryWriteLockBlocking(1ms)", FAILING_GRANT));
         assertEquals(3, core.availablePermits());
         CompletableFuture<Permits> f = core.acquireAsync(3, "writeLockAsync()", FAILING_GRANT, core::release);
         assertTrue(f.isCompletedExceptionally());
@@ -142,7 +147,7 @@ class ReviewDefectsTest {
         Acquisition zero = s.acquireThen(0, throwing);
         assertSame(boom, zero.failure());
         assertEquals(2, wakes.get());
-        assertNull(s.acquireThen(1, () -> { }).failure(), "a granted acquisition has no failure");
+        assertNull(s.acquireThen(1, () -> {}).failure(), "a granted acquisition has no failure");
     }
 
     @Test
@@ -155,7 +160,8 @@ class ReviewDefectsTest {
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread writer = new Thread(() -> {
             try {
-                outcome.set(core.tryAcquire(4, TimeUnit.MILLISECONDS.toNanos(300), "tryWriteLockBlocking(PT0.3S)", FAILING_GRANT));
+                outcome.set(core.tryAcquire(
+                        4, TimeUnit.MILLISECONDS.toNanos(300), "tryWriteLockBlocking(PT0.3S)", FAILING_GRANT));
             } catch (Throwable t) {
                 outcome.set(t);
             }
@@ -273,8 +279,10 @@ class ReviewDefectsTest {
         decliner.join(WAIT_MS * 3);
         taker.join(WAIT_MS * 3);
         observer.join(WAIT_MS * 3);
-        assertEquals(0, spuriousFailures.get(), "tryAcquire failed with nobody holding and nobody waiting ("
-                + takes.get() + " succeeded)");
+        assertEquals(
+                0,
+                spuriousFailures.get(),
+                "tryAcquire failed with nobody holding and nobody waiting (" + takes.get() + " succeeded)");
         assertEquals(0, wrongCounts.get());
         assertEquals(0, declinedWakes.get(), "a declined acquisition is never woken");
         assertEquals(1, s.availablePermits());

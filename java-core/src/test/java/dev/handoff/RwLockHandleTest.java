@@ -148,9 +148,10 @@ class RwLockHandleTest {
     void scopedWriteReleasesWhatItHoldsAfterADowngrade() {
         RwLock lock = new RwLock(4);
         int value = lock.withWriteLockAsync(() -> {
-            lock.downgrade();
-            return CompletableFuture.completedFuture(7);
-        }).join();
+                    lock.downgrade();
+                    return CompletableFuture.completedFuture(7);
+                })
+                .join();
         assertEquals(7, value);
         assertFree(lock);
     }

@@ -309,8 +309,7 @@ class RwLockTest {
      * leaves and its permit goes to the writer too (2 of 3). Readers R3 and R4 wait behind the
      * writer. Withdrawing the writer must hand its 2 permits on: R3 and R4 get in at once.
      */
-    private static void cancellingPartlyServedWriterWakesTheReadersBehindIt(WriterUnderTest writer)
-            throws Exception {
+    private static void cancellingPartlyServedWriterWakesTheReadersBehindIt(WriterUnderTest writer) throws Exception {
         RwLock lock = new RwLock(3);
         assertTrue(lock.tryReadLock()); // R1
         assertTrue(lock.tryReadLock()); // R2
@@ -403,13 +402,15 @@ class RwLockTest {
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
-                Thread t = new Thread(() -> {
-                    try {
-                        lock.writeLockBlocking();
-                    } catch (Throwable e) {
-                        thrown.set(e);
-                    }
-                }, "blocking-writer");
+                Thread t = new Thread(
+                        () -> {
+                            try {
+                                lock.writeLockBlocking();
+                            } catch (Throwable e) {
+                                thrown.set(e);
+                            }
+                        },
+                        "blocking-writer");
                 thread.set(t);
                 t.start();
                 waitUntil(() -> lock.queueLength() == 1, "writer queued");
@@ -420,7 +421,9 @@ class RwLockTest {
                 thread.get().interrupt();
                 joinOrFail(thread.get());
                 assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
-                assertTrue(thrown.get().getMessage().contains("writeLockBlocking()"), thrown.get().getMessage());
+                assertTrue(
+                        thrown.get().getMessage().contains("writeLockBlocking()"),
+                        thrown.get().getMessage());
             }
         });
     }
@@ -432,13 +435,15 @@ class RwLockTest {
         cancellingPartlyServedWriterWakesTheReadersBehindIt(new WriterUnderTest() {
             @Override
             public void queue(RwLock lock) {
-                Thread t = new Thread(() -> {
-                    try {
-                        lock.tryWriteLockBlocking(Duration.ofSeconds(SECONDS * 3));
-                    } catch (Throwable e) {
-                        thrown.set(e);
-                    }
-                }, "timed-writer");
+                Thread t = new Thread(
+                        () -> {
+                            try {
+                                lock.tryWriteLockBlocking(Duration.ofSeconds(SECONDS * 3));
+                            } catch (Throwable e) {
+                                thrown.set(e);
+                            }
+                        },
+                        "timed-writer");
                 thread.set(t);
                 t.start();
                 waitUntil(() -> lock.queueLength() == 1, "writer queued");
@@ -449,7 +454,9 @@ class RwLockTest {
                 thread.get().interrupt();
                 joinOrFail(thread.get());
                 assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
-                assertTrue(thrown.get().getMessage().contains("tryWriteLockBlocking("), thrown.get().getMessage());
+                assertTrue(
+                        thrown.get().getMessage().contains("tryWriteLockBlocking("),
+                        thrown.get().getMessage());
             }
         });
     }
@@ -463,7 +470,8 @@ class RwLockTest {
         assertTrue(lock.tryReadLock());
         AtomicReference<Boolean> got = new AtomicReference<>();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Thread writer = start("timed-writer", failure, () -> got.set(lock.tryWriteLockBlocking(Duration.ofMillis(200))));
+        Thread writer =
+                start("timed-writer", failure, () -> got.set(lock.tryWriteLockBlocking(Duration.ofMillis(200))));
         waitUntil(() -> lock.queueLength() == 1 || !writer.isAlive(), "writer queued or done");
         CompletableFuture<Permits> r3 = lock.readLockAsync();
         CompletableFuture<Permits> r4 = lock.readLockAsync();
@@ -618,7 +626,8 @@ class RwLockTest {
                 try {
                     assertFalse(lock.isWriteLocked());
                     Thread.yield();
-                    assertEquals(round, shared.get(), "a writer got in between the write lock and the downgraded read lock");
+                    assertEquals(
+                            round, shared.get(), "a writer got in between the write lock and the downgraded read lock");
                 } finally {
                     lock.readUnlock();
                 }
@@ -972,7 +981,9 @@ class RwLockTest {
 
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicBoolean readerGot = new AtomicBoolean();
-        Thread reader = start("timed-reader", failure,
+        Thread reader = start(
+                "timed-reader",
+                failure,
                 () -> readerGot.set(lock.tryReadLockBlocking(Duration.ofSeconds(SECONDS * 3))));
         waitUntil(() -> lock.queueLength() == 1, "timed reader queued");
         lock.writeUnlock();
@@ -981,7 +992,9 @@ class RwLockTest {
         assertEquals(1, lock.readLockCount());
 
         AtomicBoolean writerGot = new AtomicBoolean();
-        Thread writer = start("timed-writer", failure,
+        Thread writer = start(
+                "timed-writer",
+                failure,
                 () -> writerGot.set(lock.tryWriteLockBlocking(Duration.ofSeconds(SECONDS * 3))));
         waitUntil(() -> lock.queueLength() == 1, "timed writer queued");
         lock.readUnlock();
@@ -998,19 +1011,23 @@ class RwLockTest {
         RwLock lock = new RwLock(2);
         assertTrue(lock.tryWriteLock());
         AtomicReference<Throwable> thrown = new AtomicReference<>();
-        Thread t = new Thread(() -> {
-            try {
-                lock.readLockBlocking();
-            } catch (Throwable e) {
-                thrown.set(e);
-            }
-        }, "interrupted-reader");
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        lock.readLockBlocking();
+                    } catch (Throwable e) {
+                        thrown.set(e);
+                    }
+                },
+                "interrupted-reader");
         t.start();
         waitUntil(() -> lock.queueLength() == 1, "reader queued");
         t.interrupt();
         joinOrFail(t);
         assertTrue(thrown.get() instanceof InterruptedException, String.valueOf(thrown.get()));
-        assertTrue(thrown.get().getMessage().contains("readLockBlocking()"), thrown.get().getMessage());
+        assertTrue(
+                thrown.get().getMessage().contains("readLockBlocking()"),
+                thrown.get().getMessage());
         assertEquals(0, lock.queueLength());
         lock.writeUnlock();
         assertIdle(lock);
@@ -1075,7 +1092,8 @@ class RwLockTest {
         assertTrue(lock.tryWriteLock());
         AtomicReference<CompletableFuture<Permits>> second = new AtomicReference<>();
         AtomicReference<Boolean> cancelResult = new AtomicReference<>();
-        Acquisition first = lock.readLockThen(() -> cancelResult.set(second.get().cancel(true)));
+        Acquisition first =
+                lock.readLockThen(() -> cancelResult.set(second.get().cancel(true)));
         second.set(lock.readLockAsync());
         lock.writeUnlock();
         assertTrue(first.isGranted());

@@ -37,9 +37,11 @@ class ScopedCallsTest {
     void withPermitsBlockingReleasesWhenTheBodyThrows() {
         Semaphore s = new Semaphore(5);
         IOException failure = new IOException("send failed");
-        IOException thrown = assertThrows(IOException.class, () -> s.withPermitsBlocking(2, () -> {
-            throw failure;
-        }));
+        IOException thrown = assertThrows(
+                IOException.class,
+                () -> s.withPermitsBlocking(2, () -> {
+                    throw failure;
+                }));
         assertSame(failure, thrown);
         assertEquals(5, s.availablePermits());
     }
@@ -48,11 +50,11 @@ class ScopedCallsTest {
     void withPermitsBlockingRefusesBadInputAndAClosedSemaphoreWithoutRunningTheBody() {
         Semaphore s = new Semaphore(5);
         AtomicBoolean ran = new AtomicBoolean();
-        IllegalArgumentException big = assertThrows(IllegalArgumentException.class,
-                () -> s.withPermitsBlocking(6, () -> ran.getAndSet(true)));
+        IllegalArgumentException big =
+                assertThrows(IllegalArgumentException.class, () -> s.withPermitsBlocking(6, () -> ran.getAndSet(true)));
         assertTrue(big.getMessage().startsWith("withPermitsBlocking(6): exceeds the capacity 5"), big.getMessage());
-        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
-                () -> s.withPermitsBlocking(-1, () -> ran.getAndSet(true)));
+        IllegalArgumentException negative = assertThrows(
+                IllegalArgumentException.class, () -> s.withPermitsBlocking(-1, () -> ran.getAndSet(true)));
         assertTrue(negative.getMessage().startsWith("withPermitsBlocking(-1)"), negative.getMessage());
         assertThrows(NullPointerException.class, () -> s.withPermitsBlocking(1, null));
         s.close();
@@ -91,12 +93,14 @@ class ScopedCallsTest {
         assertEquals(3, s.availablePermits());
         s.release(1);
 
-        assertThrows(IllegalStateException.class, () -> s.tryWithPermitsBlocking(2, Duration.ZERO, () -> {
-            throw new IllegalStateException("body");
-        }));
+        assertThrows(
+                IllegalStateException.class,
+                () -> s.tryWithPermitsBlocking(2, Duration.ZERO, () -> {
+                    throw new IllegalStateException("body");
+                }));
         assertEquals(4, s.availablePermits());
-        IllegalArgumentException big = assertThrows(IllegalArgumentException.class,
-                () -> s.tryWithPermitsBlocking(5, Duration.ZERO, () -> 1));
+        IllegalArgumentException big =
+                assertThrows(IllegalArgumentException.class, () -> s.tryWithPermitsBlocking(5, Duration.ZERO, () -> 1));
         assertTrue(big.getMessage().startsWith("tryWithPermitsBlocking(5)"), big.getMessage());
         assertThrows(NullPointerException.class, () -> s.tryWithPermitsBlocking(1, null, () -> 1));
     }
@@ -113,8 +117,8 @@ class ScopedCallsTest {
         assertEquals(0, pool.heldPermits("a"));
         assertEquals(4, pool.availablePermits());
 
-        CompletableFuture<String> failed = pool.withPermitsAsync("a", 1,
-                () -> CompletableFuture.failedFuture(new IOException("down")));
+        CompletableFuture<String> failed =
+                pool.withPermitsAsync("a", 1, () -> CompletableFuture.failedFuture(new IOException("down")));
         CompletionException e = assertThrows(CompletionException.class, failed::join);
         assertTrue(e.getCause() instanceof IOException, e::toString);
         assertEquals(0, pool.heldPermits("a"));
@@ -141,13 +145,16 @@ class ScopedCallsTest {
     @Test
     void fairShareScopedCallsRefuseBadInputNamingTheCall() {
         FairShareSemaphore<String> pool = FairShareSemaphore.<String>builder(2).build();
-        IllegalArgumentException big = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException big = assertThrows(
+                IllegalArgumentException.class,
                 () -> pool.withPermitsAsync("a", 3, () -> CompletableFuture.completedFuture(1)));
         assertTrue(big.getMessage().startsWith("withPermitsAsync(a, 3): exceeds the capacity 2"), big.getMessage());
-        assertThrows(NullPointerException.class, () -> pool.withPermitsAsync(null, 1, () -> CompletableFuture.completedFuture(1)));
+        assertThrows(
+                NullPointerException.class,
+                () -> pool.withPermitsAsync(null, 1, () -> CompletableFuture.completedFuture(1)));
         assertThrows(NullPointerException.class, () -> pool.withPermitsAsync("a", 1, null));
-        IllegalArgumentException blocking = assertThrows(IllegalArgumentException.class,
-                () -> pool.withPermitsBlocking("a", 3, () -> 1));
+        IllegalArgumentException blocking =
+                assertThrows(IllegalArgumentException.class, () -> pool.withPermitsBlocking("a", 3, () -> 1));
         assertTrue(blocking.getMessage().startsWith("withPermitsBlocking(a, 3)"), blocking.getMessage());
         assertEquals(2, pool.availablePermits());
         assertEquals(0, pool.queueLength());
@@ -158,9 +165,11 @@ class ScopedCallsTest {
         FairShareSemaphore<String> pool = FairShareSemaphore.<String>builder(3).build();
         assertEquals(2L, pool.withPermitsBlocking("a", 2, () -> pool.heldPermits("a")));
         assertEquals(0, pool.heldPermits("a"));
-        assertThrows(IOException.class, () -> pool.withPermitsBlocking("a", 3, () -> {
-            throw new IOException("failed");
-        }));
+        assertThrows(
+                IOException.class,
+                () -> pool.withPermitsBlocking("a", 3, () -> {
+                    throw new IOException("failed");
+                }));
         assertEquals(0, pool.heldPermits("a"));
         assertEquals(3, pool.availablePermits());
     }

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.function.Executable;
 class SemaphoreContractTest {
 
     /** Asserts that {@code call} throws {@code type} with a message containing every fragment, and that the state is unchanged. */
-    private static <T extends Throwable> void rejects(Semaphore s, Class<T> type, Executable call, String... fragments) {
+    private static <T extends Throwable> void rejects(
+            Semaphore s, Class<T> type, Executable call, String... fragments) {
         String before = s.toString();
         T e = assertThrows(type, call);
         assertNotNull(e.getMessage());
@@ -34,7 +35,8 @@ class SemaphoreContractTest {
         IllegalArgumentException neg = assertThrows(IllegalArgumentException.class, () -> new Semaphore(-1));
         assertTrue(neg.getMessage().contains("new Semaphore(-1)"));
         assertTrue(neg.getMessage().contains(String.valueOf(Semaphore.MAX_PERMITS)));
-        IllegalArgumentException big = assertThrows(IllegalArgumentException.class, () -> new Semaphore(Semaphore.MAX_PERMITS + 1));
+        IllegalArgumentException big =
+                assertThrows(IllegalArgumentException.class, () -> new Semaphore(Semaphore.MAX_PERMITS + 1));
         assertTrue(big.getMessage().contains(String.valueOf(Semaphore.MAX_PERMITS + 1)));
         assertTrue(Semaphore.MAX_PERMITS >= 1L << 56); // the contract's floor
         Semaphore max = new Semaphore(Semaphore.MAX_PERMITS);
@@ -60,7 +62,7 @@ class SemaphoreContractTest {
         Semaphore s = new Semaphore(0);
         assertTrue(s.tryAcquire(0));
         assertFalse(s.tryAcquire(1));
-        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(1, () -> { }), "acquireThen(1)", "capacity 0");
+        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(1, () -> {}), "acquireThen(1)", "capacity 0");
     }
 
     @Test
@@ -82,9 +84,9 @@ class SemaphoreContractTest {
     void tryAcquireZeroSucceedsWhileOthersWait() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        Acquisition waiting = s.acquireThen(1, () -> { });
+        Acquisition waiting = s.acquireThen(1, () -> {});
         assertTrue(s.tryAcquire(0));
-        Acquisition zero = s.acquireThen(0, () -> { });
+        Acquisition zero = s.acquireThen(0, () -> {});
         assertTrue(zero.isGranted(), "n == 0 is granted at once even with a queue");
         assertEquals(1, s.queueLength());
         assertTrue(waiting.cancel());
@@ -98,7 +100,10 @@ class SemaphoreContractTest {
         rejects(s, IllegalArgumentException.class, () -> s.acquireThen(-1, null), "acquireThen(-1)", "negative");
         rejects(s, NullPointerException.class, () -> s.acquireThen(17, null), "acquireThen(17, null)", "waker");
         RecordingWaker w = new RecordingWaker();
-        rejects(s, IllegalArgumentException.class, () -> s.acquireThen(17, w),
+        rejects(
+                s,
+                IllegalArgumentException.class,
+                () -> s.acquireThen(17, w),
                 "acquireThen(17): exceeds the capacity 16, so it could never be granted");
         assertEquals(0, w.claims.get() + w.wakes.get(), "waker not called for an impossible weight");
         s.close();
@@ -170,11 +175,11 @@ class SemaphoreContractTest {
     @Test
     void overReleaseCountsPermitsHandedToTheWaitingHeadAsNotHeld() {
         Semaphore s = new Semaphore(10);
-        assertTrue(s.tryAcquire(7));            // held 7, free 3
-        Acquisition head = s.acquireThen(5, () -> { }); // takes the 3 free as a partial assignment
+        assertTrue(s.tryAcquire(7)); // held 7, free 3
+        Acquisition head = s.acquireThen(5, () -> {}); // takes the 3 free as a partial assignment
         assertEquals(0, s.availablePermits());
         rejects(s, IllegalStateException.class, () -> s.release(8), "release(8)", "7 permits held");
-        s.release(2);                           // completes the head
+        s.release(2); // completes the head
         assertTrue(head.isGranted());
         s.release(5);
         s.release(5);
@@ -268,10 +273,23 @@ class SemaphoreContractTest {
     void acquireBlockingAndTimedTryAcquireCheckArguments() {
         Semaphore s = new Semaphore(3);
         rejects(s, IllegalArgumentException.class, () -> s.acquireBlocking(-1), "acquireBlocking(-1)");
-        rejects(s, IllegalArgumentException.class, () -> s.acquireBlocking(4), "acquireBlocking(4): exceeds the capacity 3");
-        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(-1, Duration.ZERO), "tryAcquireBlocking(-1)");
+        rejects(
+                s,
+                IllegalArgumentException.class,
+                () -> s.acquireBlocking(4),
+                "acquireBlocking(4): exceeds the capacity 3");
+        rejects(
+                s,
+                IllegalArgumentException.class,
+                () -> s.tryAcquireBlocking(-1, Duration.ZERO),
+                "tryAcquireBlocking(-1)");
         rejects(s, NullPointerException.class, () -> s.tryAcquireBlocking(1, null), "tryAcquireBlocking(1, null)");
-        rejects(s, IllegalArgumentException.class, () -> s.tryAcquireBlocking(4, Duration.ofSeconds(1)), "tryAcquireBlocking(4)", "capacity 3");
+        rejects(
+                s,
+                IllegalArgumentException.class,
+                () -> s.tryAcquireBlocking(4, Duration.ofSeconds(1)),
+                "tryAcquireBlocking(4)",
+                "capacity 3");
     }
 
     @Test

@@ -63,7 +63,7 @@ class SemaphoreQueueTest {
     void noBargingWhileAnyoneWaits() {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(3));
-        Acquisition head = s.acquireThen(2, () -> { }); // takes the 1 free, waits for 1 more
+        Acquisition head = s.acquireThen(2, () -> {}); // takes the 1 free, waits for 1 more
         assertEquals(0, s.availablePermits());
         assertFalse(s.tryAcquire(1), "tryAcquire must not take the permit meant for the head");
         s.release(3);
@@ -106,7 +106,7 @@ class SemaphoreQueueTest {
         Acquisition head = s.acquireThen(5, headWaker);
         RecordingWaker next = new RecordingWaker();
         Acquisition second = s.acquireThen(2, next);
-        Acquisition third = s.acquireThen(2, () -> { });
+        Acquisition third = s.acquireThen(2, () -> {});
         s.release(3); // head has 3 of 5
         assertEquals(0, s.availablePermits());
         assertTrue(head.cancel());
@@ -127,7 +127,7 @@ class SemaphoreQueueTest {
     void cancellingTheOnlyWaiterMakesItsPartialPermitsFree() {
         Semaphore s = new Semaphore(4);
         assertTrue(s.tryAcquire(1));
-        Acquisition a = s.acquireThen(4, () -> { }); // takes 3, needs 1 more
+        Acquisition a = s.acquireThen(4, () -> {}); // takes 3, needs 1 more
         assertEquals(0, s.availablePermits());
         assertTrue(a.cancel());
         assertEquals(3, s.availablePermits());
@@ -182,7 +182,7 @@ class SemaphoreQueueTest {
             // Another thread needs the internal lock (acquire slow path). If wake() ran under it,
             // this join would time out.
             Thread t = new Thread(() -> {
-                Acquisition a = s.acquireThen(1, () -> { });
+                Acquisition a = s.acquireThen(1, () -> {});
                 otherThreadGotThrough.set(!a.isGranted() && a.cancel());
             });
             t.start();
@@ -422,8 +422,10 @@ class SemaphoreQueueTest {
         // may run before that, so wait for the head's failure rather than test for it.
         ExecutionException timedOut = assertThrows(ExecutionException.class, () -> head.get(20, TimeUnit.SECONDS));
         assertTrue(timedOut.getCause() instanceof TimeoutException, String.valueOf(timedOut.getCause()));
-        assertFalse(ranOn.get().getName().contains("CompletableFutureDelayScheduler"),
-                "the next waiter was woken on the JDK timer thread: " + ranOn.get().getName());
+        assertFalse(
+                ranOn.get().getName().contains("CompletableFutureDelayScheduler"),
+                "the next waiter was woken on the JDK timer thread: "
+                        + ranOn.get().getName());
         assertEquals(1, s.availablePermits()); // 2 partial: 1 to the next waiter, 1 free
         s.release(1);
         s.release(2);

@@ -82,7 +82,7 @@ class SemaphoreRaceTest {
             assertTrue(s.tryAcquire(3));
             RecordingWaker w = new RecordingWaker();
             Acquisition a = s.acquireThen(2, w);
-            Acquisition behind = s.acquireThen(1, () -> { });
+            Acquisition behind = s.acquireThen(1, () -> {});
             AtomicInteger cancelled = new AtomicInteger();
             race(() -> s.release(3), () -> cancelled.set(a.cancel() ? 1 : 0));
             if (cancelled.get() == 1) {
@@ -105,9 +105,9 @@ class SemaphoreRaceTest {
         for (int round = 0; round < ROUNDS; round++) {
             Semaphore s = new Semaphore(4);
             assertTrue(s.tryAcquire(4));
-            Acquisition head = s.acquireThen(4, () -> { });
+            Acquisition head = s.acquireThen(4, () -> {});
             s.release(2); // head holds 2 of 4
-            Acquisition next = s.acquireThen(3, () -> { });
+            Acquisition next = s.acquireThen(3, () -> {});
             AtomicInteger cancelled = new AtomicInteger();
             race(() -> s.release(2), () -> cancelled.set(head.cancel() ? 1 : 0));
             if (cancelled.get() == 1) {
@@ -128,8 +128,8 @@ class SemaphoreRaceTest {
         for (int round = 0; round < ROUNDS; round++) {
             Semaphore s = new Semaphore(5);
             assertTrue(s.tryAcquire(5));
-            Acquisition a = s.acquireThen(3, () -> { });
-            Acquisition b = s.acquireThen(4, () -> { });
+            Acquisition a = s.acquireThen(3, () -> {});
+            Acquisition b = s.acquireThen(4, () -> {});
             race(() -> s.release(4), s::close);
             assertTrue(s.isClosed());
             assertEquals(0, s.queueLength());
@@ -316,8 +316,7 @@ class SemaphoreRaceTest {
             }
 
             @Override
-            public void wake() {
-            }
+            public void wake() {}
         })));
         acquirer.start();
         assertTrue(inClaim.await(20, TimeUnit.SECONDS));

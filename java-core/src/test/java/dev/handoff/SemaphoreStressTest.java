@@ -38,13 +38,22 @@ class SemaphoreStressTest {
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
             long seed = 42 + t;
-            Thread w = new Thread(() -> {
-                try {
-                    work(s, new SplittableRandom(seed), OPERATIONS / THREADS, inUse, done, interruptsSeen, cancelsWon);
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }, "stress-" + t);
+            Thread w = new Thread(
+                    () -> {
+                        try {
+                            work(
+                                    s,
+                                    new SplittableRandom(seed),
+                                    OPERATIONS / THREADS,
+                                    inUse,
+                                    done,
+                                    interruptsSeen,
+                                    cancelsWon);
+                        } catch (Throwable e) {
+                            failure.compareAndSet(null, e);
+                        }
+                    },
+                    "stress-" + t);
             workers.add(w);
             w.start();
         }
@@ -74,8 +83,15 @@ class SemaphoreStressTest {
         assertTrue(cancelsWon.sum() > 0, "cancellations were exercised");
     }
 
-    private static void work(Semaphore s, SplittableRandom r, int ops, AtomicLong inUse, LongAdder done,
-            LongAdder interruptsSeen, LongAdder cancelsWon) throws Exception {
+    private static void work(
+            Semaphore s,
+            SplittableRandom r,
+            int ops,
+            AtomicLong inUse,
+            LongAdder done,
+            LongAdder interruptsSeen,
+            LongAdder cancelsWon)
+            throws Exception {
         for (int i = 0; i < ops; i++) {
             long n = r.nextInt(4) == 0 ? 1 + r.nextInt((int) CAPACITY) : 1 + r.nextInt(3);
             boolean holding;

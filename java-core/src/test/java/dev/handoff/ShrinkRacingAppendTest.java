@@ -29,13 +29,15 @@ class ShrinkRacingAppendTest {
         // stops inside its lock-free append, after the core read the tail and the capacity, before the CAS
         StoppingAcquisition heavy = new StoppingAcquisition("tryAppend");
         AtomicReference<Throwable> startFailure = new AtomicReference<>();
-        Thread appender = new Thread(() -> {
-            try {
-                s.startAcquisition(3, heavy); // fits the capacity 4 the face checks against
-            } catch (Throwable t) {
-                startFailure.set(t);
-            }
-        }, "appender");
+        Thread appender = new Thread(
+                () -> {
+                    try {
+                        s.startAcquisition(3, heavy); // fits the capacity 4 the face checks against
+                    } catch (Throwable t) {
+                        startFailure.set(t);
+                    }
+                },
+                "appender");
         appender.start();
         heavy.reached.await(); // it has read tail == n0 and capacity 4
 

@@ -115,17 +115,27 @@ class StartAcquisitionUpToTest {
         Semaphore s = new Semaphore(10);
         assertTrue(s.tryAcquire(4));
         Node node = new Node();
-        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(0, 2, node));
+        IllegalArgumentException zero =
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(0, 2, node));
         assertEquals("startAcquisitionUpTo(0, 2): needs 1 <= min <= max", zero.getMessage());
-        IllegalArgumentException inverted = assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(3, 2, node));
+        IllegalArgumentException inverted =
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(3, 2, node));
         assertEquals("startAcquisitionUpTo(3, 2): needs 1 <= min <= max", inverted.getMessage());
-        IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(11, 20, node));
-        assertEquals("startAcquisitionUpTo(11, 20): min exceeds the capacity 10, so it could never be granted", tooBig.getMessage());
-        IllegalArgumentException namedTooBig = assertThrows(IllegalArgumentException.class,
-                () -> s.startAcquisitionUpTo(11, 20, new Node("readChunk")));
-        assertEquals("readChunk(11, 20): min exceeds the capacity 10, so it could never be granted", namedTooBig.getMessage());
-        IllegalArgumentException nullTooBig = assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(11, 20, null));
-        assertEquals("startAcquisitionUpTo(11, 20): min exceeds the capacity 10, so it could never be granted", nullTooBig.getMessage());
+        IllegalArgumentException tooBig =
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(11, 20, node));
+        assertEquals(
+                "startAcquisitionUpTo(11, 20): min exceeds the capacity 10, so it could never be granted",
+                tooBig.getMessage());
+        IllegalArgumentException namedTooBig = assertThrows(
+                IllegalArgumentException.class, () -> s.startAcquisitionUpTo(11, 20, new Node("readChunk")));
+        assertEquals(
+                "readChunk(11, 20): min exceeds the capacity 10, so it could never be granted",
+                namedTooBig.getMessage());
+        IllegalArgumentException nullTooBig =
+                assertThrows(IllegalArgumentException.class, () -> s.startAcquisitionUpTo(11, 20, null));
+        assertEquals(
+                "startAcquisitionUpTo(11, 20): min exceeds the capacity 10, so it could never be granted",
+                nullTooBig.getMessage());
         NullPointerException none = assertThrows(NullPointerException.class, () -> s.startAcquisitionUpTo(1, 2, null));
         assertEquals("startAcquisitionUpTo(1, 2, null): the acquisition is null", none.getMessage());
         assertNull(node.startedOn(), "never started");
@@ -134,12 +144,16 @@ class StartAcquisitionUpToTest {
 
         s.startAcquisitionUpTo(1, 2, node);
         assertEquals(2, node.permits());
-        IllegalStateException again = assertThrows(IllegalStateException.class, () -> s.startAcquisitionUpTo(1, 3, node));
-        assertTrue(again.getMessage().startsWith("startAcquisitionUpTo(1, 3): this acquisition was already started"),
+        IllegalStateException again =
+                assertThrows(IllegalStateException.class, () -> s.startAcquisitionUpTo(1, 3, node));
+        assertTrue(
+                again.getMessage().startsWith("startAcquisitionUpTo(1, 3): this acquisition was already started"),
                 again.getMessage());
         assertEquals(2, node.permits(), "the first start stands");
-        IllegalStateException againEqual = assertThrows(IllegalStateException.class, () -> s.startAcquisitionUpTo(2, 2, node));
-        assertTrue(againEqual.getMessage().startsWith("startAcquisitionUpTo(2, 2): this acquisition was already started"),
+        IllegalStateException againEqual =
+                assertThrows(IllegalStateException.class, () -> s.startAcquisitionUpTo(2, 2, node));
+        assertTrue(
+                againEqual.getMessage().startsWith("startAcquisitionUpTo(2, 2): this acquisition was already started"),
                 againEqual.getMessage());
         assertEquals(4, s.availablePermits());
         s.release(4 + 2);
@@ -151,15 +165,17 @@ class StartAcquisitionUpToTest {
         Semaphore s = Semaphore.builder(2).maxQueueLength(0).build();
         assertTrue(s.tryAcquire(2));
         Node named = new Node("readChunk");
-        SemaphoreRejectedException shed = assertThrows(SemaphoreRejectedException.class,
-                () -> s.startAcquisitionUpTo(1, 2, named));
-        assertTrue(shed.getMessage().startsWith("readChunk(1, 2): rejected, the wait queue is full"), shed.getMessage());
-        SemaphoreRejectedException unnamed = assertThrows(SemaphoreRejectedException.class,
-                () -> s.startAcquisitionUpTo(1, 2, new Node()));
+        SemaphoreRejectedException shed =
+                assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisitionUpTo(1, 2, named));
+        assertTrue(
+                shed.getMessage().startsWith("readChunk(1, 2): rejected, the wait queue is full"), shed.getMessage());
+        SemaphoreRejectedException unnamed =
+                assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisitionUpTo(1, 2, new Node()));
         assertTrue(unnamed.getMessage().startsWith("startAcquisitionUpTo(1, 2): rejected"), unnamed.getMessage());
-        SemaphoreRejectedException equalBounds = assertThrows(SemaphoreRejectedException.class,
-                () -> s.startAcquisitionUpTo(2, 2, new Node()));
-        assertTrue(equalBounds.getMessage().startsWith("startAcquisitionUpTo(2, 2): rejected"), equalBounds.getMessage());
+        SemaphoreRejectedException equalBounds =
+                assertThrows(SemaphoreRejectedException.class, () -> s.startAcquisitionUpTo(2, 2, new Node()));
+        assertTrue(
+                equalBounds.getMessage().startsWith("startAcquisitionUpTo(2, 2): rejected"), equalBounds.getMessage());
         assertEquals(0, s.queueLength());
         assertEquals(0, named.wakes.get());
 
@@ -193,7 +209,8 @@ class StartAcquisitionUpToTest {
             assertTrue(light.isGranted());
             assertEquals(3, light.permits());
             if (listened) {
-                assertEquals(List.of("queued 4 ahead 0", "queued 2 ahead 1", "FAILED 4 ahead 0", "GRANTED 3 ahead 1"),
+                assertEquals(
+                        List.of("queued 4 ahead 0", "queued 2 ahead 1", "FAILED 4 ahead 0", "GRANTED 3 ahead 1"),
                         log.snapshot());
             } else {
                 assertEquals(List.of(), log.snapshot());
@@ -235,8 +252,13 @@ class StartAcquisitionUpToTest {
     @Test
     void aThrowingClaimFailsTheUpToNodeAndItsPermitsGoOn() {
         class Throwing extends Acquisition {
-            @Override protected boolean claim() { throw new IllegalStateException("claim broke"); }
-            @Override protected void wake() { }
+            @Override
+            protected boolean claim() {
+                throw new IllegalStateException("claim broke");
+            }
+
+            @Override
+            protected void wake() {}
         }
         Semaphore s = new Semaphore(3);
         assertTrue(s.tryAcquire(3));

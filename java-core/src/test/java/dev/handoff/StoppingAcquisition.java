@@ -39,6 +39,7 @@ final class StoppingAcquisition extends Acquisition {
     }
 
     private static boolean calledFrom(String method) {
-        return StackWalker.getInstance().walk(frames -> frames.anyMatch(f -> f.getMethodName().equals(method)));
+        return StackWalker.getInstance()
+                .walk(frames -> frames.anyMatch(f -> f.getMethodName().equals(method)));
     }
 }

@@ -48,8 +48,7 @@ class SurfaceTest {
         if (blocks && !name.endsWith("Blocking")) {
             return name + " parks the thread (throws InterruptedException): its name must end with Blocking";
         }
-        if (CompletableFuture.class.isAssignableFrom(m.getReturnType())
-                && !(name.endsWith("Async"))) {
+        if (CompletableFuture.class.isAssignableFrom(m.getReturnType()) && !(name.endsWith("Async"))) {
             return name + " returns a future: its name must end with Async";
         }
         if ((name.endsWith("Then") && !params.contains(Waker.class))
@@ -94,8 +93,7 @@ class SurfaceTest {
             return false;
         }
 
-        public void lockBlocking(Duration timeout) {
-        }
+        public void lockBlocking(Duration timeout) {}
 
         public CompletableFuture<Void> lock() {
             return null;
@@ -107,7 +105,9 @@ class SurfaceTest {
         List<String> found = violations(OldNames.class);
         assertEquals(4, found.size(), found::toString);
         assertTrue(found.stream().anyMatch(v -> v.startsWith("OldNames.acquire takes a Waker")), found::toString);
-        assertTrue(found.stream().anyMatch(v -> v.startsWith("OldNames.tryAcquire takes a java.time.Duration")), found::toString);
+        assertTrue(
+                found.stream().anyMatch(v -> v.startsWith("OldNames.tryAcquire takes a java.time.Duration")),
+                found::toString);
     }
 
     // ------------------------------------------------------------------ the permit handle
@@ -178,8 +178,11 @@ class SurfaceTest {
         Thread again = new Thread(() -> second.set(p.release()), "second release");
         again.start();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
-        while (!(again.getState() == Thread.State.TIMED_WAITING && java.util.concurrent.locks.LockSupport.getBlocker(again) == p)) {
-            assertTrue(again.isAlive(), "the second release returned while the first was still giving back: " + second.get());
+        while (!(again.getState() == Thread.State.TIMED_WAITING
+                && java.util.concurrent.locks.LockSupport.getBlocker(again) == p)) {
+            assertTrue(
+                    again.isAlive(),
+                    "the second release returned while the first was still giving back: " + second.get());
             assertTrue(System.nanoTime() < deadline, "the second release never waited: " + again.getState());
             Thread.onSpinWait();
         }
@@ -228,7 +231,9 @@ class SurfaceTest {
         assertFalse(later.isDone());
         assertTrue(now.join().release()); // 1 + 2 = 3: granted
         Permits p = later.get(WAIT_MS, TimeUnit.MILLISECONDS);
-        assertTrue(p instanceof FutureAcquisition.Node, "queued: the future's value is its queue node, no second object: " + p);
+        assertTrue(
+                p instanceof FutureAcquisition.Node,
+                "queued: the future's value is its queue node, no second object: " + p);
         assertEquals(3, p.permits());
         assertEquals("Permits[3, held]", p.toString());
         p.close();
@@ -267,7 +272,8 @@ class SurfaceTest {
         assertFalse(m.isLocked());
 
         RwLock rw = new RwLock(4);
-        try (Permits r1 = rw.readLockBlocking(); Permits r2 = rw.readLockAsync().join()) {
+        try (Permits r1 = rw.readLockBlocking();
+                Permits r2 = rw.readLockAsync().join()) {
             assertEquals(2, rw.readLockCount());
             assertEquals(1, r1.permits());
             assertEquals(1, r2.permits());
@@ -340,12 +346,17 @@ class SurfaceTest {
         s.release(4); // pays the debt of 3 first; 1 becomes free
         assertEquals(1, s.availablePermits());
         IllegalArgumentException low = assertThrows(IllegalArgumentException.class, () -> s.addCapacity(-4));
-        assertTrue(low.getMessage().startsWith("addCapacity(-4): the capacity 3 - 4 must be between 0 and MAX_PERMITS"),
+        assertTrue(
+                low.getMessage().startsWith("addCapacity(-4): the capacity 3 - 4 must be between 0 and MAX_PERMITS"),
                 low.getMessage());
-        IllegalArgumentException high = assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MAX_VALUE));
+        IllegalArgumentException high =
+                assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MAX_VALUE));
         assertTrue(high.getMessage().contains("MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")"), high.getMessage());
-        IllegalArgumentException lowest = assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MIN_VALUE));
-        assertTrue(lowest.getMessage().startsWith("addCapacity(-9223372036854775808): the capacity 3 - 9223372036854775808 must"),
+        IllegalArgumentException lowest =
+                assertThrows(IllegalArgumentException.class, () -> s.addCapacity(Long.MIN_VALUE));
+        assertTrue(
+                lowest.getMessage()
+                        .startsWith("addCapacity(-9223372036854775808): the capacity 3 - 9223372036854775808 must"),
                 lowest.getMessage());
         assertEquals(3, s.capacity(), "a refused change changes nothing");
         assertEquals(1, s.availablePermits());
@@ -358,13 +369,19 @@ class SurfaceTest {
     @Test
     void everyPrimitiveCanBeNamedAndShowsItsName() {
         assertEquals("uploads", Semaphore.builder(4).name("uploads").build().name());
-        assertTrue(Semaphore.builder(4).name("uploads").build().toString().startsWith("Semaphore[name=uploads, capacity=4"));
+        assertTrue(Semaphore.builder(4)
+                .name("uploads")
+                .build()
+                .toString()
+                .startsWith("Semaphore[name=uploads, capacity=4"));
         assertEquals(null, new Semaphore(4).name());
         assertTrue(Mutex.builder().name("journal").build().toString().startsWith("Mutex[name=journal, unlocked"));
         assertTrue(RwLock.builder(8).name("cache").build().toString().startsWith("RwLock[name=cache, maxReaders=8"));
-        NullPointerException none = assertThrows(NullPointerException.class, () -> Mutex.builder().name(null));
+        NullPointerException none =
+                assertThrows(NullPointerException.class, () -> Mutex.builder().name(null));
         assertEquals("name(null): the name is null", none.getMessage());
-        IllegalArgumentException blank = assertThrows(IllegalArgumentException.class, () -> RwLock.builder(2).name(" "));
+        IllegalArgumentException blank = assertThrows(
+                IllegalArgumentException.class, () -> RwLock.builder(2).name(" "));
         assertEquals("name(\" \"): the name must not be blank", blank.getMessage());
     }
 
@@ -425,7 +442,9 @@ class SurfaceTest {
     void timedAsyncLocksAnswerExactly() throws Exception {
         Mutex m = new Mutex();
         assertTrue(m.tryLockAsync(Duration.ZERO).get(WAIT_MS, TimeUnit.MILLISECONDS));
-        assertFalse(m.tryLockAsync(Duration.ZERO).get(WAIT_MS, TimeUnit.MILLISECONDS), "locked: a zero timeout does not wait");
+        assertFalse(
+                m.tryLockAsync(Duration.ZERO).get(WAIT_MS, TimeUnit.MILLISECONDS),
+                "locked: a zero timeout does not wait");
         CompletableFuture<Boolean> later = m.tryLockAsync(Duration.ofMinutes(1));
         assertFalse(later.isDone());
         m.unlock();

@@ -124,8 +124,7 @@ class WaitListenerTest {
             }
 
             @Override
-            public void wake() {
-            }
+            public void wake() {}
         });
         s.release(2); // the decliner declines, the throwing claim fails: 2 permits stay free
         assertEquals(throwing.failure().getMessage(), "claim failed");
@@ -146,8 +145,18 @@ class WaitListenerTest {
                 settled.add(e.substring(0, e.indexOf(" ahead")));
             }
         }
-        assertEquals(List.of("CANCELLED 1", "TIMED_OUT 2", "TIMED_OUT 3", "TIMED_OUT 2", "CANCELLED 1",
-                "CANCELLED 1", "FAILED 1", "FAILED 4", "CLOSED 1"), settled);
+        assertEquals(
+                List.of(
+                        "CANCELLED 1",
+                        "TIMED_OUT 2",
+                        "TIMED_OUT 3",
+                        "TIMED_OUT 2",
+                        "CANCELLED 1",
+                        "CANCELLED 1",
+                        "FAILED 1",
+                        "FAILED 4",
+                        "CLOSED 1"),
+                settled);
     }
 
     /**
@@ -176,8 +185,7 @@ class WaitListenerTest {
             }
 
             @Override
-            public void wake() {
-            }
+            public void wake() {}
         });
         CompletableFuture<Permits> timed = s.acquireAsync(1);
         Thread releaser = new Thread(() -> s.release(2), "releaser");
@@ -187,15 +195,20 @@ class WaitListenerTest {
         timer.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (timer.getState() != Thread.State.WAITING) { // parked on the semaphore's lock, after its CAS
-            assertTrue(System.nanoTime() < deadline, "the timing-out thread never waited for the lock: " + timer.getState());
+            assertTrue(
+                    System.nanoTime() < deadline,
+                    "the timing-out thread never waited for the lock: " + timer.getState());
             Thread.sleep(1);
         }
         letGo.countDown();
         releaser.join(20_000);
         timer.join(20_000);
         assertTrue(head.isGranted());
-        assertInstanceOf(TimeoutException.class, assertThrows(ExecutionException.class, timed::get).getCause());
-        assertEquals(List.of("queued 1 ahead 0", "queued 1 ahead 1", "GRANTED 1 ahead 0", "TIMED_OUT 1 ahead 1"),
+        assertInstanceOf(
+                TimeoutException.class,
+                assertThrows(ExecutionException.class, timed::get).getCause());
+        assertEquals(
+                List.of("queued 1 ahead 0", "queued 1 ahead 1", "GRANTED 1 ahead 0", "TIMED_OUT 1 ahead 1"),
                 log.snapshot());
         assertEquals(1, s.availablePermits(), "the declined grant's permit is free again");
         assertEquals(0, s.queueLength());
@@ -234,11 +247,15 @@ class WaitListenerTest {
         assertTrue(timedOut.completeExceptionally(new TimeoutException("late")));
         assertTrue(cancelled.cancel(false));
         assertTrue(failed.completeExceptionally(new IllegalStateException("shed")));
-        assertEquals(List.of(
-                "timeout: queue 2, [queued 1 ahead 0, queued 1 ahead 1, queued 2 ahead 2, TIMED_OUT 1 ahead 0]",
-                "cancel: queue 1",
-                "failure: queue 0, shed"), seen);
-        assertInstanceOf(IllegalStateException.class, assertThrows(ExecutionException.class, failed::get).getCause());
+        assertEquals(
+                List.of(
+                        "timeout: queue 2, [queued 1 ahead 0, queued 1 ahead 1, queued 2 ahead 2, TIMED_OUT 1 ahead 0]",
+                        "cancel: queue 1",
+                        "failure: queue 0, shed"),
+                seen);
+        assertInstanceOf(
+                IllegalStateException.class,
+                assertThrows(ExecutionException.class, failed::get).getCause());
         s.release(2);
         assertEquals(2, s.availablePermits());
     }
@@ -284,7 +301,8 @@ class WaitListenerTest {
         assertTrue(s.tryAcquire(2));
         s.acquireThen(1, new RecordingWaker());
         assertThrows(SemaphoreRejectedException.class, () -> s.acquireBlocking(2));
-        ExecutionException failed = assertThrows(ExecutionException.class, () -> s.acquireAsync(1).get());
+        ExecutionException failed =
+                assertThrows(ExecutionException.class, () -> s.acquireAsync(1).get());
         assertInstanceOf(SemaphoreRejectedException.class, failed.getCause());
         assertEquals(List.of("queued 1 ahead 0", "rejected 2", "rejected 1"), log.snapshot());
         assertEquals(1, s.queueLength());
@@ -305,7 +323,8 @@ class WaitListenerTest {
             }
         };
         Log log = new Log();
-        Semaphore s = Semaphore.builder(2).listener(WaitListener.all(throwing, log)).build();
+        Semaphore s =
+                Semaphore.builder(2).listener(WaitListener.all(throwing, log)).build();
         Thread me = Thread.currentThread();
         Thread.UncaughtExceptionHandler old = me.getUncaughtExceptionHandler();
         me.setUncaughtExceptionHandler((t, e) -> reported.incrementAndGet());
@@ -350,32 +369,42 @@ class WaitListenerTest {
         Log rwLog = new Log();
         RwLock rw = RwLock.builder(4).listener(rwLog).build();
         assertTrue(rw.tryReadLock());
-        CompletableFuture<RwLock.WritePermits> writer = rw.writeLockAsync();   // waits for the whole lock: weight 4
-        CompletableFuture<Permits> reader = rw.readLockAsync();    // behind the writer: weight 1
-        assertFalse(rw.tryWriteLockBlocking(Duration.ofMillis(5)));     // times out behind both
+        CompletableFuture<RwLock.WritePermits> writer = rw.writeLockAsync(); // waits for the whole lock: weight 4
+        CompletableFuture<Permits> reader = rw.readLockAsync(); // behind the writer: weight 1
+        assertFalse(rw.tryWriteLockBlocking(Duration.ofMillis(5))); // times out behind both
         rw.readUnlock();
         writer.get();
         rw.writeUnlock();
         reader.get();
         rw.readUnlock();
-        assertEquals(List.of("queued 4 ahead 0", "queued 1 ahead 1", "queued 4 ahead 2", "TIMED_OUT 4 ahead 2",
-                "GRANTED 4 ahead 0", "GRANTED 1 ahead 1"), rwLog.snapshot());
+        assertEquals(
+                List.of(
+                        "queued 4 ahead 0",
+                        "queued 1 ahead 1",
+                        "queued 4 ahead 2",
+                        "TIMED_OUT 4 ahead 2",
+                        "GRANTED 4 ahead 0",
+                        "GRANTED 1 ahead 1"),
+                rwLog.snapshot());
     }
 
     @Test
     void badListenerArgumentsAreRefusedWithTheirCall() {
-        NullPointerException npe = assertThrows(NullPointerException.class, () -> Semaphore.builder(1).listener(null));
+        NullPointerException npe = assertThrows(
+                NullPointerException.class, () -> Semaphore.builder(1).listener(null));
         assertTrue(npe.getMessage().startsWith("listener(null)"), npe.getMessage());
         IllegalArgumentException empty = assertThrows(IllegalArgumentException.class, WaitListener::all);
         assertTrue(empty.getMessage().contains("got 0"), empty.getMessage());
-        NullPointerException mutex = assertThrows(NullPointerException.class, () -> Mutex.builder().listener(null));
+        NullPointerException mutex =
+                assertThrows(NullPointerException.class, () -> Mutex.builder().listener(null));
         assertTrue(mutex.getMessage().startsWith("listener(null)"), mutex.getMessage());
-        NullPointerException rw = assertThrows(NullPointerException.class, () -> RwLock.builder(4).listener(null));
+        NullPointerException rw =
+                assertThrows(NullPointerException.class, () -> RwLock.builder(4).listener(null));
         assertTrue(rw.getMessage().startsWith("listener(null)"), rw.getMessage());
         IllegalArgumentException readers = assertThrows(IllegalArgumentException.class, () -> RwLock.builder(0));
         assertTrue(readers.getMessage().startsWith("builder(0): maxReaders"), readers.getMessage());
-        NullPointerException oneNull = assertThrows(NullPointerException.class,
-                () -> WaitListener.all(new Log(), null));
+        NullPointerException oneNull =
+                assertThrows(NullPointerException.class, () -> WaitListener.all(new Log(), null));
         assertTrue(oneNull.getMessage().contains("listener 1 of 2 is null"), oneNull.getMessage());
     }
 

@@ -133,9 +133,14 @@ class WakeExecutorTest {
         assertThrows(NullPointerException.class, () -> s.release(0, null));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> s.release(-1, wakes));
         assertEquals("release(-1, executor): the number of permits must not be negative", negative.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> s.release(-1, null), "the count is checked first, as by acquire(n, waker)");
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> s.release(-1, null),
+                "the count is checked first, as by acquire(n, waker)");
         IllegalStateException over = assertThrows(IllegalStateException.class, () -> s.release(3, wakes));
-        assertEquals("release(3, executor): exceeds the 2 permits held (capacity 3), so nothing was released", over.getMessage());
+        assertEquals(
+                "release(3, executor): exceeds the 2 permits held (capacity 3), so nothing was released",
+                over.getMessage());
         s.release(0, wakes);
 
         assertFalse(a.isGranted());
@@ -342,14 +347,16 @@ class WakeExecutorTest {
 
     /** Starts a thread that takes one permit with {@code acquireBlocking}, then counts {@code done} down. */
     private static Thread blockedAcquirer(Semaphore s, CountDownLatch done, String name) {
-        Thread t = new Thread(() -> {
-            try {
-                s.acquireBlocking(1);
-                done.countDown();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, name);
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        s.acquireBlocking(1);
+                        done.countDown();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                name);
         t.start();
         return t;
     }

@@ -36,7 +36,9 @@ class WakeOrderTest {
      */
     @Test
     void aThreadParkedInABlockingAcquireIsUnparkedBeforeTheCallbacksOfTheSameRelease() throws Exception {
-        for (Semaphore s : new Semaphore[] {new Semaphore(2), Semaphore.builder(2).maxQueueLength(100).build()}) {
+        for (Semaphore s : new Semaphore[] {
+            new Semaphore(2), Semaphore.builder(2).maxQueueLength(100).build()
+        }) {
             assertTrue(s.tryAcquire(2));
             CountDownLatch blockedReturned = new CountDownLatch(1);
             AtomicBoolean callbackSawIt = new AtomicBoolean();

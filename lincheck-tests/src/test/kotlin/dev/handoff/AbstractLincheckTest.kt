@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff
 
+import kotlin.reflect.KFunction
+import kotlin.reflect.jvm.javaMethod
 import org.jetbrains.kotlinx.lincheck.Actor
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions
 import org.jetbrains.lincheck.datastructures.Options
 import org.jetbrains.lincheck.datastructures.StressOptions
 import org.junit.jupiter.api.Test
-import kotlin.reflect.KFunction
-import kotlin.reflect.jvm.javaMethod
 
 /**
  * The base of every Lincheck test in this module: one test class per configuration of a primitive
  * (`Semaphore2LincheckTest`, ...), each checked twice against its sequential specification:
- *
- *  - [modelCheckingTest] runs each scenario under Lincheck's model checker, which explores thread
- *    interleavings systematically (switching threads at shared-memory accesses, lock operations and
- *    coroutine suspensions), so a race of two or three steps is found deterministically;
- *  - [stressTest] runs the same kind of scenarios on real threads, which checks the code without
- *    Lincheck's instrumentation in the way.
+ * - [modelCheckingTest] runs each scenario under Lincheck's model checker, which explores thread
+ *   interleavings systematically (switching threads at shared-memory accesses, lock operations and
+ *   coroutine suspensions), so a race of two or three steps is found deterministically;
+ * - [stressTest] runs the same kind of scenarios on real threads, which checks the code without
+ *   Lincheck's instrumentation in the way.
  *
  * A subclass declares the operations (`@Operation`) and the sequential specification, and tunes
  * both modes through the `customize` hooks (custom scenarios, smaller scenarios, validation).
@@ -47,7 +46,9 @@ abstract class AbstractLincheckTest {
         stressOptions().check(this::class)
     }
 
-    /** The model checker's settings of [modelCheckingTest], for running them on another class too. */
+    /**
+     * The model checker's settings of [modelCheckingTest], for running them on another class too.
+     */
     fun modelCheckingOptions(): ModelCheckingOptions =
         ModelCheckingOptions()
             .iterations(if (DEEP) 50 else 12)
@@ -72,19 +73,25 @@ abstract class AbstractLincheckTest {
             .customizeStress()
 
     companion object {
-        /** `-Dlincheck.deep=true`: explore many more scenarios and interleavings (minutes, not seconds). */
-        @JvmStatic
-        val DEEP: Boolean = System.getProperty("lincheck.deep").toBoolean()
+        /**
+         * `-Dlincheck.deep=true`: explore many more scenarios and interleavings (minutes, not
+         * seconds).
+         */
+        @JvmStatic val DEEP: Boolean = System.getProperty("lincheck.deep").toBoolean()
     }
 }
 
 /**
  * An actor for a custom scenario that Lincheck cancels as soon as it suspends, by default with
- * prompt cancellation (it may be cancelled after it was resumed, before it returns); with
- * `prompt = false` a cancellation that comes after the resumption fails and the call completes.
- * The scenario DSL has no such flags, so the actor is built directly.
+ * prompt cancellation (it may be cancelled after it was resumed, before it returns); with `prompt =
+ * false` a cancellation that comes after the resumption fails and the call completes. The scenario
+ * DSL has no such flags, so the actor is built directly.
  */
-internal fun cancelledOnSuspension(function: KFunction<*>, vararg arguments: Any?, prompt: Boolean = true): Actor =
+internal fun cancelledOnSuspension(
+    function: KFunction<*>,
+    vararg arguments: Any?,
+    prompt: Boolean = true,
+): Actor =
     Actor(
         method = requireNotNull(function.javaMethod) { "$function is not a method" },
         arguments = arguments.toList(),

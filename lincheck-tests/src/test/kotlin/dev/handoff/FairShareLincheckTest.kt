@@ -4,23 +4,23 @@
 package dev.handoff
 
 import dev.handoff.coroutines.acquire as acquireSuspending
+import java.util.concurrent.ConcurrentLinkedQueue
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.atomic.AtomicLongArray
+import kotlin.reflect.KClass
 import org.jetbrains.lincheck.LincheckAssertionError
 import org.jetbrains.lincheck.datastructures.IntGen
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions
-import org.jetbrains.lincheck.datastructures.StressOptions
 import org.jetbrains.lincheck.datastructures.Operation
 import org.jetbrains.lincheck.datastructures.Options
 import org.jetbrains.lincheck.datastructures.Param
+import org.jetbrains.lincheck.datastructures.StressOptions
 import org.jetbrains.lincheck.datastructures.ThreadIdGen
 import org.jetbrains.lincheck.datastructures.Validate
 import org.jetbrains.lincheck.datastructures.scenario
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
-import java.util.concurrent.ConcurrentLinkedQueue
-import java.util.concurrent.atomic.AtomicInteger
-import java.util.concurrent.atomic.AtomicLongArray
-import kotlin.reflect.KClass
 
 /*
  * Lincheck tests of dev.handoff.FairShareSemaphore against SequentialFairShare (the callback face,
@@ -62,11 +62,9 @@ abstract class FairShareLincheckTest(
     private class CountingWaker(private val caller: Thread) : Waker {
         val wakes = AtomicInteger()
 
-        @Volatile
-        var starting = true
+        @Volatile var starting = true
 
-        @Volatile
-        var settledAtOnce = false
+        @Volatile var settledAtOnce = false
 
         override fun wake() {
             if (wakes.incrementAndGet() == 1 && starting && Thread.currentThread() === caller) {
@@ -79,10 +77,14 @@ abstract class FairShareLincheckTest(
     private val allSlots = ConcurrentLinkedQueue<Slot>()
 
     @Operation
-    fun tryAcquire(@Param(gen = IntGen::class, conf = "0:2") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean =
-        fair.tryAcquire(key.coerceIn(keyRange()), n.toLong())
+    fun tryAcquire(
+        @Param(gen = IntGen::class, conf = "0:2") key: Int,
+        @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
+    ): Boolean = fair.tryAcquire(key.coerceIn(keyRange()), n.toLong())
 
-    /** `acquireThen(key, n, waker)` into this thread's slot: granted or closed at once, or waiting. */
+    /**
+     * `acquireThen(key, n, waker)` into this thread's slot: granted or closed at once, or waiting.
+     */
     @Operation
     fun start(
         @Param(gen = ThreadIdGen::class) thread: Int,
@@ -103,7 +105,8 @@ abstract class FairShareLincheckTest(
     }
 
     @Operation
-    fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = slots[thread]?.acquisition?.cancel() ?: false
+    fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean =
+        slots[thread]?.acquisition?.cancel() ?: false
 
     @Operation
     fun state(@Param(gen = ThreadIdGen::class) thread: Int): String {
@@ -116,9 +119,15 @@ abstract class FairShareLincheckTest(
         }
     }
 
-    /** `release(key, n)` by any thread: `false` if refused as more than the key holds (nothing changes). */
+    /**
+     * `release(key, n)` by any thread: `false` if refused as more than the key holds (nothing
+     * changes).
+     */
     @Operation
-    fun release(@Param(gen = IntGen::class, conf = "0:2") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean =
+    fun release(
+        @Param(gen = IntGen::class, conf = "0:2") key: Int,
+        @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
+    ): Boolean =
         try {
             fair.release(key.coerceIn(keyRange()), n.toLong())
             true
@@ -126,23 +135,21 @@ abstract class FairShareLincheckTest(
             false
         }
 
-    @Operation
-    fun close() = fair.close()
+    @Operation fun close() = fair.close()
 
     @Operation
-    fun heldPermits(@Param(gen = IntGen::class, conf = "0:2") key: Int): Long = fair.heldPermits(key.coerceIn(keyRange()))
+    fun heldPermits(@Param(gen = IntGen::class, conf = "0:2") key: Int): Long =
+        fair.heldPermits(key.coerceIn(keyRange()))
+
+    @Operation fun availablePermits(): Long = fair.availablePermits()
+
+    @Operation fun queueLength(): Int = fair.queueLength()
 
     @Operation
-    fun availablePermits(): Long = fair.availablePermits()
+    fun queueLengthOf(@Param(gen = IntGen::class, conf = "0:2") key: Int): Int =
+        fair.queueLength(key.coerceIn(keyRange()))
 
-    @Operation
-    fun queueLength(): Int = fair.queueLength()
-
-    @Operation
-    fun queueLengthOf(@Param(gen = IntGen::class, conf = "0:2") key: Int): Int = fair.queueLength(key.coerceIn(keyRange()))
-
-    @Operation
-    fun activeKeys(): Int = fair.activeKeys()
+    @Operation fun activeKeys(): Int = fair.activeKeys()
 
     /** Keys generated as 0..2 are folded into this configuration's keys. */
     private fun keyRange(): IntRange {
@@ -150,13 +157,17 @@ abstract class FairShareLincheckTest(
         return lo..hi
     }
 
-    /** Every waker ran exactly once if its acquisition settled (granted or closed), never otherwise. */
+    /**
+     * Every waker ran exactly once if its acquisition settled (granted or closed), never otherwise.
+     */
     @Validate
     fun everyWakerRanOnceIffSettled() {
         for (slot in allSlots) {
             val a = slot.acquisition
             val expected = if (a.isGranted || a.isClosed) 1 else 0
-            check(slot.waker.wakes.get() == expected) { "$a: waker ran ${slot.waker.wakes.get()} times" }
+            check(slot.waker.wakes.get() == expected) {
+                "$a: waker ran ${slot.waker.wakes.get()} times"
+            }
         }
     }
 
@@ -164,53 +175,66 @@ abstract class FairShareLincheckTest(
 }
 
 /** Capacity 2, keys 0 and 1 with shares 1 and 2. */
-open class FairShare2LincheckTest : FairShareLincheckTest("0:1", SequentialFairShare2::class, {
-    FairShareSemaphore.builder<Int>(2).share { k -> if (k == 0) 1L else 2L }.build()
-}) {
-    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialFairShare2::class.java)
-        // the order across keys: key 0 holds, so its next request is tagged behind key 1's new one,
-        // whatever the arrival order; and the cancel of the partially served request races the release
-        .addCustomScenario(crossKeyOrder())
-        .addCustomScenario(scenario {
-            initial { actor(FairShareLincheckTest::tryAcquire, 1, 2) }
-            parallel {
-                thread {
-                    actor(FairShareLincheckTest::start, 0, 0, 2)
-                    actor(FairShareLincheckTest::cancel, 0)
+open class FairShare2LincheckTest :
+    FairShareLincheckTest(
+        "0:1",
+        SequentialFairShare2::class,
+        { FairShareSemaphore.builder<Int>(2).share { k -> if (k == 0) 1L else 2L }.build() },
+    ) {
+    override fun <O : Options<O, *>> O.customize(): O =
+        sequentialSpecification(SequentialFairShare2::class.java)
+            // the order across keys: key 0 holds, so its next request is tagged behind key 1's new
+            // one,
+            // whatever the arrival order; and the cancel of the partially served request races the
+            // release
+            .addCustomScenario(crossKeyOrder())
+            .addCustomScenario(
+                scenario {
+                    initial { actor(FairShareLincheckTest::tryAcquire, 1, 2) }
+                    parallel {
+                        thread {
+                            actor(FairShareLincheckTest::start, 0, 0, 2)
+                            actor(FairShareLincheckTest::cancel, 0)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::start, 1, 0, 1)
+                            actor(FairShareLincheckTest::availablePermits)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::release, 1, 1)
+                            actor(FairShareLincheckTest::release, 1, 1)
+                        }
+                    }
+                    post {
+                        actor(FairShareLincheckTest::heldPermits, 0)
+                        actor(FairShareLincheckTest::queueLength)
+                        actor(FairShareLincheckTest::activeKeys)
+                    }
                 }
-                thread {
-                    actor(FairShareLincheckTest::start, 1, 0, 1)
-                    actor(FairShareLincheckTest::availablePermits)
+            )
+            // close against a release that completes the dispatched request
+            .addCustomScenario(
+                scenario {
+                    initial { actor(FairShareLincheckTest::tryAcquire, 0, 2) }
+                    parallel {
+                        thread {
+                            actor(FairShareLincheckTest::start, 0, 1, 2)
+                            actor(FairShareLincheckTest::state, 0)
+                        }
+                        thread { actor(FairShareLincheckTest::release, 0, 2) }
+                        thread { actor(FairShareLincheckTest::close) }
+                    }
+                    post {
+                        actor(FairShareLincheckTest::heldPermits, 1)
+                        actor(FairShareLincheckTest::availablePermits)
+                    }
                 }
-                thread {
-                    actor(FairShareLincheckTest::release, 1, 1)
-                    actor(FairShareLincheckTest::release, 1, 1)
-                }
-            }
-            post {
-                actor(FairShareLincheckTest::heldPermits, 0)
-                actor(FairShareLincheckTest::queueLength)
-                actor(FairShareLincheckTest::activeKeys)
-            }
-        })
-        // close against a release that completes the dispatched request
-        .addCustomScenario(scenario {
-            initial { actor(FairShareLincheckTest::tryAcquire, 0, 2) }
-            parallel {
-                thread { actor(FairShareLincheckTest::start, 0, 1, 2); actor(FairShareLincheckTest::state, 0) }
-                thread { actor(FairShareLincheckTest::release, 0, 2) }
-                thread { actor(FairShareLincheckTest::close) }
-            }
-            post {
-                actor(FairShareLincheckTest::heldPermits, 1)
-                actor(FairShareLincheckTest::availablePermits)
-            }
-        })
+            )
 }
 
 /**
- * Key 0 holds both permits (its finish tag is far ahead); then key 0 and key 1 each queue: after the
- * release, key 1's request comes before key 0's second one even if it arrived later.
+ * Key 0 holds both permits (its finish tag is far ahead); then key 0 and key 1 each queue: after
+ * the release, key 1's request comes before key 0's second one even if it arrived later.
  */
 internal fun crossKeyOrder() = scenario {
     initial { actor(FairShareLincheckTest::tryAcquire, 0, 2) }
@@ -227,27 +251,39 @@ internal fun crossKeyOrder() = scenario {
 }
 
 /** Capacity 3, keys 0..2 with shares 1, 2 and 3, at most 2 permits per key. */
-class FairShare3CappedLincheckTest : FairShareLincheckTest("0:2", SequentialFairShare3Capped::class, {
-    FairShareSemaphore.builder<Int>(3).share { k -> k + 1L }.maxPermitsPerKey(2).build()
-}) {
-    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialFairShare3Capped::class.java)
-        // a capped key is passed over, and served again once it releases
-        .addCustomScenario(scenario {
-            initial {
-                actor(FairShareLincheckTest::tryAcquire, 0, 2)
-                actor(FairShareLincheckTest::tryAcquire, 1, 1)
-            }
-            parallel {
-                thread { actor(FairShareLincheckTest::start, 0, 0, 1) }
-                thread { actor(FairShareLincheckTest::start, 1, 2, 2); actor(FairShareLincheckTest::release, 1, 1) }
-                thread { actor(FairShareLincheckTest::release, 0, 1); actor(FairShareLincheckTest::availablePermits) }
-            }
-            post {
-                actor(FairShareLincheckTest::heldPermits, 0)
-                actor(FairShareLincheckTest::heldPermits, 2)
-                actor(FairShareLincheckTest::queueLength)
-            }
-        })
+class FairShare3CappedLincheckTest :
+    FairShareLincheckTest(
+        "0:2",
+        SequentialFairShare3Capped::class,
+        { FairShareSemaphore.builder<Int>(3).share { k -> k + 1L }.maxPermitsPerKey(2).build() },
+    ) {
+    override fun <O : Options<O, *>> O.customize(): O =
+        sequentialSpecification(SequentialFairShare3Capped::class.java)
+            // a capped key is passed over, and served again once it releases
+            .addCustomScenario(
+                scenario {
+                    initial {
+                        actor(FairShareLincheckTest::tryAcquire, 0, 2)
+                        actor(FairShareLincheckTest::tryAcquire, 1, 1)
+                    }
+                    parallel {
+                        thread { actor(FairShareLincheckTest::start, 0, 0, 1) }
+                        thread {
+                            actor(FairShareLincheckTest::start, 1, 2, 2)
+                            actor(FairShareLincheckTest::release, 1, 1)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::release, 0, 1)
+                            actor(FairShareLincheckTest::availablePermits)
+                        }
+                    }
+                    post {
+                        actor(FairShareLincheckTest::heldPermits, 0)
+                        actor(FairShareLincheckTest::heldPermits, 2)
+                        actor(FairShareLincheckTest::queueLength)
+                    }
+                }
+            )
 }
 
 /**
@@ -258,24 +294,35 @@ class FairShare3CappedLincheckTest : FairShareLincheckTest("0:2", SequentialFair
 class FairShareBrokenVariantTest {
     @Test
     fun fifoAcrossKeysIsCaughtByTheModelChecker() {
-        val failure = assertThrows<LincheckAssertionError> {
-            FifoAcrossKeys().modelCheckingOptions()
-                .minimizeFailedScenario(false)
-                .check(FifoAcrossKeys::class)
-        }
+        val failure =
+            assertThrows<LincheckAssertionError> {
+                FifoAcrossKeys()
+                    .modelCheckingOptions()
+                    .minimizeFailedScenario(false)
+                    .check(FifoAcrossKeys::class)
+            }
         val report = failure.message.orEmpty()
-        assertTrue(report.contains("Invalid execution results"), "not a linearizability failure:\n$report")
+        assertTrue(
+            report.contains("Invalid execution results"),
+            "not a linearizability failure:\n$report",
+        )
     }
 }
 
-/** The broken variant: every key waits in the one queue of key 0; holdings are counted per key beside it. */
+/**
+ * The broken variant: every key waits in the one queue of key 0; holdings are counted per key
+ * beside it.
+ */
 class FifoAcrossKeys : AbstractLincheckTest() {
     private val fair = FairShareSemaphore.builder<Int>(2).build()
     private val held = AtomicLongArray(2)
     private val slots = arrayOfNulls<Acquisition>(SequentialFairShare.MAX_THREADS)
 
     @Operation
-    fun tryAcquire(@Param(gen = IntGen::class, conf = "0:1") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean {
+    fun tryAcquire(
+        @Param(gen = IntGen::class, conf = "0:1") key: Int,
+        @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
+    ): Boolean {
         if (!fair.tryAcquire(0, n.toLong())) return false
         held.addAndGet(key, n.toLong())
         return true
@@ -288,21 +335,29 @@ class FifoAcrossKeys : AbstractLincheckTest() {
         @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
     ): String {
         var atOnce = true
-        val a = fair.acquireThen(0, n.toLong(), object : Waker {
-            override fun claim(): Boolean {
-                held.addAndGet(key, n.toLong())
-                return true
-            }
+        val a =
+            fair.acquireThen(
+                0,
+                n.toLong(),
+                object : Waker {
+                    override fun claim(): Boolean {
+                        held.addAndGet(key, n.toLong())
+                        return true
+                    }
 
-            override fun wake() {}
-        })
+                    override fun wake() {}
+                },
+            )
         slots[thread] = a
         atOnce = a.isGranted
         return if (atOnce) SequentialFairShare.GRANTED else SequentialFairShare.WAITING
     }
 
     @Operation
-    fun release(@Param(gen = IntGen::class, conf = "0:1") key: Int, @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int): Boolean {
+    fun release(
+        @Param(gen = IntGen::class, conf = "0:1") key: Int,
+        @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
+    ): Boolean {
         while (true) {
             val h = held.get(key)
             if (h < n) return false
@@ -315,37 +370,54 @@ class FifoAcrossKeys : AbstractLincheckTest() {
     @Operation
     fun heldPermits(@Param(gen = IntGen::class, conf = "0:1") key: Int): Long = held.get(key)
 
-    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialFairShare2::class.java)
-        .addCustomScenario(scenario {
-            initial { actor(FifoAcrossKeys::tryAcquire, 0, 2) }
-            parallel {
-                thread { actor(FifoAcrossKeys::start, 0, 0, 1) }
-                thread { actor(FifoAcrossKeys::start, 1, 1, 1) }
-                thread { actor(FifoAcrossKeys::start, 2, 0, 1) }
-            }
-            post {
-                actor(FifoAcrossKeys::release, 0, 2)
-                actor(FifoAcrossKeys::heldPermits, 1)
-                actor(FifoAcrossKeys::heldPermits, 0)
-            }
-        })
+    override fun <O : Options<O, *>> O.customize(): O =
+        sequentialSpecification(SequentialFairShare2::class.java)
+            .addCustomScenario(
+                scenario {
+                    initial { actor(FifoAcrossKeys::tryAcquire, 0, 2) }
+                    parallel {
+                        thread { actor(FifoAcrossKeys::start, 0, 0, 1) }
+                        thread { actor(FifoAcrossKeys::start, 1, 1, 1) }
+                        thread { actor(FifoAcrossKeys::start, 2, 0, 1) }
+                    }
+                    post {
+                        actor(FifoAcrossKeys::release, 0, 2)
+                        actor(FifoAcrossKeys::heldPermits, 1)
+                        actor(FifoAcrossKeys::heldPermits, 0)
+                    }
+                }
+            )
 }
 
-/** The suspending face: `acquire(key, n)` cancelled by Lincheck at random, `release(key, n)` by any thread. */
+/**
+ * The suspending face: `acquire(key, n)` cancelled by Lincheck at random, `release(key, n)` by any
+ * thread.
+ */
 class FairShareSuspendingLincheckTest : AbstractLincheckTest() {
-    private val fair = FairShareSemaphore.builder<Int>(3).share { k -> if (k == 0) 1L else 2L }.build()
+    private val fair =
+        FairShareSemaphore.builder<Int>(3).share { k -> if (k == 0) 1L else 2L }.build()
 
     @Operation(cancellableOnSuspension = true, promptCancellation = true)
-    suspend fun acquire(@Param(gen = IntGen::class, conf = "0:1") key: Int, @Param(gen = IntGen::class, conf = "1:3") n: Int) =
-        fair.acquireSuspending(key, n.toLong())
+    suspend fun acquire(
+        @Param(gen = IntGen::class, conf = "0:1") key: Int,
+        @Param(gen = IntGen::class, conf = "1:3") n: Int,
+    ) = fair.acquireSuspending(key, n.toLong())
 
     @Operation
-    fun tryAcquire(@Param(gen = IntGen::class, conf = "0:1") key: Int, @Param(gen = IntGen::class, conf = "1:3") n: Int): Boolean =
-        fair.tryAcquire(key, n.toLong())
+    fun tryAcquire(
+        @Param(gen = IntGen::class, conf = "0:1") key: Int,
+        @Param(gen = IntGen::class, conf = "1:3") n: Int,
+    ): Boolean = fair.tryAcquire(key, n.toLong())
 
-    /** `release(key, n)` by any thread: `false` if refused as more than the key holds (nothing changes). */
+    /**
+     * `release(key, n)` by any thread: `false` if refused as more than the key holds (nothing
+     * changes).
+     */
     @Operation
-    fun release(@Param(gen = IntGen::class, conf = "0:1") key: Int, @Param(gen = IntGen::class, conf = "1:3") n: Int): Boolean =
+    fun release(
+        @Param(gen = IntGen::class, conf = "0:1") key: Int,
+        @Param(gen = IntGen::class, conf = "1:3") n: Int,
+    ): Boolean =
         try {
             fair.release(key, n.toLong())
             true
@@ -354,20 +426,19 @@ class FairShareSuspendingLincheckTest : AbstractLincheckTest() {
         }
 
     @Operation
-    fun heldPermits(@Param(gen = IntGen::class, conf = "0:1") key: Int): Long = fair.heldPermits(key)
+    fun heldPermits(@Param(gen = IntGen::class, conf = "0:1") key: Int): Long =
+        fair.heldPermits(key)
 
-    @Operation
-    fun availablePermits(): Long = fair.availablePermits()
+    @Operation fun availablePermits(): Long = fair.availablePermits()
 
-    @Operation
-    fun queueLength(): Int = fair.queueLength()
+    @Operation fun queueLength(): Int = fair.queueLength()
 
     /**
      * 2,000 invocations per scenario (not the module's 400): the fair share's suspending path is
      * long (a front section around every core call), and the interleavings that matter need three
-     * switches at the right places; at this budget the model checker found a self-wait of an
-     * undo that the default budget had missed (in a custom scenario). Fewer generated scenarios,
-     * and a shorter stress run, keep the class within CI's time.
+     * switches at the right places; at this budget the model checker found a self-wait of an undo
+     * that the default budget had missed (in a custom scenario). Fewer generated scenarios, and a
+     * shorter stress run, keep the class within CI's time.
      */
     override fun ModelCheckingOptions.customizeModelChecking(): ModelCheckingOptions =
         iterations(if (DEEP) 50 else 2).invocationsPerIteration(if (DEEP) 5_000 else 2_000)
@@ -392,40 +463,60 @@ class FairShareSuspendingLincheckTest : AbstractLincheckTest() {
      * review's race used. kotlin-ext's FairShareSuspendTest plays that one deterministically.
      */
     override fun <O : Options<O, *>> O.customize(): O =
-        sequentialSpecification(SequentialFairShare3::class.java).actorsAfter(0).actorsPerThread(3)
+        sequentialSpecification(SequentialFairShare3::class.java)
+            .actorsAfter(0)
+            .actorsPerThread(3)
             // the outside review's race on one key: thread 3 holds all 3 permits after its
             // acquire(0, 2), then waits for 3; thread 2's release(0, 3) grants them as the waiter
             // is cancelled, and thread 1's release(0, 3) races for the permits on their way.
             .addCustomScenario(releasesAgainstCancelledFairGrant())
             // the same race in its smallest form: the key holds all 3 permits, a coroutine of the
             // key waits for 3 and is cancelled; one release(0, 3) grants them to it
-            .addCustomScenario(scenario {
-                initial { actor(FairShareSuspendingLincheckTest::tryAcquire, 0, 3) }
-                parallel {
-                    thread { actor(FairShareSuspendingLincheckTest::release, 0, 3) }
-                    thread { actor(FairShareSuspendingLincheckTest::release, 0, 3) }
-                    thread { add(cancelledOnSuspension(FairShareSuspendingLincheckTest::acquire, 0, 3)) }
+            .addCustomScenario(
+                scenario {
+                    initial { actor(FairShareSuspendingLincheckTest::tryAcquire, 0, 3) }
+                    parallel {
+                        thread { actor(FairShareSuspendingLincheckTest::release, 0, 3) }
+                        thread { actor(FairShareSuspendingLincheckTest::release, 0, 3) }
+                        thread {
+                            add(
+                                cancelledOnSuspension(
+                                    FairShareSuspendingLincheckTest::acquire,
+                                    0,
+                                    3,
+                                )
+                            )
+                        }
+                    }
                 }
-            })
+            )
             // a cancelled grant of key 1 undone while key 0 waits: the permits go on to key 0 in
             // fair order
-            .addCustomScenario(scenario {
-                initial { actor(FairShareSuspendingLincheckTest::tryAcquire, 1, 3) }
-                parallel {
-                    thread {
-                        add(cancelledOnSuspension(FairShareSuspendingLincheckTest::acquire, 1, 2))
-                        actor(FairShareSuspendingLincheckTest::heldPermits, 1)
-                    }
-                    thread {
-                        actor(FairShareSuspendingLincheckTest::acquire, 0, 2)
-                        actor(FairShareSuspendingLincheckTest::heldPermits, 0)
-                    }
-                    thread {
-                        actor(FairShareSuspendingLincheckTest::release, 1, 3)
-                        actor(FairShareSuspendingLincheckTest::release, 1, 2)
+            .addCustomScenario(
+                scenario {
+                    initial { actor(FairShareSuspendingLincheckTest::tryAcquire, 1, 3) }
+                    parallel {
+                        thread {
+                            add(
+                                cancelledOnSuspension(
+                                    FairShareSuspendingLincheckTest::acquire,
+                                    1,
+                                    2,
+                                )
+                            )
+                            actor(FairShareSuspendingLincheckTest::heldPermits, 1)
+                        }
+                        thread {
+                            actor(FairShareSuspendingLincheckTest::acquire, 0, 2)
+                            actor(FairShareSuspendingLincheckTest::heldPermits, 0)
+                        }
+                        thread {
+                            actor(FairShareSuspendingLincheckTest::release, 1, 3)
+                            actor(FairShareSuspendingLincheckTest::release, 1, 2)
+                        }
                     }
                 }
-            })
+            )
 }
 
 /** The outside review's interleaving (see Semaphore3LincheckTest) on key 0 of the fair share. */

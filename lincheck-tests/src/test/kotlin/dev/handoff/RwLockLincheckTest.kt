@@ -3,15 +3,15 @@
 
 package dev.handoff
 
+import dev.handoff.coroutines.readLock as readLockSuspending
+import dev.handoff.coroutines.writeLock as writeLockSuspending
+import java.util.concurrent.atomic.AtomicIntegerArray
+import kotlin.reflect.KClass
 import org.jetbrains.lincheck.datastructures.Operation
 import org.jetbrains.lincheck.datastructures.Options
 import org.jetbrains.lincheck.datastructures.Param
 import org.jetbrains.lincheck.datastructures.ThreadIdGen
 import org.jetbrains.lincheck.datastructures.scenario
-import java.util.concurrent.atomic.AtomicIntegerArray
-import kotlin.reflect.KClass
-import dev.handoff.coroutines.readLock as readLockSuspending
-import dev.handoff.coroutines.writeLock as writeLockSuspending
 
 /*
  * Lincheck tests of dev.handoff.RwLock against SequentialRwLock, on maxReaders 2 and 3 (small, so
@@ -77,10 +77,14 @@ import dev.handoff.coroutines.writeLock as writeLockSuspending
  * cancelled after its grant was delivered unlocks again: such a call keeps its lock on both
  * sides, for no owner.
  */
-abstract class RwLockLincheckTest(maxReaders: Int, private val specification: KClass<*>) : AbstractLincheckTest() {
+abstract class RwLockLincheckTest(maxReaders: Int, private val specification: KClass<*>) :
+    AbstractLincheckTest() {
     protected val lock = RwLock(maxReaders)
 
-    /** Read locks obtained and not yet released, per owner slot (slot 0 may be used by several threads). */
+    /**
+     * Read locks obtained and not yet released, per owner slot (slot 0 may be used by several
+     * threads).
+     */
     private val readsHeld = AtomicIntegerArray(SequentialRwLock.MAX_SLOTS)
 
     /** Whether each owner slot holds the write lock. */
@@ -108,28 +112,36 @@ abstract class RwLockLincheckTest(maxReaders: Int, private val specification: KC
 
     @Operation
     fun readUnlock(@Param(gen = ThreadIdGen::class) owner: Int): Boolean {
-        if (owner != SequentialRwLock.INITIAL && readsHeld.get(owner) == 0) return false // not called
-        return accepted { lock.readUnlock() }.also { if (it) readsHeld.getAndUpdate(owner) { n -> maxOf(n - 1, 0) } }
+        if (owner != SequentialRwLock.INITIAL && readsHeld.get(owner) == 0)
+            return false // not called
+        return accepted { lock.readUnlock() }
+            .also { if (it) readsHeld.getAndUpdate(owner) { n -> maxOf(n - 1, 0) } }
     }
 
     @Operation
     fun writeUnlock(@Param(gen = ThreadIdGen::class) owner: Int): Boolean {
-        if (owner != SequentialRwLock.INITIAL && writeHeld.get(owner) == 0) return false // not called
+        if (owner != SequentialRwLock.INITIAL && writeHeld.get(owner) == 0)
+            return false // not called
         return accepted { lock.writeUnlock() }.also { if (it) writeHeld.set(owner, 0) }
     }
 
     @Operation
     fun downgrade(@Param(gen = ThreadIdGen::class) owner: Int): Boolean {
-        if (owner != SequentialRwLock.INITIAL && writeHeld.get(owner) == 0) return false // not called
-        return accepted { lock.downgrade() }.also {
-            if (it) {
-                writeHeld.set(owner, 0)
-                readsHeld.incrementAndGet(owner)
+        if (owner != SequentialRwLock.INITIAL && writeHeld.get(owner) == 0)
+            return false // not called
+        return accepted { lock.downgrade() }
+            .also {
+                if (it) {
+                    writeHeld.set(owner, 0)
+                    readsHeld.incrementAndGet(owner)
+                }
             }
-        }
     }
 
-    /** Runs an unlock; `false` if it threw IllegalStateException (misuse, nothing changed), `true` otherwise. */
+    /**
+     * Runs an unlock; `false` if it threw IllegalStateException (misuse, nothing changed), `true`
+     * otherwise.
+     */
     private inline fun accepted(unlock: () -> Unit): Boolean =
         try {
             unlock()
@@ -145,131 +157,153 @@ abstract class RwLockLincheckTest(maxReaders: Int, private val specification: KC
         sequentialSpecification(specification.java).actorsAfter(0).actorsPerThread(3)
 }
 
-/** Custom scenarios on two read permits; in each, thread k passes owner k and owner 0 is the initial part. */
-internal fun <O : Options<O, *>> O.rwLock2Scenarios(): O = this
-    // cancel of a queued writer that has collected a read permit, with a reader waiting behind it:
-    // the cancelled writer's permit goes on to that reader
-    .addCustomScenario(scenario {
-        initial {
-            actor(RwLockLincheckTest::tryReadLock, 0)
-            actor(RwLockLincheckTest::tryReadLock, 0)
-        }
-        parallel {
-            thread {
-                add(cancelledOnSuspension(RwLockLincheckTest::writeLock, 1))
-                actor(RwLockLincheckTest::tryReadLock, 1)
+/**
+ * Custom scenarios on two read permits; in each, thread k passes owner k and owner 0 is the initial
+ * part.
+ */
+internal fun <O : Options<O, *>> O.rwLock2Scenarios(): O =
+    this
+        // cancel of a queued writer that has collected a read permit, with a reader waiting behind
+        // it:
+        // the cancelled writer's permit goes on to that reader
+        .addCustomScenario(
+            scenario {
+                initial {
+                    actor(RwLockLincheckTest::tryReadLock, 0)
+                    actor(RwLockLincheckTest::tryReadLock, 0)
+                }
+                parallel {
+                    thread {
+                        add(cancelledOnSuspension(RwLockLincheckTest::writeLock, 1))
+                        actor(RwLockLincheckTest::tryReadLock, 1)
+                    }
+                    thread {
+                        actor(RwLockLincheckTest::readLock, 2)
+                        actor(RwLockLincheckTest::tryWriteLock, 2)
+                    }
+                    thread {
+                        actor(RwLockLincheckTest::readUnlock, 0) // the initial part's read lock
+                        actor(RwLockLincheckTest::tryReadLock, 3)
+                    }
+                }
             }
-            thread {
-                actor(RwLockLincheckTest::readLock, 2)
-                actor(RwLockLincheckTest::tryWriteLock, 2)
+        )
+        // downgrade with a reader and a writer queued: a reader at the head gets in, a writer at
+        // the
+        // head collects the given-up permit and still waits for the downgraded read lock
+        .addCustomScenario(
+            scenario {
+                initial { actor(RwLockLincheckTest::tryWriteLock, 0) }
+                parallel {
+                    thread {
+                        actor(RwLockLincheckTest::readLock, 1)
+                        actor(RwLockLincheckTest::readUnlock, 1)
+                    }
+                    thread {
+                        actor(RwLockLincheckTest::writeLock, 2)
+                        actor(RwLockLincheckTest::writeUnlock, 2)
+                    }
+                    thread {
+                        actor(RwLockLincheckTest::downgrade, 0) // the initial part's write lock
+                        actor(RwLockLincheckTest::readUnlock, 0)
+                    }
+                }
             }
-            thread {
-                actor(RwLockLincheckTest::readUnlock, 0) // the initial part's read lock
-                actor(RwLockLincheckTest::tryReadLock, 3)
+        )
+        // write unlock vs cancel of the queued writer, with a reader behind it: the lock goes to
+        // exactly one of them (or stays free), and never to the cancelled writer
+        .addCustomScenario(
+            scenario {
+                initial { actor(RwLockLincheckTest::tryWriteLock, 0) }
+                parallel {
+                    thread {
+                        add(cancelledOnSuspension(RwLockLincheckTest::writeLock, 1))
+                        actor(RwLockLincheckTest::tryReadLock, 1)
+                    }
+                    thread {
+                        actor(RwLockLincheckTest::readLock, 2)
+                        actor(RwLockLincheckTest::readUnlock, 2)
+                    }
+                    thread {
+                        actor(RwLockLincheckTest::writeUnlock, 0)
+                        actor(RwLockLincheckTest::tryWriteLock, 3)
+                    }
+                }
             }
-        }
-    })
-    // downgrade with a reader and a writer queued: a reader at the head gets in, a writer at the
-    // head collects the given-up permit and still waits for the downgraded read lock
-    .addCustomScenario(scenario {
-        initial { actor(RwLockLincheckTest::tryWriteLock, 0) }
-        parallel {
-            thread {
-                actor(RwLockLincheckTest::readLock, 1)
-                actor(RwLockLincheckTest::readUnlock, 1)
+        )
+        // read unlock vs cancel: the last reader leaves just as the writer it would complete is
+        // cancelled
+        .addCustomScenario(
+            scenario {
+                initial {
+                    actor(RwLockLincheckTest::tryReadLock, 0)
+                    actor(RwLockLincheckTest::tryReadLock, 0)
+                }
+                parallel {
+                    thread {
+                        add(cancelledOnSuspension(RwLockLincheckTest::writeLock, 1))
+                        actor(RwLockLincheckTest::tryWriteLock, 1)
+                    }
+                    thread {
+                        actor(RwLockLincheckTest::readUnlock, 0)
+                        actor(RwLockLincheckTest::readUnlock, 0)
+                        actor(RwLockLincheckTest::tryReadLock, 2)
+                    }
+                }
             }
-            thread {
-                actor(RwLockLincheckTest::writeLock, 2)
-                actor(RwLockLincheckTest::writeUnlock, 2)
-            }
-            thread {
-                actor(RwLockLincheckTest::downgrade, 0) // the initial part's write lock
-                actor(RwLockLincheckTest::readUnlock, 0)
-            }
-        }
-    })
-    // write unlock vs cancel of the queued writer, with a reader behind it: the lock goes to
-    // exactly one of them (or stays free), and never to the cancelled writer
-    .addCustomScenario(scenario {
-        initial { actor(RwLockLincheckTest::tryWriteLock, 0) }
-        parallel {
-            thread {
-                add(cancelledOnSuspension(RwLockLincheckTest::writeLock, 1))
-                actor(RwLockLincheckTest::tryReadLock, 1)
-            }
-            thread {
-                actor(RwLockLincheckTest::readLock, 2)
-                actor(RwLockLincheckTest::readUnlock, 2)
-            }
-            thread {
-                actor(RwLockLincheckTest::writeUnlock, 0)
-                actor(RwLockLincheckTest::tryWriteLock, 3)
-            }
-        }
-    })
-    // read unlock vs cancel: the last reader leaves just as the writer it would complete is cancelled
-    .addCustomScenario(scenario {
-        initial {
-            actor(RwLockLincheckTest::tryReadLock, 0)
-            actor(RwLockLincheckTest::tryReadLock, 0)
-        }
-        parallel {
-            thread {
-                add(cancelledOnSuspension(RwLockLincheckTest::writeLock, 1))
-                actor(RwLockLincheckTest::tryWriteLock, 1)
-            }
-            thread {
-                actor(RwLockLincheckTest::readUnlock, 0)
-                actor(RwLockLincheckTest::readUnlock, 0)
-                actor(RwLockLincheckTest::tryReadLock, 2)
-            }
-        }
-    })
+        )
 
 open class RwLock2LincheckTest : RwLockLincheckTest(2, SequentialRwLock2::class) {
-    override fun <O : Options<O, *>> O.customize(): O = configuration(SequentialRwLock2::class).rwLock2Scenarios()
+    override fun <O : Options<O, *>> O.customize(): O =
+        configuration(SequentialRwLock2::class).rwLock2Scenarios()
 }
 
 class RwLock3LincheckTest : RwLockLincheckTest(3, SequentialRwLock3::class) {
-    override fun <O : Options<O, *>> O.customize(): O = configuration(SequentialRwLock3::class)
-        // a writer behind two readers collects their permits one by one; the third read permit is
-        // free all along, but a new reader must wait behind the writer
-        .addCustomScenario(scenario {
-            initial {
-                actor(RwLockLincheckTest::tryReadLock, 0)
-                actor(RwLockLincheckTest::tryReadLock, 0)
-            }
-            parallel {
-                thread {
-                    actor(RwLockLincheckTest::writeLock, 1)
-                    actor(RwLockLincheckTest::downgrade, 1)
+    override fun <O : Options<O, *>> O.customize(): O =
+        configuration(SequentialRwLock3::class)
+            // a writer behind two readers collects their permits one by one; the third read permit
+            // is
+            // free all along, but a new reader must wait behind the writer
+            .addCustomScenario(
+                scenario {
+                    initial {
+                        actor(RwLockLincheckTest::tryReadLock, 0)
+                        actor(RwLockLincheckTest::tryReadLock, 0)
+                    }
+                    parallel {
+                        thread {
+                            actor(RwLockLincheckTest::writeLock, 1)
+                            actor(RwLockLincheckTest::downgrade, 1)
+                        }
+                        thread {
+                            actor(RwLockLincheckTest::readLock, 2)
+                            actor(RwLockLincheckTest::readUnlock, 2)
+                        }
+                        thread {
+                            actor(RwLockLincheckTest::readUnlock, 0)
+                            actor(RwLockLincheckTest::readUnlock, 0)
+                        }
+                    }
                 }
-                thread {
-                    actor(RwLockLincheckTest::readLock, 2)
-                    actor(RwLockLincheckTest::readUnlock, 2)
-                }
-                thread {
-                    actor(RwLockLincheckTest::readUnlock, 0)
-                    actor(RwLockLincheckTest::readUnlock, 0)
-                }
-            }
-        })
-        // the two read unlocks that complete a queued writer, by two threads, against that
-        // writeLock() cancelled as soon as it suspends (prompt: also after its resumption): the
-        // grant is delivered (the writer returns holding the lock; with prompt cancellation it may
-        // end Cancelled holding it, for nobody) or undone with its write flag, never half of each
-        .addCustomScenario(readUnlocksAgainstCancelledWriter(prompt = true))
-        // the same without prompt cancellation: a writeLock() that ends Cancelled never had its
-        // grant delivered, so the lock is free afterwards, read-lockable and not write-locked
-        .addCustomScenario(readUnlocksAgainstCancelledWriter(prompt = false))
+            )
+            // the two read unlocks that complete a queued writer, by two threads, against that
+            // writeLock() cancelled as soon as it suspends (prompt: also after its resumption): the
+            // grant is delivered (the writer returns holding the lock; with prompt cancellation it
+            // may
+            // end Cancelled holding it, for nobody) or undone with its write flag, never half of
+            // each
+            .addCustomScenario(readUnlocksAgainstCancelledWriter(prompt = true))
+            // the same without prompt cancellation: a writeLock() that ends Cancelled never had its
+            // grant delivered, so the lock is free afterwards, read-lockable and not write-locked
+            .addCustomScenario(readUnlocksAgainstCancelledWriter(prompt = false))
 }
 
 /**
  * On three read permits, after two `tryReadLock()` of the initial part (one permit free): threads 1
  * and 2 each `readUnlock()` one of those read locks while thread 3 runs `writeLock()` (queued,
- * taking the free permit as a partial assignment), cancelled as soon as it suspends ([prompt]:
- * also after its resumption), then `tryReadLock()` and `readUnlock()` once that call has ended (a
- * write flag left behind by an undone grant would refuse that readUnlock, or the tryReadLock).
+ * taking the free permit as a partial assignment), cancelled as soon as it suspends ([prompt]: also
+ * after its resumption), then `tryReadLock()` and `readUnlock()` once that call has ended (a write
+ * flag left behind by an undone grant would refuse that readUnlock, or the tryReadLock).
  */
 private fun readUnlocksAgainstCancelledWriter(prompt: Boolean) = scenario {
     initial {
@@ -289,30 +323,31 @@ private fun readUnlocksAgainstCancelledWriter(prompt: Boolean) = scenario {
 
 /**
  * The configuration of [RwLock2LincheckTest] plus the observer `queueLength()`, with a custom
- * scenario for the race it once lost: a writer queuing behind a reader first sets the core's
- * QUEUED flag (taking the free permit as a partial assignment), then links itself and counts the
- * queue; in between, `tryReadLock` fails "because of the queue" while `queueLength()` said 0.
- * The core now reads the length under its lock whenever QUEUED is set.
+ * scenario for the race it once lost: a writer queuing behind a reader first sets the core's QUEUED
+ * flag (taking the free permit as a partial assignment), then links itself and counts the queue; in
+ * between, `tryReadLock` fails "because of the queue" while `queueLength()` said 0. The core now
+ * reads the length under its lock whenever QUEUED is set.
  *
  * `isWriteLocked()` and `readLockCount()` are not operations: they are documented as monitoring
  * snapshots, because the write flag and the core's permits change one after the other (the model
  * checker shows `readLockCount()` reporting `maxReaders` during a `tryWriteLock`).
  */
 class RwLockQueue2LincheckTest : RwLock2LincheckTest() {
-    @Operation
-    fun queueLength(): Int = lock.queueLength()
+    @Operation fun queueLength(): Int = lock.queueLength()
 
     override fun <O : Options<O, *>> O.customize(): O =
-        configuration(SequentialRwLock2::class).rwLock2Scenarios().addCustomScenario(
-            scenario {
-                initial { actor(RwLockLincheckTest::tryReadLock, 0) }
-                parallel {
-                    thread { actor(RwLockLincheckTest::writeLock, 1) }
-                    thread {
-                        actor(RwLockLincheckTest::tryReadLock, 2)
-                        actor(RwLockQueue2LincheckTest::queueLength)
+        configuration(SequentialRwLock2::class)
+            .rwLock2Scenarios()
+            .addCustomScenario(
+                scenario {
+                    initial { actor(RwLockLincheckTest::tryReadLock, 0) }
+                    parallel {
+                        thread { actor(RwLockLincheckTest::writeLock, 1) }
+                        thread {
+                            actor(RwLockLincheckTest::tryReadLock, 2)
+                            actor(RwLockQueue2LincheckTest::queueLength)
+                        }
                     }
                 }
-            },
-        )
+            )
 }

@@ -3,6 +3,14 @@
 
 package dev.handoff
 
+import dev.handoff.coroutines.acquire as acquireSuspending
+import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
+import java.util.concurrent.CancellationException
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.ExecutionException
+import java.util.concurrent.atomic.AtomicInteger
+import kotlin.reflect.KClass
+import kotlin.reflect.KFunction
 import org.jetbrains.lincheck.datastructures.DSLThreadScenario
 import org.jetbrains.lincheck.datastructures.IntGen
 import org.jetbrains.lincheck.datastructures.Operation
@@ -11,14 +19,6 @@ import org.jetbrains.lincheck.datastructures.Param
 import org.jetbrains.lincheck.datastructures.ThreadIdGen
 import org.jetbrains.lincheck.datastructures.Validate
 import org.jetbrains.lincheck.datastructures.scenario
-import java.util.concurrent.CancellationException
-import java.util.concurrent.CompletableFuture
-import java.util.concurrent.ExecutionException
-import java.util.concurrent.atomic.AtomicInteger
-import kotlin.reflect.KClass
-import kotlin.reflect.KFunction
-import dev.handoff.coroutines.acquire as acquireSuspending
-import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
 
 /*
  * Lincheck tests of dev.handoff.Semaphore against SequentialWeightedSemaphore.
@@ -83,52 +83,64 @@ import dev.handoff.coroutines.acquireUpTo as acquireUpToSuspending
  *    means that the cancellation came before the resumption (cancelledOnSuspension's `prompt`).
  */
 
-/** Weights of the generated operations: 1..3, on capacities 1..3 (weights above the capacity fail fast). */
+/**
+ * Weights of the generated operations: 1..3, on capacities 1..3 (weights above the capacity fail
+ * fast).
+ */
 const val WEIGHTS = "1:3"
 
 /**
- * The operations shared by every face: the non-blocking ones and the observers, on [semaphore]
- * (a new one for every run of a scenario, as Lincheck creates a new test instance). The capacity
- * form builds `Semaphore(capacity)`, or with [counted] one with a queue bound so large that it
- * never sheds: the core then runs its bound check on every append (lock-free behind a non-empty
- * queue, against the queue counters of the tail its CAS validates; see "Queue counters" in
- * FifoCore's notes) without ever refusing.
+ * The operations shared by every face: the non-blocking ones and the observers, on [semaphore] (a
+ * new one for every run of a scenario, as Lincheck creates a new test instance). The capacity form
+ * builds `Semaphore(capacity)`, or with [counted] one with a queue bound so large that it never
+ * sheds: the core then runs its bound check on every append (lock-free behind a non-empty queue,
+ * against the queue counters of the tail its CAS validates; see "Queue counters" in FifoCore's
+ * notes) without ever refusing.
  */
-abstract class SemaphoreOperations(protected val semaphore: Semaphore, private val specification: KClass<*>) :
-    AbstractLincheckTest() {
-    constructor(capacity: Long, specification: KClass<*>, counted: Boolean = false) :
-        this(semaphoreOf(capacity, counted), specification)
+abstract class SemaphoreOperations(
+    protected val semaphore: Semaphore,
+    private val specification: KClass<*>,
+) : AbstractLincheckTest() {
+    constructor(
+        capacity: Long,
+        specification: KClass<*>,
+        counted: Boolean = false,
+    ) : this(semaphoreOf(capacity, counted), specification)
 
     @Operation
-    fun tryAcquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = semaphore.tryAcquire(n.toLong())
+    fun tryAcquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean =
+        semaphore.tryAcquire(n.toLong())
 
     /**
-     * `release(n)` by whichever thread runs it, held or not: `false` if the semaphore refuses it
-     * as an over-release (IllegalStateException; nothing changes), `true` otherwise.
+     * `release(n)` by whichever thread runs it, held or not: `false` if the semaphore refuses it as
+     * an over-release (IllegalStateException; nothing changes), `true` otherwise.
      */
     @Operation
-    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = accepted { semaphore.release(n.toLong()) }
+    fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = accepted {
+        semaphore.release(n.toLong())
+    }
 
-    @Operation
-    fun close() = semaphore.close()
+    @Operation fun close() = semaphore.close()
 
-    @Operation
-    fun availablePermits(): Long = semaphore.availablePermits()
+    @Operation fun availablePermits(): Long = semaphore.availablePermits()
 
-    @Operation
-    fun queueLength(): Int = semaphore.queueLength()
+    @Operation fun queueLength(): Int = semaphore.queueLength()
 
-    @Operation
-    fun queuedPermits(): Long = semaphore.queuedPermits()
+    @Operation fun queuedPermits(): Long = semaphore.queuedPermits()
 
     /** Capacities 0..3: shrinking below what is held (debt) and below a waiter (it fails). */
     @Operation
-    fun setCapacity(@Param(gen = IntGen::class, conf = "0:3") n: Int) = semaphore.setCapacity(n.toLong())
+    fun setCapacity(@Param(gen = IntGen::class, conf = "0:3") n: Int) =
+        semaphore.setCapacity(n.toLong())
 
     @Operation
-    fun tryAcquireUpTo(@Param(gen = IntGen::class, conf = WEIGHTS) max: Int): Long = semaphore.tryAcquireUpTo(max.toLong())
+    fun tryAcquireUpTo(@Param(gen = IntGen::class, conf = WEIGHTS) max: Int): Long =
+        semaphore.tryAcquireUpTo(max.toLong())
 
-    /** The all-or-nothing form: at least [min] or nothing (bounds out of order or above the capacity throw). */
+    /**
+     * The all-or-nothing form: at least [min] or nothing (bounds out of order or above the capacity
+     * throw).
+     */
     @Operation
     fun tryAcquireRange(
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
@@ -137,7 +149,10 @@ abstract class SemaphoreOperations(protected val semaphore: Semaphore, private v
 
     override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(specification.java)
 
-    /** Runs a release; `false` if it threw IllegalStateException (an over-release), `true` otherwise. */
+    /**
+     * Runs a release; `false` if it threw IllegalStateException (an over-release), `true`
+     * otherwise.
+     */
     protected inline fun accepted(release: () -> Unit): Boolean =
         try {
             release()
@@ -147,27 +162,40 @@ abstract class SemaphoreOperations(protected val semaphore: Semaphore, private v
         }
 }
 
-/** `Semaphore(capacity)`, or with [counted] one whose queue bound never sheds (see [SemaphoreOperations]). */
+/**
+ * `Semaphore(capacity)`, or with [counted] one whose queue bound never sheds (see
+ * [SemaphoreOperations]).
+ */
 internal fun semaphoreOf(capacity: Long, counted: Boolean): Semaphore =
-    if (counted) Semaphore.builder(capacity).maxQueueLength(Int.MAX_VALUE - 1).build() else Semaphore(capacity)
+    if (counted) Semaphore.builder(capacity).maxQueueLength(Int.MAX_VALUE - 1).build()
+    else Semaphore(capacity)
 
 /** The suspending face: `dev.handoff.coroutines.acquire`, cancelled by Lincheck at random. */
 abstract class SemaphoreLincheckTest(semaphore: Semaphore, private val specification: KClass<*>) :
     SemaphoreOperations(semaphore, specification) {
-    constructor(capacity: Long, specification: KClass<*>, counted: Boolean = false) :
-        this(semaphoreOf(capacity, counted), specification)
+    constructor(
+        capacity: Long,
+        specification: KClass<*>,
+        counted: Boolean = false,
+    ) : this(semaphoreOf(capacity, counted), specification)
 
     @Operation(cancellableOnSuspension = true, promptCancellation = true)
-    suspend fun acquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) = acquirePermits(n.toLong())
+    suspend fun acquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) =
+        acquirePermits(n.toLong())
 
-    /** The Kotlin `acquireUpTo(min, max)`: one FIFO request, its own queue node, cancelled as [acquire] is. */
+    /**
+     * The Kotlin `acquireUpTo(min, max)`: one FIFO request, its own queue node, cancelled as
+     * [acquire] is.
+     */
     @Operation(cancellableOnSuspension = true, promptCancellation = true)
     suspend fun acquireUpTo(
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
     ): Long = semaphore.acquireUpToSuspending(min.toLong(), max.toLong())
 
-    /** The suspending acquire under test; a broken variant overrides it (see BrokenVariantsTest). */
+    /**
+     * The suspending acquire under test; a broken variant overrides it (see BrokenVariantsTest).
+     */
     protected open suspend fun acquirePermits(n: Long) = semaphore.acquireSuspending(n)
 
     override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(specification)
@@ -179,227 +207,280 @@ abstract class SemaphoreLincheckTest(semaphore: Semaphore, private val specifica
 
 class Semaphore1LincheckTest : SemaphoreLincheckTest(1, SequentialWeightedSemaphore1::class)
 
-/** Capacity 2 with a queue bound that never sheds: the bound check on every append (see [SemaphoreOperations]). */
-class SemaphoreCounted2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedSemaphore2::class, counted = true)
+/**
+ * Capacity 2 with a queue bound that never sheds: the bound check on every append (see
+ * [SemaphoreOperations]).
+ */
+class SemaphoreCounted2LincheckTest :
+    SemaphoreLincheckTest(2, SequentialWeightedSemaphore2::class, counted = true)
 
 open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedSemaphore2::class) {
-    override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(SequentialWeightedSemaphore2::class)
-        // grant vs cancel: the release may hand both permits to the waiter just as it is cancelled
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
-                    actor(SemaphoreOperations::queueLength) // cancelled or granted: it no longer waits
+    override fun <O : Options<O, *>> O.customize(): O =
+        suspendingConfiguration(SequentialWeightedSemaphore2::class)
+            // grant vs cancel: the release may hand both permits to the waiter just as it is
+            // cancelled
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                            actor(
+                                SemaphoreOperations::queueLength
+                            ) // cancelled or granted: it no longer waits
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 2)
+                            actor(SemaphoreOperations::availablePermits)
+                            actor(SemaphoreOperations::tryAcquire, 2)
+                        }
+                    }
                 }
-                thread {
-                    actor(SemaphoreOperations::release, 2)
-                    actor(SemaphoreOperations::availablePermits)
-                    actor(SemaphoreOperations::tryAcquire, 2)
+            )
+            // an up-to head takes the whole release, up to its maximum, unless it is cancelled
+            // first:
+            // then the release goes on to the waiter behind it
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            add(cancelledOnSuspension(SemaphoreLincheckTest::acquireUpTo, 1, 2))
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                        thread { actor(SemaphoreOperations::release, 2) }
+                    }
                 }
-            }
-        })
-        // an up-to head takes the whole release, up to its maximum, unless it is cancelled first:
-        // then the release goes on to the waiter behind it
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquireUpTo, 1, 2))
-                    actor(SemaphoreOperations::availablePermits)
+            )
+            // an up-to waiter served by two releases against an all-or-nothing try that must not
+            // barge
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreLincheckTest::acquireUpTo, 2, 2)
+                            actor(SemaphoreOperations::queuedPermits)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::tryAcquireRange, 1, 2)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                    }
                 }
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::queueLength)
+            )
+            // the observers, read without the lock between two stamps of it, vs the last waiter
+            // leaving (cancelled: the tail moves back and the removed-node counters shrink) while
+            // another appends behind it without the lock and a release grants the head
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::queuedPermits)
+                        }
+                        thread {
+                            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::queueLength)
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::queuedPermits)
+                        }
+                    }
                 }
-                thread { actor(SemaphoreOperations::release, 2) }
-            }
-        })
-        // an up-to waiter served by two releases against an all-or-nothing try that must not barge
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreLincheckTest::acquireUpTo, 2, 2)
-                    actor(SemaphoreOperations::queuedPermits)
+            )
+            // queueLength vs a waiter joining: the waiter sets QUEUED (taking the free permit)
+            // before
+            // it links itself; a tryAcquire that fails because of it must not see queueLength() 0
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 1) }
+                    parallel {
+                        thread { actor(SemaphoreLincheckTest::acquire, 2) }
+                        thread {
+                            actor(SemaphoreOperations::tryAcquire, 1)
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                    }
                 }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
+            )
+            // grant vs cancel, without prompt cancellation, as an observer sees it: once the grant
+            // showed in the free count (1), the acquire cannot end Cancelled with the release(2)
+            // accepted (a grant an observer saw, then undone); the observer waits for the grant to
+            // be
+            // confirmed or undone. (With an observer that does not wait this scenario stayed green
+            // within its budget: the cancellation on suspension rarely lands after the grant here.
+            // observedGrantUndone in Semaphore3LincheckTest catches that variant.)
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            add(
+                                cancelledOnSuspension(
+                                    SemaphoreLincheckTest::acquire,
+                                    1,
+                                    prompt = false,
+                                )
+                            )
+                        }
+                        thread { actor(SemaphoreOperations::availablePermits) }
+                        thread { actor(SemaphoreOperations::release, 2) }
+                    }
                 }
-                thread {
-                    actor(SemaphoreOperations::tryAcquireRange, 1, 2)
-                    actor(SemaphoreOperations::availablePermits)
+            )
+            // grant vs cancel with a waiter behind: the permits go to exactly one of the two
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                    }
                 }
-            }
-        })
-        // the observers, read without the lock between two stamps of it, vs the last waiter
-        // leaving (cancelled: the tail moves back and the removed-node counters shrink) while
-        // another appends behind it without the lock and a release grants the head
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::queuedPermits)
+            )
+            // close vs cancel: once the cancellation has lost to the close, the close is complete
+            // for everyone
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 1) }
+                    parallel {
+                        thread {
+                            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
+                            actor(SemaphoreOperations::queueLength)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                        thread { actor(SemaphoreOperations::close) }
+                    }
                 }
-                thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
-                    actor(SemaphoreOperations::queueLength)
+            )
+            // close vs release: a partially served head fails and its partial permits return to the
+            // pool
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 2)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::close)
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                    }
                 }
-                thread {
-                    actor(SemaphoreOperations::queueLength)
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::queuedPermits)
+            )
+            // a growth vs a lock-free append: the growth hands the new permit to the head while the
+            // node behind it may still be linking itself; that node must stay queued and get the
+            // permits released later. (Written when the first resize sealed the tail for good; a
+            // review
+            // found that seal losing the node. This scenario did not catch the broken variant
+            // within its
+            // budget, and java-core's LockFreeAppendTest races it for real: neither hits the
+            // few-instruction window reliably, so the fix rests on the argument in FifoCore's
+            // notes. Today only a shrink seals, until the next append under the lock: see the
+            // resize scenario of Semaphore3LincheckTest.)
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread { actor(SemaphoreLincheckTest::acquire, 1) }
+                        thread { actor(SemaphoreLincheckTest::acquire, 1) }
+                        thread {
+                            actor(SemaphoreOperations::setCapacity, 3)
+                            actor(SemaphoreOperations::release, 2)
+                        }
+                    }
                 }
-            }
-        })
-        // queueLength vs a waiter joining: the waiter sets QUEUED (taking the free permit) before
-        // it links itself; a tryAcquire that fails because of it must not see queueLength() 0
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 1) }
-            parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 2) }
-                thread {
-                    actor(SemaphoreOperations::tryAcquire, 1)
-                    actor(SemaphoreOperations::queueLength)
-                }
-            }
-        })
-        // grant vs cancel, without prompt cancellation, as an observer sees it: once the grant
-        // showed in the free count (1), the acquire cannot end Cancelled with the release(2)
-        // accepted (a grant an observer saw, then undone); the observer waits for the grant to be
-        // confirmed or undone. (With an observer that does not wait this scenario stayed green
-        // within its budget: the cancellation on suspension rarely lands after the grant here.
-        // observedGrantUndone in Semaphore3LincheckTest catches that variant.)
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, prompt = false)) }
-                thread { actor(SemaphoreOperations::availablePermits) }
-                thread { actor(SemaphoreOperations::release, 2) }
-            }
-        })
-        // grant vs cancel with a waiter behind: the permits go to exactly one of the two
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
-                    actor(SemaphoreOperations::availablePermits)
-                }
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::queueLength)
-                }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
-                }
-            }
-        })
-        // close vs cancel: once the cancellation has lost to the close, the close is complete for everyone
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 1) }
-            parallel {
-                thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2))
-                    actor(SemaphoreOperations::queueLength)
-                    actor(SemaphoreOperations::availablePermits)
-                }
-                thread { actor(SemaphoreOperations::close) }
-            }
-        })
-        // close vs release: a partially served head fails and its partial permits return to the pool
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 2)
-                    actor(SemaphoreOperations::availablePermits)
-                }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
-                }
-                thread {
-                    actor(SemaphoreOperations::close)
-                    actor(SemaphoreOperations::queueLength)
-                }
-            }
-        })
-        // a growth vs a lock-free append: the growth hands the new permit to the head while the
-        // node behind it may still be linking itself; that node must stay queued and get the
-        // permits released later. (Written when the first resize sealed the tail for good; a review
-        // found that seal losing the node. This scenario did not catch the broken variant within its
-        // budget, and java-core's LockFreeAppendTest races it for real: neither hits the
-        // few-instruction window reliably, so the fix rests on the argument in FifoCore's
-        // notes. Today only a shrink seals, until the next append under the lock: see the
-        // resize scenario of Semaphore3LincheckTest.)
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 1) }
-                thread { actor(SemaphoreLincheckTest::acquire, 1) }
-                thread {
-                    actor(SemaphoreOperations::setCapacity, 3)
-                    actor(SemaphoreOperations::release, 2)
-                }
-            }
-        })
+            )
 }
 
 class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaphore3::class) {
-    override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(SequentialWeightedSemaphore3::class)
-        // the outside review's race, with prompt cancellation: thread 3 holds all 3 permits after
-        // its acquire(2), then waits for 3; thread 2's release(3) grants them as the waiter is
-        // cancelled, and thread 1's release(3) must not spend the permits on their way back from
-        // the cancelled coroutine. At most 3 permits are ever held, so the two releases cannot
-        // both succeed unless the grant was delivered (see the notes at the top of this file),
-        // and the cancelled acquire ends Cancelled, never with the give-back's exception.
-        .addCustomScenario(releasesAgainstCancelledGrant(prompt = true))
-        // the same without prompt cancellation: Cancelled then means that the cancellation came
-        // before the grant was delivered, so the cancelled acquire holds nothing and at most one
-        // of the two release(3) calls succeeds
-        .addCustomScenario(releasesAgainstCancelledGrant(prompt = false))
-        // cancel of a partially served head: its partial permits complete the waiter behind it
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 3) }
-            parallel {
-                thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 3))
-                    actor(SemaphoreOperations::queueLength)
+    override fun <O : Options<O, *>> O.customize(): O =
+        suspendingConfiguration(SequentialWeightedSemaphore3::class)
+            // the outside review's race, with prompt cancellation: thread 3 holds all 3 permits
+            // after
+            // its acquire(2), then waits for 3; thread 2's release(3) grants them as the waiter is
+            // cancelled, and thread 1's release(3) must not spend the permits on their way back
+            // from
+            // the cancelled coroutine. At most 3 permits are ever held, so the two releases cannot
+            // both succeed unless the grant was delivered (see the notes at the top of this file),
+            // and the cancelled acquire ends Cancelled, never with the give-back's exception.
+            .addCustomScenario(releasesAgainstCancelledGrant(prompt = true))
+            // the same without prompt cancellation: Cancelled then means that the cancellation came
+            // before the grant was delivered, so the cancelled acquire holds nothing and at most
+            // one
+            // of the two release(3) calls succeeds
+            .addCustomScenario(releasesAgainstCancelledGrant(prompt = false))
+            // cancel of a partially served head: its partial permits complete the waiter behind it
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 3) }
+                    parallel {
+                        thread {
+                            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 3))
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 2)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                    }
                 }
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::availablePermits)
+            )
+            // a shrink below a waiting weight and the growth back, against appends and releases
+            // (the
+            // seal and the resize stamp of FifoCore's notes): see resizeAgainstAppendsAndReleases
+            .addCustomScenario(resizeAgainstAppendsAndReleases())
+            // a grant in transit, undone by a prompt cancellation: see observedGrantUndone
+            .addCustomScenario(observedGrantUndone(prompt = true))
+            // head-of-line blocking: a heavy head keeps a light waiter (and tryAcquire) out
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread { actor(SemaphoreLincheckTest::acquire, 3) }
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::tryAcquire, 1)
+                            actor(SemaphoreOperations::release, 2)
+                        }
+                    }
                 }
-                thread {
-                    actor(SemaphoreOperations::release, 2)
-                    actor(SemaphoreOperations::availablePermits)
-                }
-            }
-        })
-        // a shrink below a waiting weight and the growth back, against appends and releases (the
-        // seal and the resize stamp of FifoCore's notes): see resizeAgainstAppendsAndReleases
-        .addCustomScenario(resizeAgainstAppendsAndReleases())
-        // a grant in transit, undone by a prompt cancellation: see observedGrantUndone
-        .addCustomScenario(observedGrantUndone(prompt = true))
-        // head-of-line blocking: a heavy head keeps a light waiter (and tryAcquire) out
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { actor(SemaphoreLincheckTest::acquire, 3) }
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::release, 1)
-                }
-                thread {
-                    actor(SemaphoreOperations::tryAcquire, 1)
-                    actor(SemaphoreOperations::release, 2)
-                }
-            }
-        })
+            )
 }
 
 /**
@@ -407,20 +488,20 @@ class Semaphore3LincheckTest : SemaphoreLincheckTest(3, SequentialWeightedSemaph
  * thread 1 waits for, grows back to 3 and releases the initial part's 2 permits, while thread 1
  * queues `acquire(2)` (taking the free permit as a partial assignment) and then `acquire(1)`, and
  * thread 2 runs `acquire(1)` and `release(1)`. Among the orders the model checker plays:
- *  - thread 2's node appended lock-free behind thread 1's; the shrink seals the tail (the marker in
- *    place of the last node), fails thread 1's wait (its partial permit pays part of the debt) and
- *    keeps thread 2's; thread 1's `acquire(1)` then finds the tail sealed and appends under the
- *    lock, behind thread 2, which unseals it; the growth pays the debt and serves the queue;
- *  - a shrink that finds thread 1 waiting alone (the seal, then the queue emptied by the failure),
- *    or no waiter at all, and appends that come before the shrink, between shrink and growth
- *    (capacity 1: a weight of 2 is refused at once) or after it;
- *  - thread 2 granted at once, its `release(1)` lock-free (no waiter, no debt) racing the resizes:
- *    the release reads the word, then the capacity, and its CAS fails if a resize advanced the
- *    stamp in between; or under the lock while debt is owed or a waiter queues.
- * No order may lose a node, grant past the capacity or accept an over-release. (Checked once by
- * hand, 2026-11-26, with a copy of this scenario that looked at the core's tail: in 400 model
- * checking invocations a shrink left the tail sealed 254 times and an `acquire(1)` found it sealed,
- * so appended under the lock, 158 times; in 1,000 stress invocations 1,128 and 722 times.)
+ * - thread 2's node appended lock-free behind thread 1's; the shrink seals the tail (the marker in
+ *   place of the last node), fails thread 1's wait (its partial permit pays part of the debt) and
+ *   keeps thread 2's; thread 1's `acquire(1)` then finds the tail sealed and appends under the
+ *   lock, behind thread 2, which unseals it; the growth pays the debt and serves the queue;
+ * - a shrink that finds thread 1 waiting alone (the seal, then the queue emptied by the failure),
+ *   or no waiter at all, and appends that come before the shrink, between shrink and growth
+ *   (capacity 1: a weight of 2 is refused at once) or after it;
+ * - thread 2 granted at once, its `release(1)` lock-free (no waiter, no debt) racing the resizes:
+ *   the release reads the word, then the capacity, and its CAS fails if a resize advanced the stamp
+ *   in between; or under the lock while debt is owed or a waiter queues. No order may lose a node,
+ *   grant past the capacity or accept an over-release. (Checked once by hand, 2026-11-26, with a
+ *   copy of this scenario that looked at the core's tail: in 400 model checking invocations a
+ *   shrink left the tail sealed 254 times and an `acquire(1)` found it sealed, so appended under
+ *   the lock, 158 times; in 1,000 stress invocations 1,128 and 722 times.)
  */
 private fun resizeAgainstAppendsAndReleases() = scenario {
     initial { actor(SemaphoreOperations::tryAcquire, 2) }
@@ -441,7 +522,10 @@ private fun resizeAgainstAppendsAndReleases() = scenario {
     }
 }
 
-/** The initial part of the scenarios below, on capacity 3: `tryAcquire(3); release(1); release(1)` (1 held, 2 free). */
+/**
+ * The initial part of the scenarios below, on capacity 3: `tryAcquire(3); release(1); release(1)`
+ * (1 held, 2 free).
+ */
 private val oneHeldTwoFree: DSLThreadScenario.() -> Unit = {
     actor(SemaphoreOperations::tryAcquire, 3)
     actor(SemaphoreOperations::release, 1)
@@ -453,11 +537,10 @@ private val oneHeldTwoFree: DSLThreadScenario.() -> Unit = {
  * the free permits, thread 2 releases 3 and observes them, and thread 3 takes 2 and then waits for
  * 2 more, cancelled as soon as it suspends ([prompt]: also after its resumption). Thread 2's
  * release may grant the waiter provisionally, and the cancellation may then undo the grant. An
- * observer of the free count waits for that decision (see "Provisional grants" in
- * FifoCore's notes): once it showed 1 free (the grant), it may not show 3 with the acquire
- * ending Cancelled, which no sequential history has. (An observer that did not wait was caught
- * here: `availablePermits(): 1` on thread 1, `3` on thread 2, `acquire(2) + prompt_cancel:
- * CANCELLED`.)
+ * observer of the free count waits for that decision (see "Provisional grants" in FifoCore's
+ * notes): once it showed 1 free (the grant), it may not show 3 with the acquire ending Cancelled,
+ * which no sequential history has. (An observer that did not wait was caught here:
+ * `availablePermits(): 1` on thread 1, `3` on thread 2, `acquire(2) + prompt_cancel: CANCELLED`.)
  */
 private fun observedGrantUndone(prompt: Boolean) = scenario {
     initial(oneHeldTwoFree)
@@ -504,7 +587,8 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     private class Slot(val acquisition: Acquisition, val waker: CountingWaker)
 
     /** Counts its wake-ups and remembers whether the first one ran inside `acquire` itself. */
-    private class CountingWaker(private val caller: Thread, private val declines: Boolean = false) : Waker {
+    private class CountingWaker(private val caller: Thread, private val declines: Boolean = false) :
+        Waker {
         val wakes = AtomicInteger()
 
         override fun claim(): Boolean {
@@ -514,14 +598,11 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
             return !declines
         }
 
-        @Volatile
-        var starting = true
+        @Volatile var starting = true
 
-        @Volatile
-        var settledAtOnce = false
+        @Volatile var settledAtOnce = false
 
-        @Volatile
-        var declinedAtOnce = false
+        @Volatile var declinedAtOnce = false
 
         override fun wake() {
             if (wakes.incrementAndGet() == 1 && starting && Thread.currentThread() === caller) {
@@ -537,18 +618,22 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     private val rejectedWakers = java.util.concurrent.ConcurrentLinkedQueue<CountingWaker>()
 
     /**
-     * `acquireThen(n, waker)` by [thread] into its slot: `"granted"` or `"closed"` if it settled inside
-     * the call, `"waiting"` if it queued, `"rejected"` if a queue bound refused it
+     * `acquireThen(n, waker)` by [thread] into its slot: `"granted"` or `"closed"` if it settled
+     * inside the call, `"waiting"` if it queued, `"rejected"` if a queue bound refused it
      * (SemaphoreRejectedException: nothing queued, so the thread's slot is emptied).
      */
     @Operation
-    fun start(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
+    fun start(
+        @Param(gen = ThreadIdGen::class) thread: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) n: Int,
+    ): String {
         val waker = CountingWaker(Thread.currentThread())
-        val acquisition = try {
-            semaphore.acquireThen(n.toLong(), waker)
-        } catch (shed: SemaphoreRejectedException) {
-            return rejected(thread, waker)
-        }
+        val acquisition =
+            try {
+                semaphore.acquireThen(n.toLong(), waker)
+            } catch (shed: SemaphoreRejectedException) {
+                return rejected(thread, waker)
+            }
         waker.starting = false
         val slot = Slot(acquisition, waker)
         slots[thread] = slot
@@ -560,15 +645,21 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
         }
     }
 
-    /** `acquireThen(n, waker)` with a waker whose claim declines: its party is gone by the grant. */
+    /**
+     * `acquireThen(n, waker)` with a waker whose claim declines: its party is gone by the grant.
+     */
     @Operation
-    fun startDeclining(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int): String {
+    fun startDeclining(
+        @Param(gen = ThreadIdGen::class) thread: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) n: Int,
+    ): String {
         val waker = CountingWaker(Thread.currentThread(), declines = true)
-        val acquisition = try {
-            semaphore.acquireThen(n.toLong(), waker)
-        } catch (shed: SemaphoreRejectedException) {
-            return rejected(thread, waker)
-        }
+        val acquisition =
+            try {
+                semaphore.acquireThen(n.toLong(), waker)
+            } catch (shed: SemaphoreRejectedException) {
+                return rejected(thread, waker)
+            }
         waker.starting = false
         val slot = Slot(acquisition, waker)
         slots[thread] = slot
@@ -587,21 +678,25 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     }
 
     @Operation
-    fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = slots[thread]?.acquisition?.cancel() ?: false
+    fun cancel(@Param(gen = ThreadIdGen::class) thread: Int): Boolean =
+        slots[thread]?.acquisition?.cancel() ?: false
 
     /**
-     * `release(n, executor)`: the permits are handed on inside the call, and the wake-ups it
-     * causes run afterwards, from the executor's queue, on this thread (the validation below sees
-     * whether any is lost or doubled).
+     * `release(n, executor)`: the permits are handed on inside the call, and the wake-ups it causes
+     * run afterwards, from the executor's queue, on this thread (the validation below sees whether
+     * any is lost or doubled).
      */
     @Operation
     fun releaseWakingLater(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean =
-        wakingLater { executor -> accepted { semaphore.release(n.toLong(), executor) } }
+        wakingLater { executor ->
+            accepted { semaphore.release(n.toLong(), executor) }
+        }
 
     /** `cancel(executor)`, its wake-ups run afterwards as in [releaseWakingLater]. */
     @Operation
-    fun cancelWakingLater(@Param(gen = ThreadIdGen::class) thread: Int): Boolean =
-        wakingLater { slots[thread]?.acquisition?.cancel(it) ?: false }
+    fun cancelWakingLater(@Param(gen = ThreadIdGen::class) thread: Int): Boolean = wakingLater {
+        slots[thread]?.acquisition?.cancel(it) ?: false
+    }
 
     /** Runs [call] with an executor that queues, then runs what it queued, on this thread. */
     private inline fun <T> wakingLater(call: (java.util.concurrent.Executor) -> T): T {
@@ -622,72 +717,100 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
         for (slot in allSlots) {
             val a = slot.acquisition
             val expected = if (a.isGranted || a.isClosed || a.failure() != null) 1 else 0
-            check(slot.waker.wakes.get() == expected) { "$a: waker ran ${slot.waker.wakes.get()} times" }
+            check(slot.waker.wakes.get() == expected) {
+                "$a: waker ran ${slot.waker.wakes.get()} times"
+            }
         }
         for (waker in rejectedWakers) {
-            check(waker.wakes.get() == 0) { "the waker of a rejected acquisition ran ${waker.wakes.get()} times" }
+            check(waker.wakes.get() == 0) {
+                "the waker of a rejected acquisition ran ${waker.wakes.get()} times"
+            }
         }
     }
 }
 
-class SemaphoreCallback2LincheckTest : SemaphoreCallbackLincheckTest(2, SequentialWeightedSemaphore2::class) {
-    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialWeightedSemaphore2::class.java)
-        // cancel vs grant on a partially served head, with a waiter behind it
-        .addCustomScenario(partialHeadCancelledAgainstGrant(SemaphoreCallbackLincheckTest::cancel, SemaphoreOperations::release))
-        // the same with the executor overloads: the wake-ups run after the call, none lost or doubled
-        .addCustomScenario(
-            partialHeadCancelledAgainstGrant(SemaphoreCallbackLincheckTest::cancelWakingLater, SemaphoreCallbackLincheckTest::releaseWakingLater),
-        )
-        // the claim window: a declining immediate grant is never seen by tryAcquire or the count
-        .addCustomScenario(scenario {
-            parallel {
-                thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
-                thread { actor(SemaphoreOperations::tryAcquire, 2); actor(SemaphoreOperations::release, 2) }
-                thread { actor(SemaphoreOperations::availablePermits) }
-            }
-            post { actor(SemaphoreOperations::queueLength) }
-        })
-        // a queued declining head hands the permits it collected on to the waiter behind it
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
-                thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
-                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreOperations::queueLength)
-            }
-        })
-        // close vs cancel: once cancel() has lost to the close, the close is complete for everyone
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 1) }
-            parallel {
-                thread {
-                    actor(SemaphoreCallbackLincheckTest::start, 1, 2)
-                    actor(SemaphoreCallbackLincheckTest::cancel, 1)
-                    actor(SemaphoreOperations::availablePermits)
+class SemaphoreCallback2LincheckTest :
+    SemaphoreCallbackLincheckTest(2, SequentialWeightedSemaphore2::class) {
+    override fun <O : Options<O, *>> O.customize(): O =
+        sequentialSpecification(SequentialWeightedSemaphore2::class.java)
+            // cancel vs grant on a partially served head, with a waiter behind it
+            .addCustomScenario(
+                partialHeadCancelledAgainstGrant(
+                    SemaphoreCallbackLincheckTest::cancel,
+                    SemaphoreOperations::release,
+                )
+            )
+            // the same with the executor overloads: the wake-ups run after the call, none lost or
+            // doubled
+            .addCustomScenario(
+                partialHeadCancelledAgainstGrant(
+                    SemaphoreCallbackLincheckTest::cancelWakingLater,
+                    SemaphoreCallbackLincheckTest::releaseWakingLater,
+                )
+            )
+            // the claim window: a declining immediate grant is never seen by tryAcquire or the
+            // count
+            .addCustomScenario(
+                scenario {
+                    parallel {
+                        thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
+                        thread {
+                            actor(SemaphoreOperations::tryAcquire, 2)
+                            actor(SemaphoreOperations::release, 2)
+                        }
+                        thread { actor(SemaphoreOperations::availablePermits) }
+                    }
+                    post { actor(SemaphoreOperations::queueLength) }
                 }
-                thread {
-                    actor(SemaphoreOperations::close)
+            )
+            // a queued declining head hands the permits it collected on to the waiter behind it
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread { actor(SemaphoreCallbackLincheckTest::startDeclining, 1, 2) }
+                        thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                    }
+                    post {
+                        actor(SemaphoreOperations::availablePermits)
+                        actor(SemaphoreOperations::queueLength)
+                    }
                 }
-            }
-            post { actor(SemaphoreOperations::queueLength) }
-        })
-        // a shrink racing a lock-free append and a cancel at the tail: see shrinkAgainstAppendAndCancel
-        .addCustomScenario(shrinkAgainstAppendAndCancel())
+            )
+            // close vs cancel: once cancel() has lost to the close, the close is complete for
+            // everyone
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 1) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreCallbackLincheckTest::start, 1, 2)
+                            actor(SemaphoreCallbackLincheckTest::cancel, 1)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                        thread { actor(SemaphoreOperations::close) }
+                    }
+                    post { actor(SemaphoreOperations::queueLength) }
+                }
+            )
+            // a shrink racing a lock-free append and a cancel at the tail: see
+            // shrinkAgainstAppendAndCancel
+            .addCustomScenario(shrinkAgainstAppendAndCancel())
 }
 
 /**
  * On capacity 2, all held, one node of weight 1 waiting (the tail): thread 1 appends a node of
  * weight 2 without the lock, thread 2 shrinks to 1 (sealing the tail), thread 3 appends a node of
- * weight 1 (under the lock, behind the seal, if it comes after it) and cancels it, so that the
- * tail leaves and comes back to the node thread 1 may have read with the old capacity. No order may
+ * weight 1 (under the lock, behind the seal, if it comes after it) and cancels it, so that the tail
+ * leaves and comes back to the node thread 1 may have read with the old capacity. No order may
  * leave a node of weight 2 waiting at capacity 1 (the post part's observers and release would show
- * it); in the specification, thread 1's start is refused after the shrink or failed by it. With
- * the tail moved back across the seal, the model checker finds the order in which thread 1 reads
- * the tail and the capacity 2, thread 2 and thread 3 run whole, and thread 1's CAS succeeds.
+ * it); in the specification, thread 1's start is refused after the shrink or failed by it. With the
+ * tail moved back across the seal, the model checker finds the order in which thread 1 reads the
+ * tail and the capacity 2, thread 2 and thread 3 run whole, and thread 1's CAS succeeds.
  */
 private fun shrinkAgainstAppendAndCancel() = scenario {
     initial {
@@ -725,21 +848,21 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
      * A thread's slot, published before its acquire starts and given the future once the call
      * returns: another thread that finds a slot still starting waits for the outcome (the acquire
      * may already have taken effect, even be granted, before the call returns), so "no handle" is
-     * answered only for a slot whose acquire has not begun. A start refused with an exception
-     * (bad arguments: nothing happened) leaves the thread's [previous] slot in effect, as the
+     * answered only for a slot whose acquire has not begun. A start refused with an exception (bad
+     * arguments: nothing happened) leaves the thread's [previous] slot in effect, as the
      * specification does.
      */
     private class Slot(val previous: Slot?) {
-        @Volatile
-        var started: Any? = null // null while starting, then the future or REFUSED
+        @Volatile var started: Any? = null // null while starting, then the future or REFUSED
 
-        @Volatile
-        var cancelResult: Boolean? = null
+        @Volatile var cancelResult: Boolean? = null
 
         val future: CompletableFuture<*>
             get() = started as CompletableFuture<*>
 
-        /** The slot in effect: this one once started, the previous one if this start was refused. */
+        /**
+         * The slot in effect: this one once started, the previous one if this start was refused.
+         */
         fun resolve(): Slot? {
             while (true) {
                 when (started) {
@@ -769,11 +892,17 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
     private val allSlots = java.util.concurrent.ConcurrentLinkedQueue<Slot>()
 
     @Operation
-    fun startAsync(@Param(gen = ThreadIdGen::class) thread: Int, @Param(gen = IntGen::class, conf = WEIGHTS) n: Int) {
+    fun startAsync(
+        @Param(gen = ThreadIdGen::class) thread: Int,
+        @Param(gen = IntGen::class, conf = WEIGHTS) n: Int,
+    ) {
         startInto(thread) { semaphore.acquireAsync(n.toLong()) }
     }
 
-    /** `acquireUpToAsync(min, max)`: one FIFO request weighing [min] that takes up to [max] when granted. */
+    /**
+     * `acquireUpToAsync(min, max)`: one FIFO request weighing [min] that takes up to [max] when
+     * granted.
+     */
     @Operation
     fun startAsyncUpTo(
         @Param(gen = ThreadIdGen::class) thread: Int,
@@ -796,13 +925,15 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
      */
     @Operation
     fun releaseHandle(@Param(gen = ThreadIdGen::class) thread: Int): String {
-        val future = (slots[thread]?.resolve() ?: return SequentialWeightedSemaphore.NO_HANDLE).future
+        val future =
+            (slots[thread]?.resolve() ?: return SequentialWeightedSemaphore.NO_HANDLE).future
         if (!future.isDone || future.isCompletedExceptionally) {
             return SequentialWeightedSemaphore.NO_HANDLE
         }
         val handle = future.join() as Permits
         return try {
-            if (handle.release()) SequentialWeightedSemaphore.RELEASED else SequentialWeightedSemaphore.ALREADY_RELEASED
+            if (handle.release()) SequentialWeightedSemaphore.RELEASED
+            else SequentialWeightedSemaphore.ALREADY_RELEASED
         } catch (overRelease: IllegalStateException) {
             SequentialWeightedSemaphore.OVER_RELEASE
         }
@@ -817,10 +948,16 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
     fun cancelledFuturesAreCancelledAndTheOthersSettled() {
         for (slot in allSlots) {
             when (slot.cancelResult) {
-                true -> check(slot.future.isCancelled) { "cancel() returned true, but ${slot.future}" }
-                false -> check(slot.future.isDone && !slot.future.isCancelled && settledNormallyOrClosed(slot.future)) {
-                    "cancel() returned false, but ${slot.future}"
-                }
+                true ->
+                    check(slot.future.isCancelled) { "cancel() returned true, but ${slot.future}" }
+                false ->
+                    check(
+                        slot.future.isDone &&
+                            !slot.future.isCancelled &&
+                            settledNormallyOrClosed(slot.future)
+                    ) {
+                        "cancel() returned false, but ${slot.future}"
+                    }
                 null -> {}
             }
         }
@@ -838,104 +975,128 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
         }
 }
 
-class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWeightedSemaphore2::class) {
-    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialWeightedSemaphore2::class.java)
-        // future.cancel vs the grant: a cancelled future never holds permits
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2); actor(SemaphoreFutureLincheckTest::cancelAsync, 1) }
-                thread { actor(SemaphoreOperations::release, 1); actor(SemaphoreOperations::release, 1) }
-                thread { actor(SemaphoreOperations::close) }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreOperations::queueLength)
-            }
-        })
-        // an up-to future at the head, partially served, cancelled against the release that would
-        // complete it: either it takes both permits (its maximum) or they go on to the waiter behind
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreFutureLincheckTest::startAsyncUpTo, 1, 2, 2)
-                    actor(SemaphoreFutureLincheckTest::cancelAsync, 1)
+class SemaphoreFuture2LincheckTest :
+    SemaphoreFutureLincheckTest(2, SequentialWeightedSemaphore2::class) {
+    override fun <O : Options<O, *>> O.customize(): O =
+        sequentialSpecification(SequentialWeightedSemaphore2::class.java)
+            // future.cancel vs the grant: a cancelled future never holds permits
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreFutureLincheckTest::startAsync, 1, 2)
+                            actor(SemaphoreFutureLincheckTest::cancelAsync, 1)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                        thread { actor(SemaphoreOperations::close) }
+                    }
+                    post {
+                        actor(SemaphoreOperations::availablePermits)
+                        actor(SemaphoreOperations::queueLength)
+                    }
                 }
-                thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
+            )
+            // an up-to future at the head, partially served, cancelled against the release that
+            // would
+            // complete it: either it takes both permits (its maximum) or they go on to the waiter
+            // behind
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreFutureLincheckTest::startAsyncUpTo, 1, 2, 2)
+                            actor(SemaphoreFutureLincheckTest::cancelAsync, 1)
+                        }
+                        thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                    }
+                    post {
+                        actor(SemaphoreOperations::availablePermits)
+                        actor(SemaphoreOperations::queueLength)
+                    }
                 }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreOperations::queueLength)
-            }
-        })
-        // Permits.release() of a handle granted at once, twice at the same time and against a
-        // release by count behind its back: the permits go back exactly once; the other handle
-        // release is a no-op, or reports the over-release if the release by count came first
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
-                    actor(SemaphoreOperations::availablePermits)
+            )
+            // Permits.release() of a handle granted at once, twice at the same time and against a
+            // release by count behind its back: the permits go back exactly once; the other handle
+            // release is a no-op, or reports the over-release if the release by count came first
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreFutureLincheckTest::startAsync, 1, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                        thread { actor(SemaphoreFutureLincheckTest::releaseHandle, 1) }
+                        thread {
+                            actor(SemaphoreOperations::release, 2)
+                            actor(SemaphoreOperations::tryAcquire, 2)
+                        }
+                    }
+                    post {
+                        actor(SemaphoreOperations::availablePermits)
+                        actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                    }
                 }
-                thread { actor(SemaphoreFutureLincheckTest::releaseHandle, 1) }
-                thread {
-                    actor(SemaphoreOperations::release, 2)
-                    actor(SemaphoreOperations::tryAcquire, 2)
+            )
+            // the handle of a queued future is its queue node: released while the grant completes
+            // it,
+            // by its own thread and another, with a waiter behind it that the released permits
+            // serve
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreFutureLincheckTest::startAsync, 1, 2)
+                            actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+                        }
+                        thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
+                    }
+                    post {
+                        actor(SemaphoreOperations::availablePermits)
+                        actor(SemaphoreOperations::queueLength)
+                        actor(SemaphoreFutureLincheckTest::releaseHandle, 2)
+                    }
                 }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
-            }
-        })
-        // the handle of a queued future is its queue node: released while the grant completes it,
-        // by its own thread and another, with a waiter behind it that the released permits serve
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreFutureLincheckTest::startAsync, 1, 2)
-                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
+            )
+            // an up-to future served by one release of one permit (its minimum) while a second one
+            // may
+            // or may not have arrived: it takes what is handed out, up to its maximum, and no
+            // tryAcquire barges
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread { actor(SemaphoreFutureLincheckTest::startAsyncUpTo, 1, 1, 2) }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::tryAcquireRange, 1, 1)
+                            actor(SemaphoreOperations::queuedPermits)
+                        }
+                    }
+                    post {
+                        actor(SemaphoreOperations::availablePermits)
+                        actor(SemaphoreOperations::queueLength)
+                    }
                 }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreFutureLincheckTest::releaseHandle, 1)
-                }
-                thread { actor(SemaphoreFutureLincheckTest::startAsync, 2, 1) }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreOperations::queueLength)
-                actor(SemaphoreFutureLincheckTest::releaseHandle, 2)
-            }
-        })
-        // an up-to future served by one release of one permit (its minimum) while a second one may
-        // or may not have arrived: it takes what is handed out, up to its maximum, and no tryAcquire barges
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread { actor(SemaphoreFutureLincheckTest::startAsyncUpTo, 1, 1, 2) }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
-                }
-                thread {
-                    actor(SemaphoreOperations::tryAcquireRange, 1, 1)
-                    actor(SemaphoreOperations::queuedPermits)
-                }
-            }
-            post {
-                actor(SemaphoreOperations::availablePermits)
-                actor(SemaphoreOperations::queueLength)
-            }
-        })
+            )
 }
 
 /**
@@ -943,15 +1104,22 @@ class SemaphoreFuture2LincheckTest : SemaphoreFutureLincheckTest(2, SequentialWe
  * behind it, thread 3 releases 1 twice with [release]: the head may be partially served, granted or
  * withdrawn when the permits arrive, and its partial permits must reach the waiter behind it.
  */
-private fun partialHeadCancelledAgainstGrant(cancel: KFunction<*>, release: KFunction<*>) = scenario {
-    initial { actor(SemaphoreOperations::tryAcquire, 2) }
-    parallel {
-        thread { actor(SemaphoreCallbackLincheckTest::start, 1, 2); actor(cancel, 1) }
-        thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
-        thread { actor(release, 1); actor(release, 1) }
+private fun partialHeadCancelledAgainstGrant(cancel: KFunction<*>, release: KFunction<*>) =
+    scenario {
+        initial { actor(SemaphoreOperations::tryAcquire, 2) }
+        parallel {
+            thread {
+                actor(SemaphoreCallbackLincheckTest::start, 1, 2)
+                actor(cancel, 1)
+            }
+            thread { actor(SemaphoreCallbackLincheckTest::start, 2, 1) }
+            thread {
+                actor(release, 1)
+                actor(release, 1)
+            }
+        }
+        post {
+            actor(SemaphoreOperations::availablePermits)
+            actor(SemaphoreOperations::queueLength)
+        }
     }
-    post {
-        actor(SemaphoreOperations::availablePermits)
-        actor(SemaphoreOperations::queueLength)
-    }
-}

@@ -48,123 +48,154 @@ import org.jetbrains.lincheck.datastructures.scenario
 
 /** The budget of the shedding tests: a few random scenarios on top of the custom ones. */
 private fun ModelCheckingOptions.shedModelChecking(): ModelCheckingOptions =
-    iterations(if (AbstractLincheckTest.DEEP) 50 else 6).invocationsPerIteration(if (AbstractLincheckTest.DEEP) 2_000 else 300)
+    iterations(if (AbstractLincheckTest.DEEP) 50 else 6)
+        .invocationsPerIteration(if (AbstractLincheckTest.DEEP) 2_000 else 300)
 
 private fun StressOptions.shedStress(): StressOptions =
-    iterations(if (AbstractLincheckTest.DEEP) 50 else 6).invocationsPerIteration(if (AbstractLincheckTest.DEEP) 5_000 else 500)
+    iterations(if (AbstractLincheckTest.DEEP) 50 else 6)
+        .invocationsPerIteration(if (AbstractLincheckTest.DEEP) 5_000 else 500)
 
 /** Capacity 2, at most one waiting acquisition; the callback face. */
 class SemaphoreShedLength2LincheckTest :
-    SemaphoreCallbackLincheckTest(Semaphore.builder(2).maxQueueLength(1).build(), SequentialShedLength2::class) {
+    SemaphoreCallbackLincheckTest(
+        Semaphore.builder(2).maxQueueLength(1).build(),
+        SequentialShedLength2::class,
+    ) {
 
-    override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(SequentialShedLength2::class.java)
-        // the one place is taken; a second acquisition is refused unless the cancel of the waiter
-        // or the release that serves it came first (its lock-free check says "full" either way
-        // and it decides again under the lock); nothing of a refused one is ever seen
-        .addCustomScenario(scenario {
-            initial {
-                actor(SemaphoreOperations::tryAcquire, 2)
-                actor(SemaphoreCallbackLincheckTest::start, 0, 1)
-            }
-            parallel {
-                thread {
-                    actor(SemaphoreCallbackLincheckTest::start, 1, 1)
-                    actor(SemaphoreOperations::queueLength)
+    override fun <O : Options<O, *>> O.customize(): O =
+        sequentialSpecification(SequentialShedLength2::class.java)
+            // the one place is taken; a second acquisition is refused unless the cancel of the
+            // waiter
+            // or the release that serves it came first (its lock-free check says "full" either way
+            // and it decides again under the lock); nothing of a refused one is ever seen
+            .addCustomScenario(
+                scenario {
+                    initial {
+                        actor(SemaphoreOperations::tryAcquire, 2)
+                        actor(SemaphoreCallbackLincheckTest::start, 0, 1)
+                    }
+                    parallel {
+                        thread {
+                            actor(SemaphoreCallbackLincheckTest::start, 1, 1)
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                        thread {
+                            actor(SemaphoreCallbackLincheckTest::cancel, 0)
+                            actor(SemaphoreOperations::queuedPermits)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::availablePermits)
+                        }
+                    }
+                    post {
+                        actor(SemaphoreOperations::queueLength)
+                        actor(SemaphoreOperations::queuedPermits)
+                        actor(SemaphoreOperations::availablePermits)
+                    }
                 }
-                thread {
-                    actor(SemaphoreCallbackLincheckTest::cancel, 0)
-                    actor(SemaphoreOperations::queuedPermits)
+            )
+            // two acquisitions race for the one place while releases serve the head: the first to
+            // queue takes the place (the first node of an empty queue is appended under the lock),
+            // the other is refused unless the head was served or withdrawn by then
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreCallbackLincheckTest::start, 1, 2)
+                            actor(SemaphoreCallbackLincheckTest::cancel, 1)
+                        }
+                        thread {
+                            actor(SemaphoreCallbackLincheckTest::start, 2, 1)
+                            actor(SemaphoreOperations::queuedPermits)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                    }
+                    post {
+                        actor(SemaphoreOperations::queueLength)
+                        actor(SemaphoreOperations::availablePermits)
+                    }
                 }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::availablePermits)
-                }
-            }
-            post {
-                actor(SemaphoreOperations::queueLength)
-                actor(SemaphoreOperations::queuedPermits)
-                actor(SemaphoreOperations::availablePermits)
-            }
-        })
-        // two acquisitions race for the one place while releases serve the head: the first to
-        // queue takes the place (the first node of an empty queue is appended under the lock),
-        // the other is refused unless the head was served or withdrawn by then
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreCallbackLincheckTest::start, 1, 2)
-                    actor(SemaphoreCallbackLincheckTest::cancel, 1)
-                }
-                thread {
-                    actor(SemaphoreCallbackLincheckTest::start, 2, 1)
-                    actor(SemaphoreOperations::queuedPermits)
-                }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
-                }
-            }
-            post {
-                actor(SemaphoreOperations::queueLength)
-                actor(SemaphoreOperations::availablePermits)
-            }
-        })
+            )
 
-    override fun ModelCheckingOptions.customizeModelChecking(): ModelCheckingOptions = shedModelChecking()
+    override fun ModelCheckingOptions.customizeModelChecking(): ModelCheckingOptions =
+        shedModelChecking()
 
     override fun StressOptions.customizeStress(): StressOptions = shedStress()
 }
 
 /** Capacity 2, at most 2 permits waiting in total; the suspending face. */
 class SemaphoreShedPermits2LincheckTest :
-    SemaphoreLincheckTest(Semaphore.builder(2).maxQueuedPermits(2).build(), SequentialShedPermits2::class) {
+    SemaphoreLincheckTest(
+        Semaphore.builder(2).maxQueuedPermits(2).build(),
+        SequentialShedPermits2::class,
+    ) {
 
-    override fun <O : Options<O, *>> O.customize(): O = suspendingConfiguration(SequentialShedPermits2::class)
-        // three waiters of weight 1 for two places: the second appends lock-free behind the first
-        // (1 + 1 <= 2), the third is refused (its lock-free check says "full", the lock agrees)
-        // unless a place came free: thread 3's own wait is cancelled as soon as it suspends (the
-        // last node leaving moves the tail back, under appends), and its release(2), by a thread
-        // that holds nothing, hands the initial part's permits to the queue
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::release, 1)
+    override fun <O : Options<O, *>> O.customize(): O =
+        suspendingConfiguration(SequentialShedPermits2::class)
+            // three waiters of weight 1 for two places: the second appends lock-free behind the
+            // first
+            // (1 + 1 <= 2), the third is refused (its lock-free check says "full", the lock agrees)
+            // unless a place came free: thread 3's own wait is cancelled as soon as it suspends
+            // (the
+            // last node leaving moves the tail back, under appends), and its release(2), by a
+            // thread
+            // that holds nothing, hands the initial part's permits to the queue
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                        thread {
+                            add(
+                                cancelledOnSuspension(
+                                    SemaphoreLincheckTest::acquire,
+                                    1,
+                                    prompt = false,
+                                )
+                            )
+                            actor(SemaphoreOperations::queuedPermits)
+                            actor(SemaphoreOperations::release, 2)
+                        }
+                    }
                 }
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::release, 1)
+            )
+            // a weight 2 behind a weight-1 waiter is refused (1 + 2 > 2), unless the releases
+            // served
+            // that waiter first: then it queues alone (2 <= 2), or is granted at once
+            .addCustomScenario(
+                scenario {
+                    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+                    parallel {
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 1)
+                            actor(SemaphoreOperations::queuedPermits)
+                        }
+                        thread {
+                            actor(SemaphoreLincheckTest::acquire, 2)
+                            actor(SemaphoreOperations::queueLength)
+                        }
+                        thread {
+                            actor(SemaphoreOperations::release, 1)
+                            actor(SemaphoreOperations::release, 1)
+                        }
+                    }
                 }
-                thread {
-                    add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, prompt = false))
-                    actor(SemaphoreOperations::queuedPermits)
-                    actor(SemaphoreOperations::release, 2)
-                }
-            }
-        })
-        // a weight 2 behind a weight-1 waiter is refused (1 + 2 > 2), unless the releases served
-        // that waiter first: then it queues alone (2 <= 2), or is granted at once
-        .addCustomScenario(scenario {
-            initial { actor(SemaphoreOperations::tryAcquire, 2) }
-            parallel {
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 1)
-                    actor(SemaphoreOperations::queuedPermits)
-                }
-                thread {
-                    actor(SemaphoreLincheckTest::acquire, 2)
-                    actor(SemaphoreOperations::queueLength)
-                }
-                thread {
-                    actor(SemaphoreOperations::release, 1)
-                    actor(SemaphoreOperations::release, 1)
-                }
-            }
-        })
+            )
 
-    override fun ModelCheckingOptions.customizeModelChecking(): ModelCheckingOptions = shedModelChecking()
+    override fun ModelCheckingOptions.customizeModelChecking(): ModelCheckingOptions =
+        shedModelChecking()
 
     override fun StressOptions.customizeStress(): StressOptions = shedStress()
 }

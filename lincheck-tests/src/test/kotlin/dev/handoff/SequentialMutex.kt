@@ -7,15 +7,14 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 /**
  * The sequential specification of [Mutex] (its javadoc), written from the contract alone and as
  * plainly as possible: a `locked` flag and a FIFO queue of waiting `lock()` calls.
- *
- *  - [tryLock] locks iff the mutex is unlocked and nobody waits;
- *  - [lock] locks at once under the same condition, otherwise joins the tail of the queue;
- *  - [unlock], by any caller (the mutex has no owner), hands the lock straight to the head of the
- *    queue (the mutex stays locked), or unlocks if nobody waits, and returns `true`; unlocking an
- *    unlocked mutex returns `false` and changes nothing (the real one throws
- *    IllegalStateException, which the test reports as `false`);
- *  - a cancelled waiter leaves the queue (nothing is granted by that: the mutex is locked) and
- *    holds nothing.
+ * - [tryLock] locks iff the mutex is unlocked and nobody waits;
+ * - [lock] locks at once under the same condition, otherwise joins the tail of the queue;
+ * - [unlock], by any caller (the mutex has no owner), hands the lock straight to the head of the
+ *   queue (the mutex stays locked), or unlocks if nobody waits, and returns `true`; unlocking an
+ *   unlocked mutex returns `false` and changes nothing (the real one throws IllegalStateException,
+ *   which the test reports as `false`);
+ * - a cancelled waiter leaves the queue (nothing is granted by that: the mutex is locked) and holds
+ *   nothing.
  */
 class SequentialMutex {
     private var locked = false
@@ -55,11 +54,13 @@ class SequentialMutex {
         }
     }
 
-    // ------------------------------------------------------------------ state equality for Lincheck's LTS
+    // ------------------------------------------------------------------ state equality for
+    // Lincheck's LTS
 
     private fun snapshot(): Any = listOf(locked, queue.size)
 
-    override fun equals(other: Any?): Boolean = other is SequentialMutex && snapshot() == other.snapshot()
+    override fun equals(other: Any?): Boolean =
+        other is SequentialMutex && snapshot() == other.snapshot()
 
     override fun hashCode(): Int = snapshot().hashCode()
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff
 
+import kotlin.coroutines.resumeWithException
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.suspendCancellableCoroutine
-import kotlin.coroutines.resumeWithException
 
 /**
  * The sequential specification of [Semaphore] (CONTRACT.md, section 1), written from the contract
@@ -11,26 +11,25 @@ import kotlin.coroutines.resumeWithException
  * semaphore could also have happened, one operation at a time, on this class.
  *
  * The state is `(N, held, Q, closed)`:
- *  - `N` = [capacity];
- *  - `held` = permits owned by callers;
- *  - `Q` = the FIFO queue of waiting acquisitions, each with its weight.
+ * - `N` = [capacity];
+ * - `held` = permits owned by callers;
+ * - `Q` = the FIFO queue of waiting acquisitions, each with its weight.
  *
  * The permits that nobody holds, `N - held`, are the *pool*. While `Q` is non-empty the whole pool
- * belongs to the head of `Q` (the permits "handed to it but not yet enough"; the head never fits
- * in the pool, or it would have been granted), so [availablePermits] is the pool when `Q` is empty
- * and 0 otherwise, and the partial assignment of the head needs no field of its own.
+ * belongs to the head of `Q` (the permits "handed to it but not yet enough"; the head never fits in
+ * the pool, or it would have been granted), so [availablePermits] is the pool when `Q` is empty and
+ * 0 otherwise, and the partial assignment of the head needs no field of its own.
  *
  * Three faces share the queue:
- *  - the suspending `acquire` and `acquireUpTo` of `dev.handoff.coroutines` ([acquire],
- *    [acquireUpTo]: an up-to request weighs its minimum in `Q`, and the head it becomes takes the
- *    whole pool, up to its maximum, once the pool covers that minimum);
- *  - the callback face `acquireThen(n, waker)` ([start], [cancel]), also with a waker whose claim
- *    declines ([startDeclining]);
- *  - the future face `acquireAsync(n)` and `acquireUpToAsync(min, max)` ([startAsync],
- *    [startAsyncUpTo], [cancelAsync]), and `Permits.release()` of the handle a granted future
- *    completes with ([releaseHandle]).
- * A callback or future acquisition is remembered per thread (the `thread` argument), so that a
- * later `cancel` of the same thread can refer to it.
+ * - the suspending `acquire` and `acquireUpTo` of `dev.handoff.coroutines` ([acquire],
+ *   [acquireUpTo]: an up-to request weighs its minimum in `Q`, and the head it becomes takes the
+ *   whole pool, up to its maximum, once the pool covers that minimum);
+ * - the callback face `acquireThen(n, waker)` ([start], [cancel]), also with a waker whose claim
+ *   declines ([startDeclining]);
+ * - the future face `acquireAsync(n)` and `acquireUpToAsync(min, max)` ([startAsync],
+ *   [startAsyncUpTo], [cancelAsync]), and `Permits.release()` of the handle a granted future
+ *   completes with ([releaseHandle]). A callback or future acquisition is remembered per thread
+ *   (the `thread` argument), so that a later `cancel` of the same thread can refer to it.
  *
  * Permits have no owner: any thread may [release], and a release of more than `held` returns
  * `false` and changes nothing (the tests' release operations report the semaphore's
@@ -66,11 +65,15 @@ open class SequentialWeightedSemaphore(
     /** The last callback or future acquisition started by each thread. */
     private val handles = arrayOfNulls<Handle>(MAX_THREADS)
 
-    private val pool: Long get() = capacity - held
+    private val pool: Long
+        get() = capacity - held
 
     // ------------------------------------------------------------------ observers
 
-    /** Free permits: the pool while nobody waits (0 while it is negative: debt), 0 while anyone waits. */
+    /**
+     * Free permits: the pool while nobody waits (0 while it is negative: debt), 0 while anyone
+     * waits.
+     */
     fun availablePermits(): Long = if (queue.isEmpty()) maxOf(pool, 0L) else 0L
 
     /** The sum of the weights of the waiting acquisitions. */
@@ -106,8 +109,8 @@ open class SequentialWeightedSemaphore(
 
     /**
      * Takes `min(max, pool)` if nobody waits, not closed and the pool covers [min], else 0 (so a
-     * [min] above `N` takes nothing, as [tryAcquire] of a weight above `N` is false); bounds out
-     * of order or below 1 are refused.
+     * [min] above `N` takes nothing, as [tryAcquire] of a weight above `N` is false); bounds out of
+     * order or below 1 are refused.
      */
     fun tryAcquireRange(min: Int, max: Int): Long {
         if (min < 1 || min > max) throw IllegalArgumentException("tryAcquireUpTo($min, $max)")
@@ -121,7 +124,9 @@ open class SequentialWeightedSemaphore(
 
     // ------------------------------------------------------------------ non-blocking
 
-    /** Grants iff `Q` is empty, not closed and the pool covers `n`; checks in the contract's order. */
+    /**
+     * Grants iff `Q` is empty, not closed and the pool covers `n`; checks in the contract's order.
+     */
     fun tryAcquire(n: Int): Boolean {
         val w = n.toLong()
         if (w < 0) throw IllegalArgumentException("tryAcquire($n)")
@@ -165,9 +170,9 @@ open class SequentialWeightedSemaphore(
      *
      * A grant resumes the coroutine with the same undo as the real adapter: if the coroutine is
      * cancelled after the grant but before it runs again (prompt cancellation), the permits are
-     * released again. Under Lincheck 3.7 neither side runs this undo (see SemaphoreLincheckTest.kt):
-     * an operation that Lincheck cancels after its resumption ends `Cancelled` and its permits stay
-     * held, by nobody, here as in the real run.
+     * released again. Under Lincheck 3.7 neither side runs this undo (see
+     * SemaphoreLincheckTest.kt): an operation that Lincheck cancels after its resumption ends
+     * `Cancelled` and its permits stay held, by nobody, here as in the real run.
      */
     suspend fun acquire(n: Int) {
         val w = n.toLong()
@@ -188,11 +193,12 @@ open class SequentialWeightedSemaphore(
     /**
      * One request for [min] to [max] permits: if `Q` is empty and the pool covers [min] it takes
      * `min(pool, max)` at once; otherwise it joins the tail of `Q` weighing [min], and when the
-     * queue reaches it with a pool of at least [min] it takes `min(pool, max)`. Cancellation,
-     * close and setCapacity as for [acquire].
+     * queue reaches it with a pool of at least [min] it takes `min(pool, max)`. Cancellation, close
+     * and setCapacity as for [acquire].
      */
     suspend fun acquireUpTo(min: Int, max: Int): Long {
-        if (min < 1 || min > max || min > capacity) throw IllegalArgumentException("acquireUpTo($min, $max)")
+        if (min < 1 || min > max || min > capacity)
+            throw IllegalArgumentException("acquireUpTo($min, $max)")
         if (closed) throw SemaphoreClosedException("acquireUpTo($min, $max)")
         if (queue.isEmpty() && pool >= min) {
             val take = minOf(max.toLong(), pool)
@@ -207,13 +213,12 @@ open class SequentialWeightedSemaphore(
         }
     }
 
-
     // ------------------------------------------------------------------ callback and future faces
 
     /**
-     * `acquireThen(n, waker)` by [thread]: `"granted"` or `"closed"` if it settled at once (the waker
-     * ran before the call returned), `"waiting"` if it joined `Q`, `"rejected"` if a queue bound
-     * refused it ([shed]; nothing changes, and [thread] has no acquisition to cancel).
+     * `acquireThen(n, waker)` by [thread]: `"granted"` or `"closed"` if it settled at once (the
+     * waker ran before the call returned), `"waiting"` if it joined `Q`, `"rejected"` if a queue
+     * bound refused it ([shed]; nothing changes, and [thread] has no acquisition to cancel).
      */
     fun start(thread: Int, n: Int): String {
         val w = n.toLong()
@@ -234,12 +239,12 @@ open class SequentialWeightedSemaphore(
     }
 
     /**
-     * `acquireThen(n, waker)` by [thread] with a waker whose `claim()` always declines (its party is
-     * gone). A declined grant is, for everyone else, as if the acquisition had never asked: if it
-     * could be granted at once it settles as `"cancelled"` and nothing changes (no permit is ever
-     * seen in transit); if it must wait it joins `Q` like any other, and when the queue reaches
-     * it with enough permits it leaves `Q` without taking them, so they go on to the next heads.
-     * A close fails it like any waiter (`"closed"`; a close does not ask the claim).
+     * `acquireThen(n, waker)` by [thread] with a waker whose `claim()` always declines (its party
+     * is gone). A declined grant is, for everyone else, as if the acquisition had never asked: if
+     * it could be granted at once it settles as `"cancelled"` and nothing changes (no permit is
+     * ever seen in transit); if it must wait it joins `Q` like any other, and when the queue
+     * reaches it with enough permits it leaves `Q` without taking them, so they go on to the next
+     * heads. A close fails it like any waiter (`"closed"`; a close does not ask the claim).
      */
     fun startDeclining(thread: Int, n: Int): String {
         val w = n.toLong()
@@ -255,7 +260,9 @@ open class SequentialWeightedSemaphore(
         return handle.state
     }
 
-    /** `Acquisition.cancel()` of the last acquisition of [thread]: true iff it was still waiting. */
+    /**
+     * `Acquisition.cancel()` of the last acquisition of [thread]: true iff it was still waiting.
+     */
     fun cancel(thread: Int): Boolean {
         val handle = handles[thread] ?: return false
         if (handle.state != WAITING) return false
@@ -270,7 +277,10 @@ open class SequentialWeightedSemaphore(
     /** `release(n, executor)`: where the wakers run is not part of the model. */
     fun releaseWakingLater(n: Int): Boolean = release(n)
 
-    /** `acquireAsync(n)` by [thread]; what it settled to shows through [cancelAsync] and the observers. */
+    /**
+     * `acquireAsync(n)` by [thread]; what it settled to shows through [cancelAsync] and the
+     * observers.
+     */
     fun startAsync(thread: Int, n: Int) {
         start(thread, n)
     }
@@ -281,7 +291,8 @@ open class SequentialWeightedSemaphore(
      * above `N` are refused; a closed semaphore fails the future.
      */
     fun startAsyncUpTo(thread: Int, min: Int, max: Int) {
-        if (min < 1 || min > max || min > capacity) throw IllegalArgumentException("acquireUpToAsync($min, $max)")
+        if (min < 1 || min > max || min > capacity)
+            throw IllegalArgumentException("acquireUpToAsync($min, $max)")
         val handle = Handle(thread, min.toLong(), maximum = max.toLong())
         handles[thread] = handle
         when {
@@ -300,13 +311,13 @@ open class SequentialWeightedSemaphore(
     fun cancelAsync(thread: Int): Boolean = cancel(thread)
 
     /**
-     * `Permits.release()` of the handle that the last future of [thread] completed with (CONTRACT.md
-     * section 8): [NO_HANDLE] unless that acquisition was granted (it waits, was cancelled, closed or
-     * failed: the future has no handle); the first call gives the permits it took back, as
-     * [release] of that many would ([RELEASED]); every later call is a no-op ([ALREADY_RELEASED]).
-     * If those permits are no longer held, because someone released by count meanwhile, the call
-     * changes nothing and reports the over-release ([OVER_RELEASE]: the real handle throws
-     * IllegalStateException), and the handle counts as released from then on.
+     * `Permits.release()` of the handle that the last future of [thread] completed with
+     * (CONTRACT.md section 8): [NO_HANDLE] unless that acquisition was granted (it waits, was
+     * cancelled, closed or failed: the future has no handle); the first call gives the permits it
+     * took back, as [release] of that many would ([RELEASED]); every later call is a no-op
+     * ([ALREADY_RELEASED]). If those permits are no longer held, because someone released by count
+     * meanwhile, the call changes nothing and reports the over-release ([OVER_RELEASE]: the real
+     * handle throws IllegalStateException), and the handle counts as released from then on.
      */
     fun releaseHandle(thread: Int): String {
         val handle = handles[thread]
@@ -322,9 +333,13 @@ open class SequentialWeightedSemaphore(
      * Whether a request of weight [w] that would have to join `Q` is refused by a queue bound:
      * `|Q| + 1 > maxQueueLength` or `queuedPermits() + w > maxQueuedPermits`.
      */
-    private fun shed(w: Long): Boolean = queue.size + 1 > maxQueueLength || queuedPermits() + w > maxQueuedPermits
+    private fun shed(w: Long): Boolean =
+        queue.size + 1 > maxQueueLength || queuedPermits() + w > maxQueuedPermits
 
-    /** A rejected callback or future acquisition of [thread]: nothing queued, nothing to cancel later. */
+    /**
+     * A rejected callback or future acquisition of [thread]: nothing queued, nothing to cancel
+     * later.
+     */
     private fun rejected(thread: Int): String {
         handles[thread] = null
         return REJECTED
@@ -333,7 +348,8 @@ open class SequentialWeightedSemaphore(
     private fun grantHeads() {
         while (queue.isNotEmpty() && queue.first().weight <= pool) {
             val head = queue.removeFirst()
-            val take = minOf(pool, head.maximum) // exactly its weight, unless it is an up-to request
+            val take =
+                minOf(pool, head.maximum) // exactly its weight, unless it is an up-to request
             if (head.grant(take)) held += take // a declining head takes nothing
         }
     }
@@ -342,16 +358,24 @@ open class SequentialWeightedSemaphore(
         if (queue.remove(waiter)) grantHeads() // a head's partial permits go on to the next heads
     }
 
-    /** A waiting acquisition; [weight] is what it needs (an up-to request's minimum), [maximum] what it may take. */
+    /**
+     * A waiting acquisition; [weight] is what it needs (an up-to request's minimum), [maximum] what
+     * it may take.
+     */
     private abstract class Waiter(val weight: Long, val maximum: Long = weight) {
-        /** The queue reached this waiter with [take] permits for it; returns whether it took them. */
+        /**
+         * The queue reached this waiter with [take] permits for it; returns whether it took them.
+         */
         abstract fun grant(take: Long): Boolean
+
         abstract fun fail()
 
         /** setCapacity made this waiter heavier than the capacity: it fails, holding nothing. */
         abstract fun failTooHeavy()
 
-        /** What identifies this waiter for state equality (continuations are compared by Lincheck). */
+        /**
+         * What identifies this waiter for state equality (continuations are compared by Lincheck).
+         */
         abstract fun key(): Any
     }
 
@@ -372,7 +396,9 @@ open class SequentialWeightedSemaphore(
         }
 
         override fun failTooHeavy() {
-            continuation.resumeWithException(IllegalStateException("acquire($weight): exceeds the new capacity"))
+            continuation.resumeWithException(
+                IllegalStateException("acquire($weight): exceeds the new capacity")
+            )
         }
 
         override fun key(): Any = weight
@@ -390,21 +416,32 @@ open class SequentialWeightedSemaphore(
         }
 
         override fun fail() {
-            continuation.resumeWithException(SemaphoreClosedException("acquireUpTo($weight, $maximum)"))
+            continuation.resumeWithException(
+                SemaphoreClosedException("acquireUpTo($weight, $maximum)")
+            )
         }
 
         override fun failTooHeavy() {
-            continuation.resumeWithException(IllegalStateException("acquireUpTo($weight, $maximum): exceeds the new capacity"))
+            continuation.resumeWithException(
+                IllegalStateException("acquireUpTo($weight, $maximum): exceeds the new capacity")
+            )
         }
 
         override fun key(): Any = listOf(weight, maximum)
     }
 
-    private class Handle(val thread: Int, weight: Long, val declines: Boolean = false, maximum: Long = weight) :
-        Waiter(weight, maximum) {
+    private class Handle(
+        val thread: Int,
+        weight: Long,
+        val declines: Boolean = false,
+        maximum: Long = weight,
+    ) : Waiter(weight, maximum) {
         var state = WAITING
 
-        /** The permits it took once [GRANTED]: its weight, or for an up-to request what it was handed. */
+        /**
+         * The permits it took once [GRANTED]: its weight, or for an up-to request what it was
+         * handed.
+         */
         var taken = 0L
 
         /** Whether `Permits.release()` was called on it ([releaseHandle]). */
@@ -427,16 +464,24 @@ open class SequentialWeightedSemaphore(
         override fun key(): Any = listOf(thread, weight, maximum, declines)
     }
 
-    // ------------------------------------------------------------------ state equality for Lincheck's LTS
+    // ------------------------------------------------------------------ state equality for
+    // Lincheck's LTS
 
     private fun snapshot(): List<Any?> =
         listOf(
-            capacity, maxQueueLength, maxQueuedPermits, held, closed,
-            queue.map { it.key() }, handles.map { it?.let { h -> listOf(h.weight, h.state, h.taken, h.released) } },
+            capacity,
+            maxQueueLength,
+            maxQueuedPermits,
+            held,
+            closed,
+            queue.map { it.key() },
+            handles.map { it?.let { h -> listOf(h.weight, h.state, h.taken, h.released) } },
         )
 
     override fun equals(other: Any?): Boolean =
-        other is SequentialWeightedSemaphore && capacity == other.capacity && snapshot() == other.snapshot()
+        other is SequentialWeightedSemaphore &&
+            capacity == other.capacity &&
+            snapshot() == other.snapshot()
 
     override fun hashCode(): Int = snapshot().hashCode()
 
@@ -457,13 +502,18 @@ open class SequentialWeightedSemaphore(
         const val ALREADY_RELEASED = "already released"
         const val OVER_RELEASE = "over-release"
 
-        /** Lincheck numbers its threads from 0 (initial part) to threads + 1 (post part); room for 6. */
+        /**
+         * Lincheck numbers its threads from 0 (initial part) to threads + 1 (post part); room
+         * for 6.
+         */
         const val MAX_THREADS = 8
     }
 }
 
 class SequentialWeightedSemaphore1 : SequentialWeightedSemaphore(1)
+
 class SequentialWeightedSemaphore2 : SequentialWeightedSemaphore(2)
+
 class SequentialWeightedSemaphore3 : SequentialWeightedSemaphore(3)
 
 /** Capacity 2, at most one waiting acquisition (`maxQueueLength(1)`). */

@@ -32,7 +32,10 @@ private fun requireSingleCore() {
     )
 }
 
-/** The weighted semaphore of capacity 2 (suspend, release, cancellation, resize, close), lock parking at once. */
+/**
+ * The weighted semaphore of capacity 2 (suspend, release, cancellation, resize, close), lock
+ * parking at once.
+ */
 class SingleCoreSemaphoreLincheckTest : Semaphore2LincheckTest() {
     @Test
     fun runsOnOneProcessor() {

@@ -4,18 +4,17 @@
 package dev.handoff.adaptive
 
 import dev.handoff.SemaphoreRejectedException
+import dev.handoff.coroutines.acquire as acquireSuspending
 import java.util.concurrent.TimeoutException
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
 import kotlinx.coroutines.TimeoutCancellationException
-import dev.handoff.coroutines.acquire as acquireSuspending
 
 /**
  * Takes [permits] permits of the adaptive capacity's semaphore, suspending until they are granted,
- * and returns a [SampledPermits] handle that samples their use when it is closed (a success
- * unless marked). A rejection by the semaphore's queue bound is recorded as [Outcome.REJECTED] and
- * thrown.
+ * and returns a [SampledPermits] handle that samples their use when it is closed (a success unless
+ * marked). A rejection by the semaphore's queue bound is recorded as [Outcome.REJECTED] and thrown.
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -24,8 +23,8 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * adaptive.acquire(1).use { permits ->
@@ -36,14 +35,17 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  * ```
  *
  * @param permits the number of permits, from `0` to [AdaptiveCapacity.minCapacity]
- * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing held
+ * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing
+ *   held
  * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
  * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
  */
 public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
     checkPermits("acquire", permits)
     if (!semaphore().tryAcquire(permits)) {
-        recordingRejection(permits, { recordRejection(it) }) { semaphore().acquireSuspending(permits) }
+        recordingRejection(permits, { recordRejection(it) }) {
+            semaphore().acquireSuspending(permits)
+        }
     }
     return startSample(permits)
 }
@@ -63,8 +65,8 @@ public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * val inFlight = AdaptiveCapacity.builder(Semaphore(20)).maxCapacity(500).build()
@@ -75,15 +77,14 @@ public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
  * ```
  *
  * @param permits the number of permits, from `0` to [AdaptiveCapacity.minCapacity]
- * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing held
+ * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing
+ *   held
  * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
  * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> AdaptiveCapacity.withPermits(permits: Long, action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     return acquire(permits).sampling(action)
 }
 
@@ -92,7 +93,11 @@ public suspend inline fun <T> AdaptiveCapacity.withPermits(permits: Long, action
  * ([SemaphoreRejectedException]) is recorded with [record] and rethrown. Shared by the suspend
  * faces of [AdaptiveCapacity] and [AdaptiveFairShare].
  */
-internal inline fun recordingRejection(permits: Long, record: (Long) -> Unit, acquisition: () -> Unit) {
+internal inline fun recordingRejection(
+    permits: Long,
+    record: (Long) -> Unit,
+    acquisition: () -> Unit,
+) {
     try {
         acquisition()
     } catch (rejected: SemaphoreRejectedException) {
@@ -110,13 +115,12 @@ internal inline fun recordingRejection(permits: Long, record: (Long) -> Unit, ac
 @PublishedApi
 @OptIn(ExperimentalContracts::class)
 internal inline fun <T> SampledPermits.sampling(action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     try {
         return action()
     } catch (e: Throwable) {
-        if (e is TimeoutCancellationException || e is TimeoutException) markDropped() else markFailure()
+        if (e is TimeoutCancellationException || e is TimeoutException) markDropped()
+        else markFailure()
         throw e
     } finally {
         close()

@@ -330,8 +330,8 @@ public final class AdaptiveCapacity {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
      * @throws NullPointerException if {@code body} is null
      */
-    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(long n,
-            Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(
+            long n, Supplier<? extends CompletionStage<T>> body) {
         return sampler.withPermitsAsync(null, n, body);
     }
 

@@ -321,8 +321,8 @@ public final class AdaptiveFairShare<K> {
      *     the per-key cap, or the key's share is out of range
      * @throws NullPointerException if {@code key} or {@code body} is null
      */
-    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(K key, long n,
-            Supplier<? extends CompletionStage<T>> body) {
+    public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(
+            K key, long n, Supplier<? extends CompletionStage<T>> body) {
         return sampler.withPermitsAsync(key, n, body);
     }
 

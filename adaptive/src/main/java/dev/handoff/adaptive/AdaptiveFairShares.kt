@@ -4,12 +4,12 @@
 package dev.handoff.adaptive
 
 import dev.handoff.SemaphoreRejectedException
+import dev.handoff.coroutines.acquire as acquireSuspending
 import java.util.concurrent.TimeoutException
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
 import kotlinx.coroutines.TimeoutCancellationException
-import dev.handoff.coroutines.acquire as acquireSuspending
 
 /**
  * Takes [permits] permits of the adaptive fair share for [key], suspending until they are granted
@@ -24,8 +24,8 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * adaptive.acquire(tenant, 1).use { permits ->
@@ -43,9 +43,14 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  * @throws SemaphoreRejectedException if a queue bound of the fair share rejects the wait
  * @throws dev.handoff.SemaphoreClosedException if the fair share is or gets closed before the grant
  */
-public suspend fun <K : Any> AdaptiveFairShare<K>.acquire(key: K, permits: Long = 1): SampledPermits {
+public suspend fun <K : Any> AdaptiveFairShare<K>.acquire(
+    key: K,
+    permits: Long = 1,
+): SampledPermits {
     checkPermits("acquire", key, permits)
-    recordingRejection(permits, { recordRejection(it) }) { fairShare().acquireSuspending(key, permits) }
+    recordingRejection(permits, { recordRejection(it) }) {
+        fairShare().acquireSuspending(key, permits)
+    }
     return startSample(key, permits)
 }
 
@@ -64,8 +69,8 @@ public suspend fun <K : Any> AdaptiveFairShare<K>.acquire(key: K, permits: Long 
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * val database = FairShareSemaphore.builder<String>(20).build()
@@ -86,9 +91,11 @@ public suspend fun <K : Any> AdaptiveFairShare<K>.acquire(key: K, permits: Long 
  * @throws dev.handoff.SemaphoreClosedException if the fair share is or gets closed before the grant
  */
 @OptIn(ExperimentalContracts::class)
-public suspend inline fun <K : Any, T> AdaptiveFairShare<K>.withPermits(key: K, permits: Long, action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+public suspend inline fun <K : Any, T> AdaptiveFairShare<K>.withPermits(
+    key: K,
+    permits: Long,
+    action: () -> T,
+): T {
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     return acquire(key, permits).sampling(action)
 }

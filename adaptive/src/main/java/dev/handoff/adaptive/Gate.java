@@ -93,8 +93,7 @@ interface Gate<K extends @Nullable Object> {
             }
 
             @Override
-            public void checkKey(String call, @Nullable Void key, long n) {
-            }
+            public void checkKey(String call, @Nullable Void key, long n) {}
 
             @Override
             public String arguments(@Nullable Void key, long n) {
@@ -160,8 +159,8 @@ interface Gate<K extends @Nullable Object> {
                 }
                 long cap = fairShare.maxPermitsPerKey();
                 if (n > cap) {
-                    throw new IllegalArgumentException(call + "(" + key + ", " + n + "): exceeds maxPermitsPerKey (" + cap
-                            + ") of the fair share, so it could never be granted");
+                    throw new IllegalArgumentException(call + "(" + key + ", " + n + "): exceeds maxPermitsPerKey ("
+                            + cap + ") of the fair share, so it could never be granted");
                 }
             }
 

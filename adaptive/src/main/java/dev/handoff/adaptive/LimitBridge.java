@@ -33,13 +33,15 @@ final class LimitBridge implements Controller {
     }
 
     @Override
-    public void acquired(long inFlight) {
-    }
+    public void acquired(long inFlight) {}
 
     @Override
     public void sample(long startNanos, long endNanos, long permits, long inFlight, Outcome outcome) {
         if (outcome == Outcome.SUCCESS || outcome == Outcome.DROPPED) {
-            limit.onSample(startNanos, endNanos - startNanos, (int) Math.min(Integer.MAX_VALUE, inFlight),
+            limit.onSample(
+                    startNanos,
+                    endNanos - startNanos,
+                    (int) Math.min(Integer.MAX_VALUE, inFlight),
                     outcome == Outcome.DROPPED);
         }
     }

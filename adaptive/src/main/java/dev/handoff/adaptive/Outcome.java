@@ -62,7 +62,8 @@ public enum Outcome {
     /** The exception inside CompletionExceptions and ExecutionExceptions, as the faces report it. */
     static Throwable unwrap(Throwable thrown) {
         Throwable cause = thrown;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
             cause = cause.getCause();
         }
         return cause;

@@ -48,8 +48,8 @@ final class Sampler<K extends @Nullable Object> {
         gate.setCapacity(target);
         this.controller = limit != null
                 ? new LimitBridge(limit, this)
-                : new BaselineGradient(this, target, settings.windowNanos, settings.tolerance, settings.smoothing,
-                        clock.getAsLong());
+                : new BaselineGradient(
+                        this, target, settings.windowNanos, settings.tolerance, settings.smoothing, clock.getAsLong());
     }
 
     long capacity() {
@@ -83,7 +83,8 @@ final class Sampler<K extends @Nullable Object> {
     <T extends @Nullable Object> T withPermitsBlocking(K key, long n, @Nullable Callable<T> body) throws Exception {
         check("withPermitsBlocking", key, n);
         if (body == null) {
-            throw new NullPointerException("withPermitsBlocking(" + gate.arguments(key, n) + ", null): the body is null");
+            throw new NullPointerException(
+                    "withPermitsBlocking(" + gate.arguments(key, n) + ", null): the body is null");
         }
         if (!gate.tryAcquire(key, n)) {
             acquireSlow(key, n);
@@ -113,8 +114,8 @@ final class Sampler<K extends @Nullable Object> {
         }
     }
 
-    <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(K key, long n,
-            @Nullable Supplier<? extends CompletionStage<T>> body) {
+    <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(
+            K key, long n, @Nullable Supplier<? extends CompletionStage<T>> body) {
         check("withPermitsAsync", key, n);
         if (body == null) {
             throw new NullPointerException("withPermitsAsync(" + gate.arguments(key, n) + ", null): the body is null");
@@ -169,8 +170,8 @@ final class Sampler<K extends @Nullable Object> {
         }
         if (stage == null) {
             end(key, n, start, held, Outcome.FAILURE);
-            result.completeExceptionally(new NullPointerException("withPermitsAsync(" + gate.arguments(key, n)
-                    + "): the body returned null"));
+            result.completeExceptionally(new NullPointerException(
+                    "withPermitsAsync(" + gate.arguments(key, n) + "): the body returned null"));
             return;
         }
         stage.whenComplete((value, failure) -> {
@@ -209,7 +210,8 @@ final class Sampler<K extends @Nullable Object> {
         return result;
     }
 
-    @Nullable SampledPermits tryAcquire(K key, long n) {
+    @Nullable
+    SampledPermits tryAcquire(K key, long n) {
         check("tryAcquire", key, n);
         if (gate.tryAcquire(key, n)) {
             return sampleFrom(key, n);
@@ -233,7 +235,8 @@ final class Sampler<K extends @Nullable Object> {
 
     void recordRejection(long n) {
         if (n < 0) {
-            throw new IllegalArgumentException("recordRejection(" + n + "): the number of permits must not be negative");
+            throw new IllegalArgumentException(
+                    "recordRejection(" + n + "): the number of permits must not be negative");
         }
         long now = clock.getAsLong();
         controller.sample(now, now, n, 0, Outcome.REJECTED);
@@ -353,8 +356,9 @@ final class Sampler<K extends @Nullable Object> {
             do {
                 s = state;
                 if ((s & RELEASED) != 0) {
-                    throw new IllegalStateException(call + ": the " + permits
-                            + " permits were already released and sampled as " + outcomeOf(s) + "; mark before closing");
+                    throw new IllegalStateException(
+                            call + ": the " + permits + " permits were already released and sampled as " + outcomeOf(s)
+                                    + "; mark before closing");
                 }
             } while (!STATE.compareAndSet(this, s, mark));
         }

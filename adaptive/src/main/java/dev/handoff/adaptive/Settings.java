@@ -19,7 +19,10 @@ final class Settings {
 
     long minCapacity = 1;
     long maxCapacity; // 0: the default
-    @Nullable Object limit; // a com.netflix.concurrency.limits.Limit, kept as Object (see LimitBridge)
+
+    @Nullable
+    Object limit; // a com.netflix.concurrency.limits.Limit, kept as Object (see LimitBridge)
+
     LongSupplier clock = System::nanoTime;
     long windowNanos = DEFAULT_WINDOW_NANOS;
     double tolerance = DEFAULT_TOLERANCE;
@@ -87,8 +90,8 @@ final class Settings {
     /** The checks of {@code build()}, which need every setting. */
     void checkBuild() {
         if (maxCapacity != 0 && maxCapacity < minCapacity) {
-            throw new IllegalArgumentException("build(): maxCapacity (" + maxCapacity
-                    + ") is below minCapacity (" + minCapacity + ")");
+            throw new IllegalArgumentException(
+                    "build(): maxCapacity (" + maxCapacity + ") is below minCapacity (" + minCapacity + ")");
         }
         if (limit != null && tuned) {
             throw new IllegalStateException("build(): tolerance, smoothing and window set the built-in algorithm,"

@@ -58,7 +58,8 @@ class AdaptiveCapacityTest {
 
         @Override
         public synchronized void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
-            samples.add("start=" + startTime / MS + " rtt=" + rtt / MS + " inflight=" + inflight + (didDrop ? " dropped" : ""));
+            samples.add("start=" + startTime / MS + " rtt=" + rtt / MS + " inflight=" + inflight
+                    + (didDrop ? " dropped" : ""));
         }
 
         void set(int next) {
@@ -68,11 +69,21 @@ class AdaptiveCapacityTest {
     }
 
     AdaptiveCapacity bridged(Semaphore s, RecordingLimit limit) {
-        return AdaptiveCapacity.builder(s).minCapacity(2).maxCapacity(50).limit(limit).nanoClock(now::get).build();
+        return AdaptiveCapacity.builder(s)
+                .minCapacity(2)
+                .maxCapacity(50)
+                .limit(limit)
+                .nanoClock(now::get)
+                .build();
     }
 
     AdaptiveCapacity builtIn(Semaphore s) {
-        return AdaptiveCapacity.builder(s).minCapacity(2).maxCapacity(50).window(Duration.ofHours(1)).nanoClock(now::get).build();
+        return AdaptiveCapacity.builder(s)
+                .minCapacity(2)
+                .maxCapacity(50)
+                .window(Duration.ofHours(1))
+                .nanoClock(now::get)
+                .build();
     }
 
     static long[] sums(AdaptiveCapacity a) {
@@ -105,16 +116,22 @@ class AdaptiveCapacityTest {
             now.addAndGet(7 * MS);
             return "ok";
         }));
-        assertThrows(TimeoutException.class, () -> a.withPermitsBlocking(2, () -> {
-            now.addAndGet(30 * MS);
-            throw new TimeoutException("downstream");
-        }));
-        IOException failure = assertThrows(IOException.class, () -> a.withPermitsBlocking(1, () -> {
-            now.addAndGet(1 * MS);
-            throw new IOException("refused");
-        }));
+        assertThrows(
+                TimeoutException.class,
+                () -> a.withPermitsBlocking(2, () -> {
+                    now.addAndGet(30 * MS);
+                    throw new TimeoutException("downstream");
+                }));
+        IOException failure = assertThrows(
+                IOException.class,
+                () -> a.withPermitsBlocking(1, () -> {
+                    now.addAndGet(1 * MS);
+                    throw new IOException("refused");
+                }));
         assertEquals("refused", failure.getMessage());
-        assertEquals(List.of("start=5 rtt=7 inflight=1", "start=12 rtt=30 inflight=2 dropped"), limit.samples,
+        assertEquals(
+                List.of("start=5 rtt=7 inflight=1", "start=12 rtt=30 inflight=2 dropped"),
+                limit.samples,
                 "success, then the timeout as a drop; the failure is not sent (Netflix's onIgnore)");
         assertEquals(0, a.inFlight());
         assertEquals(10, a.semaphore().availablePermits());
@@ -125,12 +142,16 @@ class AdaptiveCapacityTest {
         Semaphore s = Semaphore.builder(2).maxQueueLength(0).build();
         AdaptiveCapacity a = builtIn(s);
         a.withPermitsBlocking(1, () -> "ok");
-        assertThrows(IllegalStateException.class, () -> a.withPermitsBlocking(1, () -> {
-            throw new IllegalStateException("bug");
-        }));
-        assertThrows(TimeoutException.class, () -> a.withPermitsBlocking(1, () -> {
-            throw new TimeoutException();
-        }));
+        assertThrows(
+                IllegalStateException.class,
+                () -> a.withPermitsBlocking(1, () -> {
+                    throw new IllegalStateException("bug");
+                }));
+        assertThrows(
+                TimeoutException.class,
+                () -> a.withPermitsBlocking(1, () -> {
+                    throw new TimeoutException();
+                }));
         SampledPermits held = a.acquireBlocking(2);
         assertThrows(SemaphoreRejectedException.class, () -> a.withPermitsBlocking(1, () -> "never"));
         assertNull(a.tryAcquire(1));
@@ -154,7 +175,8 @@ class AdaptiveCapacityTest {
         assertFalse(p.release());
         assertTrue(p.isReleased());
         IllegalStateException late = assertThrows(IllegalStateException.class, p::markFailure);
-        assertEquals("markFailure(): the 2 permits were already released and sampled as DROPPED; mark before closing",
+        assertEquals(
+                "markFailure(): the 2 permits were already released and sampled as DROPPED; mark before closing",
                 late.getMessage());
         assertEquals("SampledPermits[2, released, DROPPED]", p.toString());
         try (SampledPermits q = a.tryAcquire(1)) {
@@ -185,7 +207,8 @@ class AdaptiveCapacityTest {
         now.addAndGet(9 * MS);
         stage.complete("ok");
         assertEquals("ok", r.join());
-        CompletableFuture<String> timedOut = a.withPermitsAsync(1, () -> CompletableFuture.failedFuture(new CompletionException(new TimeoutException())));
+        CompletableFuture<String> timedOut = a.withPermitsAsync(
+                1, () -> CompletableFuture.failedFuture(new CompletionException(new TimeoutException())));
         ExecutionException e = assertThrows(ExecutionException.class, timedOut::get);
         assertTrue(e.getCause() instanceof TimeoutException, e.toString());
         CompletableFuture<String> thrown = a.withPermitsAsync(1, () -> {
@@ -193,8 +216,11 @@ class AdaptiveCapacityTest {
         });
         assertTrue(thrown.isCompletedExceptionally());
         CompletableFuture<String> nullStage = a.withPermitsAsync(1, () -> null);
-        assertEquals("withPermitsAsync(1): the body returned null",
-                assertThrows(ExecutionException.class, nullStage::get).getCause().getMessage());
+        assertEquals(
+                "withPermitsAsync(1): the body returned null",
+                assertThrows(ExecutionException.class, nullStage::get)
+                        .getCause()
+                        .getMessage());
         assertEquals(List.of("start=5 rtt=9 inflight=1", "start=14 rtt=0 inflight=1 dropped"), limit.samples);
         assertEquals(0, a.inFlight());
         assertEquals(10, a.semaphore().availablePermits());
@@ -248,8 +274,11 @@ class AdaptiveCapacityTest {
 
     @Test
     void concurrentSamplesAreAllCounted() throws Exception {
-        AdaptiveCapacity a = AdaptiveCapacity.builder(new Semaphore(4)).minCapacity(4).maxCapacity(4)
-                .window(Duration.ofHours(1)).build(); // real clock; no window closes within the hour
+        AdaptiveCapacity a = AdaptiveCapacity.builder(new Semaphore(4))
+                .minCapacity(4)
+                .maxCapacity(4)
+                .window(Duration.ofHours(1))
+                .build(); // real clock; no window closes within the hour
         int threads = 8;
         int calls = 5_000;
         CountDownLatch start = new CountDownLatch(1);
@@ -302,53 +331,109 @@ class AdaptiveCapacityTest {
     @Test
     void badInputNamesTheCallTheValueAndTheLimit() {
         Semaphore s = new Semaphore(10);
-        assertEquals("builder(null): the semaphore is null",
-                assertThrows(NullPointerException.class, () -> AdaptiveCapacity.builder(null)).getMessage());
-        AdaptiveCapacity.Builder b = AdaptiveCapacity.builder(s);
-        assertEquals("minCapacity(0): the least capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")",
-                assertThrows(IllegalArgumentException.class, () -> b.minCapacity(0)).getMessage());
-        assertEquals("maxCapacity(-3): the greatest capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")",
-                assertThrows(IllegalArgumentException.class, () -> b.maxCapacity(-3)).getMessage());
-        assertEquals("build(): maxCapacity (4) is below minCapacity (8)",
-                assertThrows(IllegalArgumentException.class, () -> AdaptiveCapacity.builder(s).minCapacity(8).maxCapacity(4).build())
+        assertEquals(
+                "builder(null): the semaphore is null",
+                assertThrows(NullPointerException.class, () -> AdaptiveCapacity.builder(null))
                         .getMessage());
-        assertEquals("tolerance(1.0): must be between 1.05 and 10",
-                assertThrows(IllegalArgumentException.class, () -> b.tolerance(1.0)).getMessage());
-        assertEquals("tolerance(NaN): must be between 1.05 and 10",
-                assertThrows(IllegalArgumentException.class, () -> b.tolerance(Double.NaN)).getMessage());
-        assertEquals("smoothing(0.0): must be above 0 and at most 1",
-                assertThrows(IllegalArgumentException.class, () -> b.smoothing(0)).getMessage());
-        assertEquals("window(PT0S): must be between PT0.001S and PT1H",
-                assertThrows(IllegalArgumentException.class, () -> b.window(Duration.ZERO)).getMessage());
-        assertEquals("window(null): the window is null",
+        AdaptiveCapacity.Builder b = AdaptiveCapacity.builder(s);
+        assertEquals(
+                "minCapacity(0): the least capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")",
+                assertThrows(IllegalArgumentException.class, () -> b.minCapacity(0))
+                        .getMessage());
+        assertEquals(
+                "maxCapacity(-3): the greatest capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS
+                        + ")",
+                assertThrows(IllegalArgumentException.class, () -> b.maxCapacity(-3))
+                        .getMessage());
+        assertEquals(
+                "build(): maxCapacity (4) is below minCapacity (8)",
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () -> AdaptiveCapacity.builder(s)
+                                        .minCapacity(8)
+                                        .maxCapacity(4)
+                                        .build())
+                        .getMessage());
+        assertEquals(
+                "tolerance(1.0): must be between 1.05 and 10",
+                assertThrows(IllegalArgumentException.class, () -> b.tolerance(1.0))
+                        .getMessage());
+        assertEquals(
+                "tolerance(NaN): must be between 1.05 and 10",
+                assertThrows(IllegalArgumentException.class, () -> b.tolerance(Double.NaN))
+                        .getMessage());
+        assertEquals(
+                "smoothing(0.0): must be above 0 and at most 1",
+                assertThrows(IllegalArgumentException.class, () -> b.smoothing(0))
+                        .getMessage());
+        assertEquals(
+                "window(PT0S): must be between PT0.001S and PT1H",
+                assertThrows(IllegalArgumentException.class, () -> b.window(Duration.ZERO))
+                        .getMessage());
+        assertEquals(
+                "window(null): the window is null",
                 assertThrows(NullPointerException.class, () -> b.window(null)).getMessage());
-        assertEquals("nanoClock(null): the clock is null",
-                assertThrows(NullPointerException.class, () -> b.nanoClock(null)).getMessage());
-        assertEquals("limit(null): the limit is null",
+        assertEquals(
+                "nanoClock(null): the clock is null",
+                assertThrows(NullPointerException.class, () -> b.nanoClock(null))
+                        .getMessage());
+        assertEquals(
+                "limit(null): the limit is null",
                 assertThrows(NullPointerException.class, () -> b.limit(null)).getMessage());
-        IllegalStateException both = assertThrows(IllegalStateException.class,
-                () -> AdaptiveCapacity.builder(s).tolerance(2).limit(new RecordingLimit(5)).build());
-        assertTrue(both.getMessage().startsWith("build(): tolerance, smoothing and window set the built-in algorithm, which limit("),
+        IllegalStateException both = assertThrows(
+                IllegalStateException.class,
+                () -> AdaptiveCapacity.builder(s)
+                        .tolerance(2)
+                        .limit(new RecordingLimit(5))
+                        .build());
+        assertTrue(
+                both.getMessage()
+                        .startsWith(
+                                "build(): tolerance, smoothing and window set the built-in algorithm, which limit("),
                 both.getMessage());
 
         AdaptiveCapacity a = AdaptiveCapacity.builder(s).minCapacity(4).build();
-        String tooMany = "(5): the number of permits must be between 0 and minCapacity (4), so that no shrink of the capacity can leave it unable to fit";
-        assertEquals("withPermitsBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking(5, () -> 1)).getMessage());
-        assertEquals("withPermitsAsync" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync(5, () -> null)).getMessage());
-        assertEquals("acquireBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking(5)).getMessage());
-        assertEquals("acquireAsync" + tooMany, assertThrows(IllegalArgumentException.class, () -> a.acquireAsync(5)).getMessage());
-        assertEquals("tryAcquire" + tooMany, assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(5)).getMessage());
-        assertEquals("startSample" + tooMany, assertThrows(IllegalArgumentException.class, () -> a.startSample(5)).getMessage());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(-1)).getMessage().startsWith("tryAcquire(-1): "));
-        assertEquals("recordRejection(-2): the number of permits must not be negative",
-                assertThrows(IllegalArgumentException.class, () -> a.recordRejection(-2)).getMessage());
-        assertEquals("withPermitsBlocking(1, null): the body is null",
-                assertThrows(NullPointerException.class, () -> a.withPermitsBlocking(1, null)).getMessage());
-        assertEquals("withPermitsAsync(1, null): the body is null",
-                assertThrows(NullPointerException.class, () -> a.withPermitsAsync(1, null)).getMessage());
+        String tooMany =
+                "(5): the number of permits must be between 0 and minCapacity (4), so that no shrink of the capacity can leave it unable to fit";
+        assertEquals(
+                "withPermitsBlocking" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking(5, () -> 1))
+                        .getMessage());
+        assertEquals(
+                "withPermitsAsync" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync(5, () -> null))
+                        .getMessage());
+        assertEquals(
+                "acquireBlocking" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking(5))
+                        .getMessage());
+        assertEquals(
+                "acquireAsync" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.acquireAsync(5))
+                        .getMessage());
+        assertEquals(
+                "tryAcquire" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(5))
+                        .getMessage());
+        assertEquals(
+                "startSample" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.startSample(5))
+                        .getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(-1))
+                .getMessage()
+                .startsWith("tryAcquire(-1): "));
+        assertEquals(
+                "recordRejection(-2): the number of permits must not be negative",
+                assertThrows(IllegalArgumentException.class, () -> a.recordRejection(-2))
+                        .getMessage());
+        assertEquals(
+                "withPermitsBlocking(1, null): the body is null",
+                assertThrows(NullPointerException.class, () -> a.withPermitsBlocking(1, null))
+                        .getMessage());
+        assertEquals(
+                "withPermitsAsync(1, null): the body is null",
+                assertThrows(NullPointerException.class, () -> a.withPermitsAsync(1, null))
+                        .getMessage());
         assertEquals(0, a.inFlight(), "a refused call holds nothing");
         assertEquals(10, s.availablePermits());
     }
@@ -365,7 +450,10 @@ class AdaptiveCapacityTest {
         assertEquals(3, AdaptiveCapacity.builder(small).minCapacity(3).build().capacity());
         assertEquals(3, small.capacity());
         assertSame(small, AdaptiveCapacity.builder(small).minCapacity(3).build().semaphore());
-        assertTrue(a.toString().startsWith("AdaptiveCapacity[capacity=1000, min=1, max=1000, inFlight=0, BaselineGradient[tolerance=1.5"),
+        assertTrue(
+                a.toString()
+                        .startsWith(
+                                "AdaptiveCapacity[capacity=1000, min=1, max=1000, inFlight=0, BaselineGradient[tolerance=1.5"),
                 a.toString());
     }
 
@@ -377,10 +465,12 @@ class AdaptiveCapacityTest {
      */
     @Test
     void theBuiltInAlgorithmNeedsNoNetflixClasses() throws Exception {
-        URL adaptive = AdaptiveCapacity.class.getProtectionDomain().getCodeSource().getLocation();
+        URL adaptive =
+                AdaptiveCapacity.class.getProtectionDomain().getCodeSource().getLocation();
         URL core = Semaphore.class.getProtectionDomain().getCodeSource().getLocation();
         URL tests = WithoutNetflix.class.getProtectionDomain().getCodeSource().getLocation();
-        try (URLClassLoader loader = new URLClassLoader(new URL[] {adaptive, core, tests}, ClassLoader.getPlatformClassLoader())) {
+        try (URLClassLoader loader =
+                new URLClassLoader(new URL[] {adaptive, core, tests}, ClassLoader.getPlatformClassLoader())) {
             assertThrows(ClassNotFoundException.class, () -> loader.loadClass("com.netflix.concurrency.limits.Limit"));
             Class<?> user = loader.loadClass(WithoutNetflix.class.getName());
             assertTrue(user.getClassLoader() == loader);
@@ -391,7 +481,10 @@ class AdaptiveCapacityTest {
     /** User code that names no Netflix class, run by the test above in a loader without them. */
     public static final class WithoutNetflix {
         public static String run() throws Exception {
-            AdaptiveCapacity a = AdaptiveCapacity.builder(new Semaphore(3)).minCapacity(1).maxCapacity(10).build();
+            AdaptiveCapacity a = AdaptiveCapacity.builder(new Semaphore(3))
+                    .minCapacity(1)
+                    .maxCapacity(10)
+                    .build();
             try (SampledPermits p = a.acquireBlocking(1)) {
                 p.markFailure();
             }

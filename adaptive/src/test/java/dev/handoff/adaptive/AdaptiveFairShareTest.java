@@ -36,11 +36,20 @@ class AdaptiveFairShareTest {
     final AtomicLong now = new AtomicLong(1_000 * MS);
 
     AdaptiveFairShare<String> builtIn(FairShareSemaphore<String> fair, long min, long max) {
-        return AdaptiveFairShare.builder(fair).minCapacity(min).maxCapacity(max).nanoClock(now::get).build();
+        return AdaptiveFairShare.builder(fair)
+                .minCapacity(min)
+                .maxCapacity(max)
+                .nanoClock(now::get)
+                .build();
     }
 
     AdaptiveFairShare<String> bridged(FairShareSemaphore<String> fair, RecordingLimit limit) {
-        return AdaptiveFairShare.builder(fair).minCapacity(2).maxCapacity(50).limit(limit).nanoClock(now::get).build();
+        return AdaptiveFairShare.builder(fair)
+                .minCapacity(2)
+                .maxCapacity(50)
+                .limit(limit)
+                .nanoClock(now::get)
+                .build();
     }
 
     static long[] sums(AdaptiveFairShare<?> a) {
@@ -116,7 +125,8 @@ class AdaptiveFairShareTest {
 
     @Test
     void requestsHeldBackOnlyByTheirKeysCapAreNotDemandForTheCapacity() {
-        FairShareSemaphore<String> fair = FairShareSemaphore.<String>builder(10).maxPermitsPerKey(2).build();
+        FairShareSemaphore<String> fair =
+                FairShareSemaphore.<String>builder(10).maxPermitsPerKey(2).build();
         AdaptiveFairShare<String> a = builtIn(fair, 1, 100);
         assertTrue(fair.tryAcquire("greedy", 2)); // at its cap, outside the adaptive object
         CompletableFuture<Permits> capped = fair.acquireAsync("greedy", 1);
@@ -145,15 +155,21 @@ class AdaptiveFairShareTest {
             now.addAndGet(7 * MS);
             return "ok";
         }));
-        assertThrows(TimeoutException.class, () -> a.withPermitsBlocking("b", 1, () -> {
-            assertEquals(1, fair.heldPermits("b"));
-            now.addAndGet(30 * MS);
-            throw new TimeoutException("downstream");
-        }));
-        assertThrows(IOException.class, () -> a.withPermitsBlocking("a", 1, () -> {
-            throw new IOException("refused");
-        }));
-        assertEquals(List.of("start=1000 rtt=7 inflight=2", "start=1007 rtt=30 inflight=1 dropped"), limit.samples,
+        assertThrows(
+                TimeoutException.class,
+                () -> a.withPermitsBlocking("b", 1, () -> {
+                    assertEquals(1, fair.heldPermits("b"));
+                    now.addAndGet(30 * MS);
+                    throw new TimeoutException("downstream");
+                }));
+        assertThrows(
+                IOException.class,
+                () -> a.withPermitsBlocking("a", 1, () -> {
+                    throw new IOException("refused");
+                }));
+        assertEquals(
+                List.of("start=1000 rtt=7 inflight=2", "start=1007 rtt=30 inflight=1 dropped"),
+                limit.samples,
                 "the success and the timeout as a drop; the failure is not sent");
         assertEquals(0, fair.heldPermits("a"));
         assertEquals(0, fair.heldPermits("b"));
@@ -174,12 +190,15 @@ class AdaptiveFairShareTest {
         stage.complete("ok");
         assertEquals("ok", r.join());
         assertEquals(0, fair.heldPermits("c"));
-        CompletableFuture<String> timedOut = a.withPermitsAsync("d", 1,
-                () -> CompletableFuture.failedFuture(new CompletionException(new TimeoutException())));
+        CompletableFuture<String> timedOut = a.withPermitsAsync(
+                "d", 1, () -> CompletableFuture.failedFuture(new CompletionException(new TimeoutException())));
         assertTrue(assertThrows(ExecutionException.class, timedOut::get).getCause() instanceof TimeoutException);
         CompletableFuture<String> nullStage = a.withPermitsAsync("d", 1, () -> null);
-        assertEquals("withPermitsAsync(d, 1): the body returned null",
-                assertThrows(ExecutionException.class, nullStage::get).getCause().getMessage());
+        assertEquals(
+                "withPermitsAsync(d, 1): the body returned null",
+                assertThrows(ExecutionException.class, nullStage::get)
+                        .getCause()
+                        .getMessage());
         assertEquals(List.of("start=1000 rtt=9 inflight=2", "start=1009 rtt=0 inflight=1 dropped"), limit.samples);
         assertEquals(0, fair.heldPermits("d"));
         assertEquals(0, a.inFlight());
@@ -222,7 +241,8 @@ class AdaptiveFairShareTest {
         RecordingLimit limit = new RecordingLimit(2);
         AdaptiveFairShare<String> a = bridged(fair, limit);
         assertTrue(fair.tryAcquire("a", 2)); // every permit held, outside the adaptive object
-        CompletableFuture<String> cancelled = a.withPermitsAsync("b", 1, () -> CompletableFuture.completedFuture("never"));
+        CompletableFuture<String> cancelled =
+                a.withPermitsAsync("b", 1, () -> CompletableFuture.completedFuture("never"));
         CompletableFuture<String> served = a.withPermitsAsync("c", 1, () -> CompletableFuture.completedFuture("c"));
         CompletableFuture<SampledPermits> handle = a.acquireAsync("b", 1);
         assertEquals(3, fair.queueLength());
@@ -240,12 +260,14 @@ class AdaptiveFairShareTest {
 
     @Test
     void aRejectionByAQueueBoundIsRecordedAndThrown() throws Exception {
-        FairShareSemaphore<String> fair = FairShareSemaphore.<String>builder(2).maxQueueLength(0).build();
+        FairShareSemaphore<String> fair =
+                FairShareSemaphore.<String>builder(2).maxQueueLength(0).build();
         AdaptiveFairShare<String> a = builtIn(fair, 2, 10);
         SampledPermits all = a.acquireBlocking("a", 2);
         assertThrows(SemaphoreRejectedException.class, () -> a.withPermitsBlocking("b", 1, () -> "never"));
         CompletableFuture<String> async = a.withPermitsAsync("b", 1, () -> CompletableFuture.completedFuture("never"));
-        assertTrue(assertThrows(CompletionException.class, async::join).getCause() instanceof SemaphoreRejectedException);
+        assertTrue(
+                assertThrows(CompletionException.class, async::join).getCause() instanceof SemaphoreRejectedException);
         assertNull(a.tryAcquire("b", 1));
         all.close();
         a.recordRejection(1);
@@ -258,53 +280,102 @@ class AdaptiveFairShareTest {
 
     @Test
     void badInputNamesTheCallTheValueAndTheLimitAndHoldsNothing() {
-        FairShareSemaphore<String> fair = FairShareSemaphore.<String>builder(10).maxPermitsPerKey(3).build();
-        assertEquals("builder(null): the fair share is null",
-                assertThrows(NullPointerException.class, () -> AdaptiveFairShare.builder(null)).getMessage());
+        FairShareSemaphore<String> fair =
+                FairShareSemaphore.<String>builder(10).maxPermitsPerKey(3).build();
+        assertEquals(
+                "builder(null): the fair share is null",
+                assertThrows(NullPointerException.class, () -> AdaptiveFairShare.builder(null))
+                        .getMessage());
         AdaptiveFairShare.Builder<String> b = AdaptiveFairShare.builder(fair);
-        assertEquals("minCapacity(0): the least capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")",
-                assertThrows(IllegalArgumentException.class, () -> b.minCapacity(0)).getMessage());
-        assertEquals("window(PT0S): must be between PT0.001S and PT1H",
-                assertThrows(IllegalArgumentException.class, () -> b.window(Duration.ZERO)).getMessage());
-        assertEquals("build(): maxCapacity (4) is below minCapacity (8)",
-                assertThrows(IllegalArgumentException.class,
-                        () -> AdaptiveFairShare.builder(fair).minCapacity(8).maxCapacity(4).build()).getMessage());
-        assertTrue(assertThrows(IllegalStateException.class,
-                () -> AdaptiveFairShare.builder(fair).smoothing(0.5).limit(new RecordingLimit(5)).build()).getMessage()
+        assertEquals(
+                "minCapacity(0): the least capacity must be between 1 and MAX_PERMITS (" + Semaphore.MAX_PERMITS + ")",
+                assertThrows(IllegalArgumentException.class, () -> b.minCapacity(0))
+                        .getMessage());
+        assertEquals(
+                "window(PT0S): must be between PT0.001S and PT1H",
+                assertThrows(IllegalArgumentException.class, () -> b.window(Duration.ZERO))
+                        .getMessage());
+        assertEquals(
+                "build(): maxCapacity (4) is below minCapacity (8)",
+                assertThrows(
+                                IllegalArgumentException.class,
+                                () -> AdaptiveFairShare.builder(fair)
+                                        .minCapacity(8)
+                                        .maxCapacity(4)
+                                        .build())
+                        .getMessage());
+        assertTrue(assertThrows(
+                        IllegalStateException.class,
+                        () -> AdaptiveFairShare.builder(fair)
+                                .smoothing(0.5)
+                                .limit(new RecordingLimit(5))
+                                .build())
+                .getMessage()
                 .startsWith("build(): tolerance, smoothing and window set the built-in algorithm, which limit("));
 
-        AdaptiveFairShare<String> a = AdaptiveFairShare.builder(fair).minCapacity(4).build();
+        AdaptiveFairShare<String> a =
+                AdaptiveFairShare.builder(fair).minCapacity(4).build();
         assertSame(fair, a.fairShare());
         String tooMany = "(a, 5): the number of permits must be between 0 and minCapacity (4),"
                 + " so that no shrink of the capacity can leave it unable to fit";
-        assertEquals("withPermitsBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking("a", 5, () -> 1)).getMessage());
-        assertEquals("withPermitsAsync" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync("a", 5, () -> null)).getMessage());
-        assertEquals("acquireBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking("a", 5)).getMessage());
-        assertEquals("acquireAsync" + tooMany, assertThrows(IllegalArgumentException.class, () -> a.acquireAsync("a", 5)).getMessage());
-        assertEquals("tryAcquire" + tooMany, assertThrows(IllegalArgumentException.class, () -> a.tryAcquire("a", 5)).getMessage());
-        assertEquals("startSample" + tooMany, assertThrows(IllegalArgumentException.class, () -> a.startSample("a", 5)).getMessage());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> a.tryAcquire("a", -1)).getMessage()
+        assertEquals(
+                "withPermitsBlocking" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking("a", 5, () -> 1))
+                        .getMessage());
+        assertEquals(
+                "withPermitsAsync" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync("a", 5, () -> null))
+                        .getMessage());
+        assertEquals(
+                "acquireBlocking" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking("a", 5))
+                        .getMessage());
+        assertEquals(
+                "acquireAsync" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.acquireAsync("a", 5))
+                        .getMessage());
+        assertEquals(
+                "tryAcquire" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.tryAcquire("a", 5))
+                        .getMessage());
+        assertEquals(
+                "startSample" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> a.startSample("a", 5))
+                        .getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> a.tryAcquire("a", -1))
+                .getMessage()
                 .startsWith("tryAcquire(a, -1): the number of permits must be between 0"));
-        assertEquals("acquireBlocking(a, 4): exceeds maxPermitsPerKey (3) of the fair share, so it could never be granted",
-                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking("a", 4)).getMessage());
-        assertEquals("withPermitsBlocking(null, 1): the key is null",
-                assertThrows(NullPointerException.class, () -> a.withPermitsBlocking(null, 1, () -> 1)).getMessage());
-        assertEquals("acquireAsync(null, 1): the key is null",
-                assertThrows(NullPointerException.class, () -> a.acquireAsync(null, 1)).getMessage());
-        assertEquals("withPermitsBlocking(a, 1, null): the body is null",
-                assertThrows(NullPointerException.class, () -> a.withPermitsBlocking("a", 1, null)).getMessage());
-        assertEquals("withPermitsAsync(a, 1, null): the body is null",
-                assertThrows(NullPointerException.class, () -> a.withPermitsAsync("a", 1, null)).getMessage());
-        assertEquals("recordRejection(-1): the number of permits must not be negative",
-                assertThrows(IllegalArgumentException.class, () -> a.recordRejection(-1)).getMessage());
+        assertEquals(
+                "acquireBlocking(a, 4): exceeds maxPermitsPerKey (3) of the fair share, so it could never be granted",
+                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking("a", 4))
+                        .getMessage());
+        assertEquals(
+                "withPermitsBlocking(null, 1): the key is null",
+                assertThrows(NullPointerException.class, () -> a.withPermitsBlocking(null, 1, () -> 1))
+                        .getMessage());
+        assertEquals(
+                "acquireAsync(null, 1): the key is null",
+                assertThrows(NullPointerException.class, () -> a.acquireAsync(null, 1))
+                        .getMessage());
+        assertEquals(
+                "withPermitsBlocking(a, 1, null): the body is null",
+                assertThrows(NullPointerException.class, () -> a.withPermitsBlocking("a", 1, null))
+                        .getMessage());
+        assertEquals(
+                "withPermitsAsync(a, 1, null): the body is null",
+                assertThrows(NullPointerException.class, () -> a.withPermitsAsync("a", 1, null))
+                        .getMessage());
+        assertEquals(
+                "recordRejection(-1): the number of permits must not be negative",
+                assertThrows(IllegalArgumentException.class, () -> a.recordRejection(-1))
+                        .getMessage());
         assertEquals(0, a.inFlight(), "a refused call holds nothing");
         assertEquals(0, fair.heldPermits("a"));
         assertEquals(10, fair.availablePermits());
         assertEquals(0, fair.queueLength());
-        assertTrue(a.toString().startsWith("AdaptiveFairShare[capacity=10, min=4, max=1000, inFlight=0, BaselineGradient["),
+        assertTrue(
+                a.toString()
+                        .startsWith("AdaptiveFairShare[capacity=10, min=4, max=1000, inFlight=0, BaselineGradient["),
                 a.toString());
     }
 
@@ -313,9 +384,12 @@ class AdaptiveFairShareTest {
     @Test
     void outcomeOfClassifiesAsTheScopedCallsDo() {
         assertEquals(Outcome.DROPPED, Outcome.of(new TimeoutException()));
-        assertEquals(Outcome.DROPPED, Outcome.of(new CompletionException(new ExecutionException(new TimeoutException()))));
+        assertEquals(
+                Outcome.DROPPED, Outcome.of(new CompletionException(new ExecutionException(new TimeoutException()))));
         assertEquals(Outcome.FAILURE, Outcome.of(new IOException("refused")));
         assertEquals(Outcome.FAILURE, Outcome.of(new CompletionException(null)));
-        assertEquals("of(null): nothing was thrown", assertThrows(NullPointerException.class, () -> Outcome.of(null)).getMessage());
+        assertEquals(
+                "of(null): nothing was thrown",
+                assertThrows(NullPointerException.class, () -> Outcome.of(null)).getMessage());
     }
 }

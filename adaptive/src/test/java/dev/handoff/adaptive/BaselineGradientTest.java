@@ -22,7 +22,11 @@ class BaselineGradientTest {
     final AtomicLong now = new AtomicLong(1_000 * MS);
 
     AdaptiveCapacity adaptive(long start, long min, long max) {
-        return AdaptiveCapacity.builder(new Semaphore(start)).minCapacity(min).maxCapacity(max).nanoClock(now::get).build();
+        return AdaptiveCapacity.builder(new Semaphore(start))
+                .minCapacity(min)
+                .maxCapacity(max)
+                .nanoClock(now::get)
+                .build();
     }
 
     static BaselineGradient algorithm(AdaptiveCapacity a) {
@@ -216,7 +220,8 @@ class BaselineGradientTest {
         probesSeen = (int) algorithm(a).probes();
         assertTrue(max <= 40, "grew past the tolerance band: " + max + " " + a);
         assertTrue(min >= 10, "probe or decrease went too low: " + min + " " + a);
-        assertTrue(probesSeen >= 10 * BaselineGradient.HORIZON / BaselineGradient.PROBE_EVERY - 2, "probes " + probesSeen);
+        assertTrue(
+                probesSeen >= 10 * BaselineGradient.HORIZON / BaselineGradient.PROBE_EVERY - 2, "probes " + probesSeen);
         assertEquals(10 * MS, algorithm(a).baselineNanos(), 0.5 * MS, "the baseline stayed uncongested: " + a);
     }
 

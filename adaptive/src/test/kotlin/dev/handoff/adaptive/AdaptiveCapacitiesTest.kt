@@ -22,20 +22,31 @@ import org.junit.jupiter.api.assertThrows
 class AdaptiveCapacitiesTest {
     private val now = AtomicLong(5_000_000)
 
-    private fun recorded(semaphore: Semaphore, start: Int = 10): Pair<AdaptiveCapacity, AdaptiveCapacityTest.RecordingLimit> {
+    private fun recorded(
+        semaphore: Semaphore,
+        start: Int = 10,
+    ): Pair<AdaptiveCapacity, AdaptiveCapacityTest.RecordingLimit> {
         val limit = AdaptiveCapacityTest.RecordingLimit(start)
-        val adaptive = AdaptiveCapacity.builder(semaphore).minCapacity(2).maxCapacity(50).limit(limit)
-            .nanoClock { now.get() }.build()
+        val adaptive =
+            AdaptiveCapacity.builder(semaphore)
+                .minCapacity(2)
+                .maxCapacity(50)
+                .limit(limit)
+                .nanoClock { now.get() }
+                .build()
         return adaptive to limit
     }
 
     @Test
     fun withPermitsTimesAndClassifies(): Unit = runBlocking {
         val (adaptive, limit) = recorded(Semaphore(10))
-        assertEquals("ok", adaptive.withPermits(1) {
-            now.addAndGet(7_000_000)
-            "ok"
-        })
+        assertEquals(
+            "ok",
+            adaptive.withPermits(1) {
+                now.addAndGet(7_000_000)
+                "ok"
+            },
+        )
         assertThrows<TimeoutCancellationException> {
             runBlocking {
                 withTimeout(1.milliseconds) {
@@ -49,7 +60,10 @@ class AdaptiveCapacitiesTest {
         assertThrows<IOException> {
             runBlocking { adaptive.withPermits(1) { throw IOException("refused") } }
         }
-        assertEquals(listOf("start=5 rtt=7 inflight=1", "start=12 rtt=3 inflight=2 dropped"), limit.samples)
+        assertEquals(
+            listOf("start=5 rtt=7 inflight=1", "start=12 rtt=3 inflight=2 dropped"),
+            limit.samples,
+        )
         assertEquals(0L, adaptive.inFlight())
         assertEquals(10L, adaptive.semaphore().availablePermits())
     }
@@ -74,9 +88,12 @@ class AdaptiveCapacitiesTest {
     @Test
     fun aRejectionIsRecordedAndThrown(): Unit = runBlocking {
         val semaphore = Semaphore.builder(2).maxQueueLength(0).build()
-        val adaptive = AdaptiveCapacity.builder(semaphore).minCapacity(2).nanoClock { now.get() }.build()
+        val adaptive =
+            AdaptiveCapacity.builder(semaphore).minCapacity(2).nanoClock { now.get() }.build()
         val held = adaptive.acquire(2)
-        assertThrows<SemaphoreRejectedException> { runBlocking { adaptive.withPermits(1) { error("never runs") } } }
+        assertThrows<SemaphoreRejectedException> {
+            runBlocking { adaptive.withPermits(1) { error("never runs") } }
+        }
         assertEquals(1L, (adaptive.controller() as BaselineGradient).sums()[2])
         held.close()
         assertEquals(0L, adaptive.inFlight())
@@ -85,7 +102,10 @@ class AdaptiveCapacitiesTest {
     @Test
     fun badInputHoldsNothing(): Unit = runBlocking {
         val (adaptive, _) = recorded(Semaphore(10))
-        val e = assertThrows<IllegalArgumentException> { runBlocking { adaptive.withPermits(3) { error("never runs") } } }
+        val e =
+            assertThrows<IllegalArgumentException> {
+                runBlocking { adaptive.withPermits(3) { error("never runs") } }
+            }
         assertEquals(
             "acquire(3): the number of permits must be between 0 and minCapacity (2)," +
                 " so that no shrink of the capacity can leave it unable to fit",

@@ -18,7 +18,10 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
-/** The suspend faces of [AdaptiveFairShare]: per key, timed and classified, cancellation, rejection, bad input. */
+/**
+ * The suspend faces of [AdaptiveFairShare]: per key, timed and classified, cancellation, rejection,
+ * bad input.
+ */
 class AdaptiveFairSharesTest {
     private val now = AtomicLong(5_000_000)
 
@@ -27,8 +30,13 @@ class AdaptiveFairSharesTest {
         start: Int = 10,
     ): Pair<AdaptiveFairShare<String>, AdaptiveCapacityTest.RecordingLimit> {
         val limit = AdaptiveCapacityTest.RecordingLimit(start)
-        val adaptive = AdaptiveFairShare.builder(fair).minCapacity(2).maxCapacity(50).limit(limit)
-            .nanoClock { now.get() }.build()
+        val adaptive =
+            AdaptiveFairShare.builder(fair)
+                .minCapacity(2)
+                .maxCapacity(50)
+                .limit(limit)
+                .nanoClock { now.get() }
+                .build()
         return adaptive to limit
     }
 
@@ -36,12 +44,15 @@ class AdaptiveFairSharesTest {
     fun withPermitsTimesClassifiesAndReleasesToTheKey(): Unit = runBlocking {
         val fair = FairShareSemaphore.builder<String>(10).build()
         val (adaptive, limit) = recorded(fair)
-        assertEquals("ok", adaptive.withPermits("a", 2) {
-            assertEquals(2L, fair.heldPermits("a"))
-            assertEquals(0L, fair.heldPermits("b"))
-            now.addAndGet(7_000_000)
-            "ok"
-        })
+        assertEquals(
+            "ok",
+            adaptive.withPermits("a", 2) {
+                assertEquals(2L, fair.heldPermits("a"))
+                assertEquals(0L, fair.heldPermits("b"))
+                now.addAndGet(7_000_000)
+                "ok"
+            },
+        )
         assertThrows<TimeoutCancellationException> {
             runBlocking {
                 withTimeout(1.milliseconds) {
@@ -58,7 +69,10 @@ class AdaptiveFairSharesTest {
         assertThrows<CancellationException> {
             runBlocking { adaptive.withPermits("a", 1) { throw CancellationException("stop") } }
         }
-        assertEquals(listOf("start=5 rtt=7 inflight=2", "start=12 rtt=3 inflight=1 dropped"), limit.samples)
+        assertEquals(
+            listOf("start=5 rtt=7 inflight=2", "start=12 rtt=3 inflight=1 dropped"),
+            limit.samples,
+        )
         assertEquals(0L, fair.heldPermits("a"))
         assertEquals(0L, fair.heldPermits("b"))
         assertEquals(0L, adaptive.inFlight())
@@ -100,9 +114,12 @@ class AdaptiveFairSharesTest {
     @Test
     fun aRejectionIsRecordedAndThrown(): Unit = runBlocking {
         val fair = FairShareSemaphore.builder<String>(2).maxQueueLength(0).build()
-        val adaptive = AdaptiveFairShare.builder(fair).minCapacity(2).nanoClock { now.get() }.build()
+        val adaptive =
+            AdaptiveFairShare.builder(fair).minCapacity(2).nanoClock { now.get() }.build()
         val held = adaptive.acquire("a", 2)
-        assertThrows<SemaphoreRejectedException> { runBlocking { adaptive.withPermits("b", 1) { error("never runs") } } }
+        assertThrows<SemaphoreRejectedException> {
+            runBlocking { adaptive.withPermits("b", 1) { error("never runs") } }
+        }
         assertEquals(1L, (adaptive.controller() as BaselineGradient).sums()[2])
         held.close()
         assertEquals(0L, adaptive.inFlight())
@@ -113,14 +130,21 @@ class AdaptiveFairSharesTest {
     fun badInputNamesTheCallTheValueAndTheLimitAndHoldsNothing(): Unit = runBlocking {
         val fair = FairShareSemaphore.builder<String>(10).maxPermitsPerKey(1).build()
         val (adaptive, _) = recorded(fair)
-        val tooMany = assertThrows<IllegalArgumentException> { runBlocking { adaptive.withPermits("a", 3) { error("never runs") } } }
+        val tooMany =
+            assertThrows<IllegalArgumentException> {
+                runBlocking { adaptive.withPermits("a", 3) { error("never runs") } }
+            }
         assertEquals(
             "acquire(a, 3): the number of permits must be between 0 and minCapacity (2)," +
                 " so that no shrink of the capacity can leave it unable to fit",
             tooMany.message,
         )
-        val overCap = assertThrows<IllegalArgumentException> { runBlocking { adaptive.acquire("a", 2) } }
-        assertEquals("acquire(a, 2): exceeds maxPermitsPerKey (1) of the fair share, so it could never be granted", overCap.message)
+        val overCap =
+            assertThrows<IllegalArgumentException> { runBlocking { adaptive.acquire("a", 2) } }
+        assertEquals(
+            "acquire(a, 2): exceeds maxPermitsPerKey (1) of the fair share, so it could never be granted",
+            overCap.message,
+        )
         assertThrows<IllegalArgumentException> { runBlocking { adaptive.acquire("a", -1) } }
         assertEquals(10L, fair.availablePermits())
         assertEquals(0, fair.queueLength())

@@ -24,12 +24,13 @@ final class AdaptiveChart {
     private static final int WIDTH = 900;
     private static final int HEIGHT = 460;
     private static final Color[] COLORS = {
-        new Color(0x1d, 0x4e, 0xd8), new Color(0xf5, 0x9e, 0x0b), new Color(0x10, 0xb9, 0x81), new Color(0xef, 0x44, 0x44),
-        new Color(0x8b, 0x5c, 0xf6), new Color(0x6b, 0x72, 0x80), new Color(0xec, 0x48, 0x99), new Color(0x0e, 0xa5, 0xe9),
+        new Color(0x1d, 0x4e, 0xd8), new Color(0xf5, 0x9e, 0x0b), new Color(0x10, 0xb9, 0x81),
+                new Color(0xef, 0x44, 0x44),
+        new Color(0x8b, 0x5c, 0xf6), new Color(0x6b, 0x72, 0x80), new Color(0xec, 0x48, 0x99),
+                new Color(0x0e, 0xa5, 0xe9),
     };
 
-    private AdaptiveChart() {
-    }
+    private AdaptiveChart() {}
 
     /**
      * Writes the chart: one column per scenario, capacity above, p99 below.
@@ -51,8 +52,12 @@ final class AdaptiveChart {
     }
 
     /** Drawn: ours, two Netflix algorithms through the bridge, Netflix's two limiters, the best static capacity (the table has all). */
-    static final java.util.Set<String> DRAWN = java.util.Set.of(AdaptiveSimulation.OURS, "handoff + Gradient2Limit",
-            "handoff + VegasLimit", "Netflix SimpleLimiter (Gradient2)", "Netflix BlockingLimiter (Gradient2)");
+    static final java.util.Set<String> DRAWN = java.util.Set.of(
+            AdaptiveSimulation.OURS,
+            "handoff + Gradient2Limit",
+            "handoff + VegasLimit",
+            "Netflix SimpleLimiter (Gradient2)",
+            "Netflix BlockingLimiter (Gradient2)");
 
     private static List<AdaptiveSimulation.Result> shown(AdaptiveSimulation.Comparison c) {
         List<AdaptiveSimulation.Result> rows = new ArrayList<>();
@@ -66,9 +71,13 @@ final class AdaptiveChart {
     }
 
     private static XYChart capacityPanel(AdaptiveSimulation.Comparison c) {
-        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT)
+        XYChart chart = new XYChartBuilder()
+                .width(WIDTH)
+                .height(HEIGHT)
                 .title(c.scenario().name() + ": capacity (limit) over time, virtual clock")
-                .xAxisTitle("seconds").yAxisTitle("capacity (permits)").build();
+                .xAxisTitle("seconds")
+                .yAxisTitle("capacity (permits)")
+                .build();
         style(chart);
         int i = 0;
         double yMax = 10;
@@ -84,11 +93,16 @@ final class AdaptiveChart {
         }
         double end = c.scenario().durationNanos() / 1e9;
         double change = c.scenario().changeAt() / 1e9;
-        XYSeries knee = chart.addSeries("downstream workers (the knee)", new double[] {0, change, change, end},
-                new double[] {c.scenario().workersBefore(), c.scenario().workersBefore(), c.scenario().workersAfter(),
-                    c.scenario().workersAfter()});
+        XYSeries knee =
+                chart.addSeries("downstream workers (the knee)", new double[] {0, change, change, end}, new double[] {
+                    c.scenario().workersBefore(),
+                    c.scenario().workersBefore(),
+                    c.scenario().workersAfter(),
+                    c.scenario().workersAfter()
+                });
         knee.setLineColor(Color.BLACK);
-        knee.setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+        knee.setLineStyle(
+                new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
         knee.setMarker(SeriesMarkers.NONE);
         chart.getStyler().setYAxisMin(0.0);
         chart.getStyler().setYAxisMax(Math.min(200, yMax * 1.1));
@@ -96,9 +110,13 @@ final class AdaptiveChart {
     }
 
     private static XYChart latencyPanel(AdaptiveSimulation.Comparison c) {
-        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT)
+        XYChart chart = new XYChartBuilder()
+                .width(WIDTH)
+                .height(HEIGHT)
                 .title(c.scenario().name() + ": p99 call latency per second")
-                .xAxisTitle("seconds").yAxisTitle("p99 latency (ms)").build();
+                .xAxisTitle("seconds")
+                .yAxisTitle("p99 latency (ms)")
+                .build();
         style(chart);
         int i = 0;
         for (AdaptiveSimulation.Result r : shown(c)) {
@@ -117,7 +135,8 @@ final class AdaptiveChart {
         double target = 2 * AdaptiveSimulation.unloadedP99Millis();
         XYSeries t = chart.addSeries("target: 2x unloaded p99", new double[] {0, end}, new double[] {target, target});
         t.setLineColor(Color.BLACK);
-        t.setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+        t.setLineStyle(
+                new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
         t.setMarker(SeriesMarkers.NONE);
         chart.getStyler().setYAxisMin(0.0);
         chart.getStyler().setYAxisMax(AdaptiveSimulation.CALL_TIMEOUT / 1e6 * 1.1);
@@ -125,7 +144,9 @@ final class AdaptiveChart {
     }
 
     private static String label(AdaptiveSimulation.Comparison c, AdaptiveSimulation.Result r) {
-        return r == c.bestStatic() ? "best static: " + r.contender().substring(AdaptiveSimulation.STATIC.length()) : r.contender();
+        return r == c.bestStatic()
+                ? "best static: " + r.contender().substring(AdaptiveSimulation.STATIC.length())
+                : r.contender();
     }
 
     private static double[] clip(double[] y, double max) {

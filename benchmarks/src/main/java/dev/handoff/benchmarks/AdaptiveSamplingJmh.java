@@ -47,9 +47,18 @@ public class AdaptiveSamplingJmh {
     @Setup
     public void setUp() {
         plain = new Semaphore(64);
-        builtIn = AdaptiveCapacity.builder(new Semaphore(64)).minCapacity(64).maxCapacity(64).build();
-        bridged = AdaptiveCapacity.builder(new Semaphore(64)).minCapacity(1).maxCapacity(64)
-                .limit(Gradient2Limit.newBuilder().initialLimit(64).maxConcurrency(64).build()).build();
+        builtIn = AdaptiveCapacity.builder(new Semaphore(64))
+                .minCapacity(64)
+                .maxCapacity(64)
+                .build();
+        bridged = AdaptiveCapacity.builder(new Semaphore(64))
+                .minCapacity(1)
+                .maxCapacity(64)
+                .limit(Gradient2Limit.newBuilder()
+                        .initialLimit(64)
+                        .maxConcurrency(64)
+                        .build())
+                .build();
     }
 
     /**

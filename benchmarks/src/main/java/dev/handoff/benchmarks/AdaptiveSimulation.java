@@ -79,7 +79,8 @@ final class AdaptiveSimulation {
     static final long TIMELINE_STEP = 100 * MS;
 
     /** One run's settings. */
-    record Scenario(String name, long durationNanos, int workersBefore, int workersAfter, double arrivalsPerSecond, long seed) {
+    record Scenario(
+            String name, long durationNanos, int workersBefore, int workersAfter, double arrivalsPerSecond, long seed) {
         long changeAt() {
             return durationNanos / 2;
         }
@@ -104,11 +105,22 @@ final class AdaptiveSimulation {
      * What one contender did in one scenario: {@code successes} answered within the run,
      * {@code lateSuccesses} answered while it drained, {@code dropped} timed out (caller side).
      */
-    record Result(String contender, long arrivals, long successes, long lateSuccesses, long rejected, long dropped,
-                  double goodputPerSecond,
-                  double p50Millis, double p99Millis, double p99WithWaitMillis, double convergeSeconds,
-                  double[] limitTimeline, double[] p99Timeline, double[] goodputTimeline, boolean allPermitsBack) {
-    }
+    record Result(
+            String contender,
+            long arrivals,
+            long successes,
+            long lateSuccesses,
+            long rejected,
+            long dropped,
+            double goodputPerSecond,
+            double p50Millis,
+            double p99Millis,
+            double p99WithWaitMillis,
+            double convergeSeconds,
+            double[] limitTimeline,
+            double[] p99Timeline,
+            double[] goodputTimeline,
+            boolean allPermitsBack) {}
 
     // ---------------------------------------------------------------- the engine
 
@@ -116,8 +128,8 @@ final class AdaptiveSimulation {
     static final class Run {
         final Scenario scenario;
         final SplittableRandom random;
-        private final PriorityQueue<long[]> events = new PriorityQueue<>(
-                (a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
+        private final PriorityQueue<long[]> events =
+                new PriorityQueue<>((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
         private final List<Runnable> actions = new ArrayList<>();
         private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
         long now;
@@ -257,11 +269,14 @@ final class AdaptiveSimulation {
 
         /** Static if {@code adaptive} is false; else the built-in algorithm, or {@code limit} through the bridge. */
         SemaphoreGate(Run run, long capacity, boolean adaptive, Limit limit) {
-            this.semaphore = Semaphore.builder(capacity).maxQueueLength(MAX_QUEUE).build();
+            this.semaphore =
+                    Semaphore.builder(capacity).maxQueueLength(MAX_QUEUE).build();
             if (!adaptive) {
                 this.adaptive = null;
             } else {
-                AdaptiveCapacity.Builder b = AdaptiveCapacity.builder(semaphore).minCapacity(1).maxCapacity(MAX)
+                AdaptiveCapacity.Builder b = AdaptiveCapacity.builder(semaphore)
+                        .minCapacity(1)
+                        .maxCapacity(MAX)
                         .nanoClock(() -> run.now);
                 this.adaptive = (limit == null ? b : b.limit(limit)).build();
             }
@@ -319,7 +334,8 @@ final class AdaptiveSimulation {
 
         @Override
         public boolean allBack() {
-            return semaphore.queueLength() == 0 && semaphore.availablePermits() == semaphore.capacity()
+            return semaphore.queueLength() == 0
+                    && semaphore.availablePermits() == semaphore.capacity()
                     && (adaptive == null || adaptive.inFlight() == 0);
         }
     }
@@ -329,7 +345,10 @@ final class AdaptiveSimulation {
         final SimpleLimiter<Void> limiter;
 
         SimpleGate(Run run, Limit limit) {
-            this.limiter = SimpleLimiter.newBuilder().limit(limit).nanoClock(() -> run.now).build();
+            this.limiter = SimpleLimiter.newBuilder()
+                    .limit(limit)
+                    .nanoClock(() -> run.now)
+                    .build();
         }
 
         @Override
@@ -426,8 +445,7 @@ final class AdaptiveSimulation {
     }
 
     /** A contender: a name and how to make its gate for a run. */
-    record Contender(String name, java.util.function.Function<Run, Gate> gate) {
-    }
+    record Contender(String name, java.util.function.Function<Run, Gate> gate) {}
 
     static final long INITIAL = 20;
     static final long MAX = 1_000;
@@ -436,12 +454,20 @@ final class AdaptiveSimulation {
     static List<Contender> contenders() {
         List<Contender> list = new ArrayList<>();
         list.add(new Contender(OURS, run -> new SemaphoreGate(run, INITIAL, true, null)));
-        list.add(new Contender("handoff + Gradient2Limit", run -> new SemaphoreGate(run, INITIAL, true, Gradient2Limit.newDefault())));
-        list.add(new Contender("handoff + GradientLimit", run -> new SemaphoreGate(run, INITIAL, true, GradientLimit.newDefault())));
-        list.add(new Contender("handoff + VegasLimit", run -> new SemaphoreGate(run, INITIAL, true, VegasLimit.newDefault())));
-        list.add(new Contender("handoff + AIMDLimit", run -> new SemaphoreGate(run, INITIAL, true, AIMDLimit.newBuilder().build())));
-        list.add(new Contender("Netflix SimpleLimiter (Gradient2)", run -> new SimpleGate(run, Gradient2Limit.newDefault())));
-        list.add(new Contender("Netflix BlockingLimiter (Gradient2)", run -> new BlockingGate(run, Gradient2Limit.newDefault())));
+        list.add(new Contender(
+                "handoff + Gradient2Limit", run -> new SemaphoreGate(run, INITIAL, true, Gradient2Limit.newDefault())));
+        list.add(new Contender(
+                "handoff + GradientLimit", run -> new SemaphoreGate(run, INITIAL, true, GradientLimit.newDefault())));
+        list.add(new Contender(
+                "handoff + VegasLimit", run -> new SemaphoreGate(run, INITIAL, true, VegasLimit.newDefault())));
+        list.add(new Contender(
+                "handoff + AIMDLimit",
+                run -> new SemaphoreGate(
+                        run, INITIAL, true, AIMDLimit.newBuilder().build())));
+        list.add(new Contender(
+                "Netflix SimpleLimiter (Gradient2)", run -> new SimpleGate(run, Gradient2Limit.newDefault())));
+        list.add(new Contender(
+                "Netflix BlockingLimiter (Gradient2)", run -> new BlockingGate(run, Gradient2Limit.newDefault())));
         return list;
     }
 
@@ -493,7 +519,8 @@ final class AdaptiveSimulation {
         return summarize(scenario, contender.name(), run, successes, limits, gate.allBack());
     }
 
-    private static Result summarize(Scenario scenario, String name, Run run, long successes, double[] limits, boolean allBack) {
+    private static Result summarize(
+            Scenario scenario, String name, Run run, long successes, double[] limits, boolean allBack) {
         long end = scenario.durationNanos();
         int buckets = (int) (end / BUCKET);
         double[] p99s = new double[buckets];
@@ -517,10 +544,22 @@ final class AdaptiveSimulation {
         long[] inRun = Arrays.copyOf(lat, (int) successes);
         long[] withWait = Arrays.copyOf(run.latencyWithWait.toArray(), (int) successes);
         double converge = convergeSeconds(scenario, p99s, goodputs);
-        return new Result(name, run.arrivals, successes, run.successAt.size() - successes, run.rejected, run.dropped,
+        return new Result(
+                name,
+                run.arrivals,
+                successes,
+                run.successAt.size() - successes,
+                run.rejected,
+                run.dropped,
                 successes * 1e9 / end,
-                percentile(inRun, 0.50) / 1e6, percentile(inRun, 0.99) / 1e6, percentile(withWait, 0.99) / 1e6,
-                converge, limits, p99s, goodputs, allBack);
+                percentile(inRun, 0.50) / 1e6,
+                percentile(inRun, 0.99) / 1e6,
+                percentile(withWait, 0.99) / 1e6,
+                converge,
+                limits,
+                p99s,
+                goodputs,
+                allBack);
     }
 
     /** The unloaded p99 latency: the p99 of a call's own time, with nothing queued (the target is twice this). */
@@ -538,7 +577,8 @@ final class AdaptiveSimulation {
         double ceiling = scenario.goodputCeilingAfter();
         int healthyFrom = -1;
         for (int b = p99s.length - 1; b >= first; b--) {
-            boolean healthy = !Double.isNaN(p99s[b]) && p99s[b] <= 2 * unloadedP99Millis() && goodputs[b] >= 0.9 * ceiling;
+            boolean healthy =
+                    !Double.isNaN(p99s[b]) && p99s[b] <= 2 * unloadedP99Millis() && goodputs[b] >= 0.9 * ceiling;
             if (!healthy) {
                 break;
             }
@@ -580,8 +620,7 @@ final class AdaptiveSimulation {
     // ---------------------------------------------------------------- the report
 
     /** One scenario, every contender and the sweep: the results, the best static one named. */
-    record Comparison(Scenario scenario, List<Result> contenders, List<Result> sweep, Result bestStatic) {
-    }
+    record Comparison(Scenario scenario, List<Result> contenders, List<Result> sweep, Result bestStatic) {}
 
     static Comparison compare(Scenario scenario) {
         List<Result> results = new ArrayList<>();
@@ -607,24 +646,43 @@ final class AdaptiveSimulation {
         StringBuilder sb = new StringBuilder();
         Scenario s = c.scenario();
         sb.append("## ").append(s.name()).append("\n\n");
-        sb.append(s.workersAfter() < s.workersBefore()
-                ? "The downstream loses half its workers halfway through: a limit must come down at once, or calls queue\n"
-                        + "in the downstream and time out.\n\n"
-                : "The downstream gets twice the workers halfway through: a limit must grow to use them, or it rejects\n"
-                        + "requests the downstream could have answered.\n\n");
-        sb.append(String.format(Locale.ROOT, "%s: %d s, %.0f requests/s, change at %d s; unloaded p99 %.1f ms%n%n",
-                s.name(), s.durationNanos() / 1_000_000_000L, s.arrivalsPerSecond(), s.changeAt() / 1_000_000_000L,
+        sb.append(
+                s.workersAfter() < s.workersBefore()
+                        ? "The downstream loses half its workers halfway through: a limit must come down at once, or calls queue\n"
+                                + "in the downstream and time out.\n\n"
+                        : "The downstream gets twice the workers halfway through: a limit must grow to use them, or it rejects\n"
+                                + "requests the downstream could have answered.\n\n");
+        sb.append(String.format(
+                Locale.ROOT,
+                "%s: %d s, %.0f requests/s, change at %d s; unloaded p99 %.1f ms%n%n",
+                s.name(),
+                s.durationNanos() / 1_000_000_000L,
+                s.arrivalsPerSecond(),
+                s.changeAt() / 1_000_000_000L,
                 unloadedP99Millis()));
-        sb.append("| contender | goodput/s | vs best static | p50 ms | p99 ms | p99 with wait ms | rejected | timed out | converged after change |\n");
+        sb.append(
+                "| contender | goodput/s | vs best static | p50 ms | p99 ms | p99 with wait ms | rejected | timed out | converged after change |\n");
         sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         List<Result> rows = new ArrayList<>(c.contenders());
         rows.add(c.bestStatic());
         for (Result r : rows) {
-            String name = r == c.bestStatic() ? "best static (" + r.contender().substring(STATIC.length()) + ", from the sweep)" : r.contender();
-            sb.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f%% | %.1f | %.1f | %.1f | %d | %d | %s |%n",
-                    name, r.goodputPerSecond(), 100 * r.goodputPerSecond() / c.bestStatic().goodputPerSecond(),
-                    r.p50Millis(), r.p99Millis(), r.p99WithWaitMillis(), r.rejected(), r.dropped(),
-                    Double.isInfinite(r.convergeSeconds()) ? "never" : String.format(Locale.ROOT, "%.0f s", r.convergeSeconds())));
+            String name = r == c.bestStatic()
+                    ? "best static (" + r.contender().substring(STATIC.length()) + ", from the sweep)"
+                    : r.contender();
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %.0f | %.0f%% | %.1f | %.1f | %.1f | %d | %d | %s |%n",
+                    name,
+                    r.goodputPerSecond(),
+                    100 * r.goodputPerSecond() / c.bestStatic().goodputPerSecond(),
+                    r.p50Millis(),
+                    r.p99Millis(),
+                    r.p99WithWaitMillis(),
+                    r.rejected(),
+                    r.dropped(),
+                    Double.isInfinite(r.convergeSeconds())
+                            ? "never"
+                            : String.format(Locale.ROOT, "%.0f s", r.convergeSeconds())));
         }
         return sb.toString();
     }
@@ -644,7 +702,9 @@ final class AdaptiveSimulation {
             switch (args[i]) {
                 case "--seconds" -> seconds = Long.parseLong(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i] + "; usage: [--seconds N] [--out DIR]");
+                default ->
+                    throw new IllegalArgumentException(
+                            "unknown argument " + args[i] + "; usage: [--seconds N] [--out DIR]");
             }
         }
         List<Comparison> comparisons = List.of(compare(Scenario.halves(seconds)), compare(Scenario.doubles(seconds)));

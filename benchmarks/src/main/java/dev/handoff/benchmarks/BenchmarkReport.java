@@ -81,17 +81,19 @@ public final class BenchmarkReport {
     static final String WEIGHTED_UNCANCELLABLE = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff not cancellable";
 
     /** The label of the diagnostic row: ours with a no-op WaitListener against plain ours, in workload 3. */
-    static final String COROUTINES_LISTENER = WORKLOADS.get(COROUTINES) + ", diagnostic: handoff with a no-op WaitListener";
+    static final String COROUTINES_LISTENER =
+            WORKLOADS.get(COROUTINES) + ", diagnostic: handoff with a no-op WaitListener";
 
     /** The label of the diagnostic row: ours after a past resize against plain ours, in workload 3. */
-    static final String COROUTINES_RESIZED = WORKLOADS.get(COROUTINES)
-            + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
+    static final String COROUTINES_RESIZED =
+            WORKLOADS.get(COROUTINES) + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
 
     /** The label of the diagnostic row: ours with a no-op WaitListener against plain ours, in workload 4. */
     static final String WEIGHTED_LISTENER = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff with a no-op WaitListener";
 
     /** The label of the diagnostic row: ours after a past resize against plain ours, in workload 4. */
-    static final String WEIGHTED_RESIZED = WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
+    static final String WEIGHTED_RESIZED =
+            WORKLOADS.get(WEIGHTED) + ", diagnostic: handoff after setCapacity(c + 1), setCapacity(c)";
 
     /** How the diagnostic rows against plain ours name their peer. */
     static final String PLAIN_HANDOFF = "handoff plain";
@@ -153,7 +155,8 @@ public final class BenchmarkReport {
         System.out.println();
         System.out.println(report.markdown());
         Path written = settings.redraw || !report.rejected() ? settings.out : settings.rejectedOut;
-        System.out.println("Wrote " + written.toAbsolutePath().normalize() + "/{results.md, results.tsv, jmh-results.json, benchmarks.png}");
+        System.out.println("Wrote " + written.toAbsolutePath().normalize()
+                + "/{results.md, results.tsv, jmh-results.json, benchmarks.png}");
         if (!settings.redraw && report.rejected()) {
             System.out.flush();
             System.err.println(report.rejection(settings.out, settings.rejectedOut));
@@ -184,16 +187,21 @@ public final class BenchmarkReport {
             List<Path> jsons = new ArrayList<>();
             jsons.add(staging.resolve("jmh-results.json"));
             List<String> notes = new ArrayList<>();
-            boolean virtualIncluded = java.util.regex.Pattern.compile(settings.include).matcher(STORM_VIRTUAL_FULL).find();
+            boolean virtualIncluded = java.util.regex.Pattern.compile(settings.include)
+                    .matcher(STORM_VIRTUAL_FULL)
+                    .find();
             VirtualPlan virtual = virtualIncluded ? VirtualPlan.of(settings) : new VirtualPlan(true, null, "");
             if (virtualIncluded && !virtual.here()) {
                 notes.add(virtual.note());
                 System.out.println("# " + virtual.note());
             }
             // The virtual-thread storm runs here only if this JVM has virtual threads; else apart, or not at all.
-            String exclude = virtualIncluded && !virtual.here() ? "^" + java.util.regex.Pattern.quote(STORM_VIRTUAL_FULL) + "$" : null;
+            String exclude = virtualIncluded && !virtual.here()
+                    ? "^" + java.util.regex.Pattern.quote(STORM_VIRTUAL_FULL) + "$"
+                    : null;
             if (JmhRuns.anyBenchmark(settings.include, exclude)) {
-                for (RunResult result : JmhRuns.runJmh(settings, settings.include, exclude, null, null, jsons.get(0), guard)) {
+                for (RunResult result :
+                        JmhRuns.runJmh(settings, settings.include, exclude, null, null, jsons.get(0), guard)) {
                     put(measured, Measurement.of(result));
                 }
             }
@@ -221,13 +229,21 @@ public final class BenchmarkReport {
                     return Measurement.of(result);
                 }
             };
-            List<Measurement> remeasured = settings.smoke ? List.of()
+            List<Measurement> remeasured = settings.smoke
+                    ? List.of()
                     : Remeasurement.measureAgain(settings, measured, staging, jsons, guard, rerun);
             if (settings.waiters > 0) {
                 WaiterFootprintRuns.measure(settings, measured);
             }
-            Report report = new Report(machine, Machine.loadAverage(),
-                    (System.nanoTime() - start) / 1e9, settings.smoke, settings.waiters, measured, guard.finish(), remeasured,
+            Report report = new Report(
+                    machine,
+                    Machine.loadAverage(),
+                    (System.nanoTime() - start) / 1e9,
+                    settings.smoke,
+                    settings.waiters,
+                    measured,
+                    guard.finish(),
+                    remeasured,
                     notes);
             publish(report, JmhRuns.mergeJson(jsons, staging.resolve("all-jmh-results.json")), settings);
             return report;
@@ -273,8 +289,12 @@ public final class BenchmarkReport {
      */
     static Report write(Report report, Path out) throws IOException {
         Files.writeString(out.resolve("results.md"), report.markdown());
-        ReportChart.write(out.resolve("benchmarks.png"), report.machine(), report.load().shortText(),
-                report.timeComparisons(), report.memoryComparisons());
+        ReportChart.write(
+                out.resolve("benchmarks.png"),
+                report.machine(),
+                report.load().shortText(),
+                report.timeComparisons(),
+                report.memoryComparisons());
         return report;
     }
 }

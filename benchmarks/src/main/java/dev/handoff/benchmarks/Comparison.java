@@ -16,7 +16,12 @@ import java.util.Locale;
  * @param lowerIsBetter whether a smaller value of the metric is better (time, bytes) or not (throughput)
  */
 public record Comparison(
-        String workload, String metric, String peer, Estimate ours, Estimate theirs, Target target,
+        String workload,
+        String metric,
+        String peer,
+        Estimate ours,
+        Estimate theirs,
+        Target target,
         boolean lowerIsBetter) {
 
     /** @return ours / peer, with its error bar */

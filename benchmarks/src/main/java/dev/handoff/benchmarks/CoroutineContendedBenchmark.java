@@ -33,6 +33,7 @@ public class CoroutineContendedBenchmark {
     private static final long[] ONE = {1};
     /** The CPU work held under the permit, in {@code Blackhole.consumeCPU} tokens (the default of {@link #work}). */
     static final String DEFAULT_WORK = "50";
+
     static final long WORK = Long.parseLong(DEFAULT_WORK);
 
     /**
@@ -43,8 +44,14 @@ public class CoroutineContendedBenchmark {
      * {@code setCapacity(c)}) are ours made differently, against plain {@code handoff}: each should
      * cost the same, or the listener or the past resize moved the semaphore off its lock-free paths.
      */
-    @Param({Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE, Peers.HANDOFF_LISTENER,
-            Peers.HANDOFF_RESIZED})
+    @Param({
+        Peers.HANDOFF,
+        Peers.KOTLINX,
+        Peers.MONITOR,
+        Peers.HANDOFF_UNCANCELLABLE,
+        Peers.HANDOFF_LISTENER,
+        Peers.HANDOFF_RESIZED
+    })
     public String peer;
 
     /** {@code Blackhole.consumeCPU} tokens burnt while holding the permit. */

@@ -76,18 +76,20 @@ public final class CrossCoreProbe implements InternalProfiler {
         AtomicLong line = new AtomicLong();
         long begun = System.nanoTime();
         long deadline = begun + PATIENCE_NANOS;
-        Thread partner = new Thread(() -> {
-            for (long i = 0; i < ROUND_TRIPS; i++) {
-                long expected = 2 * i + 1;
-                while (line.get() != expected) {
-                    if (line.get() < 0) {
-                        return; // the prober gave up
+        Thread partner = new Thread(
+                () -> {
+                    for (long i = 0; i < ROUND_TRIPS; i++) {
+                        long expected = 2 * i + 1;
+                        while (line.get() != expected) {
+                            if (line.get() < 0) {
+                                return; // the prober gave up
+                            }
+                            Thread.onSpinWait();
+                        }
+                        line.set(expected + 1);
                     }
-                    Thread.onSpinWait();
-                }
-                line.set(expected + 1);
-            }
-        }, "cross-core-probe");
+                },
+                "cross-core-probe");
         partner.setDaemon(true);
         partner.start();
         long start = 0;
@@ -122,8 +124,8 @@ public final class CrossCoreProbe implements InternalProfiler {
     }
 
     @Override
-    public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams,
-                                                       IterationResult result) {
+    public Collection<? extends Result> afterIteration(
+            BenchmarkParams benchmarkParams, IterationParams iterationParams, IterationResult result) {
         return List.of(new ScalarResult(RESULT, roundTripNanos(), "ns", AggregationPolicy.MAX));
     }
 

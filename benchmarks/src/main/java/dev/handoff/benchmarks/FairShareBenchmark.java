@@ -62,7 +62,7 @@ public class FairShareBenchmark {
     private Semaphore fifo;
     private Integer[] keyObjects;
     private int next;
-    private static final Waker NOTHING = () -> { };
+    private static final Waker NOTHING = () -> {};
 
     /** Builds the peer; with 1,000 keys, each holds one permit so that all are active. */
     @Setup(Level.Trial)

@@ -97,12 +97,14 @@ public class FairShareFloodBenchmark {
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     /** Read by the noisy threads; written by the benchmark thread when it starts and stops the flood. */
     private volatile boolean flooding;
+
     private Thread[] noisy;
     private long floodStart;
     private long grantsAtStart;
 
     /** The noisy grants each polite request of this iteration waited behind, in order; written by the benchmark thread. */
     private final int[] behind = new int[MAX_COUNTED];
+
     private int requests;
     private Flood last;
 
@@ -126,8 +128,12 @@ public class FairShareFloodBenchmark {
         static Flood of(int[] behind, int requests, long grants, long nanos) {
             int[] sorted = Arrays.copyOf(behind, Math.min(requests, behind.length));
             Arrays.sort(sorted);
-            return new Flood(requests, percentile(sorted, 0.50), percentile(sorted, 0.99),
-                    sorted.length == 0 ? -1 : sorted[sorted.length - 1], grants * 1e9 / Math.max(1, nanos));
+            return new Flood(
+                    requests,
+                    percentile(sorted, 0.50),
+                    percentile(sorted, 0.99),
+                    sorted.length == 0 ? -1 : sorted[sorted.length - 1],
+                    grants * 1e9 / Math.max(1, nanos));
         }
 
         /** @return the smallest value with at least {@code fraction} of {@code sorted} at or below it, or -1 if empty */
@@ -174,9 +180,11 @@ public class FairShareFloodBenchmark {
                 throw new IllegalStateException("startFlood(" + peer + "): a noisy thread failed", failed);
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("startFlood(" + peer + "): " + permits.waiting() + " noisy requests wait after "
-                        + TimeUnit.NANOSECONDS.toSeconds(PATIENCE_NANOS) + " s, fewer than the " + (NOISY_THREADS - 2 * CAPACITY)
-                        + " of a built backlog");
+                throw new IllegalStateException(
+                        "startFlood(" + peer + "): " + permits.waiting() + " noisy requests wait after "
+                                + TimeUnit.NANOSECONDS.toSeconds(PATIENCE_NANOS) + " s, fewer than the "
+                                + (NOISY_THREADS - 2 * CAPACITY)
+                                + " of a built backlog");
             }
             Thread.sleep(1);
         }
@@ -231,8 +239,8 @@ public class FairShareFloodBenchmark {
             throw new IllegalStateException("stopFlood(" + peer + "): a noisy thread failed", failed);
         }
         if (permits.available() != CAPACITY || permits.waiting() != 0) {
-            throw new IllegalStateException("stopFlood(" + peer + "): leaked: " + permits.available() + " of " + CAPACITY
-                    + " permits free and " + permits.waiting() + " waiting after the flood");
+            throw new IllegalStateException("stopFlood(" + peer + "): leaked: " + permits.available() + " of "
+                    + CAPACITY + " permits free and " + permits.waiting() + " waiting after the flood");
         }
         last = Flood.of(behind, requests, grants, nanos);
         FairShareFloodProfiler.record(last);

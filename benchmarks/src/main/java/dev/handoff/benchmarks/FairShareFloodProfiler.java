@@ -59,8 +59,8 @@ public final class FairShareFloodProfiler implements InternalProfiler {
     }
 
     @Override
-    public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams,
-                                                       IterationResult result) {
+    public Collection<? extends Result> afterIteration(
+            BenchmarkParams benchmarkParams, IterationParams iterationParams, IterationResult result) {
         FairShareFloodBenchmark.Flood flood;
         synchronized (FairShareFloodProfiler.class) {
             flood = current;

@@ -175,10 +175,18 @@ public final class FairShareGrantsChart {
      * @throws IOException if the file cannot be written
      */
     static void write(Path file, List<String> order) throws IOException {
-        XYChart chart = new XYChartBuilder().width(900).height(520)
-                .title(String.format(Locale.ROOT, "Permits granted per tenant: shares 1:2:4, %d slots, %d requests each, "
-                        + "all queued at the start", SLOTS, REQUESTS_PER_TENANT))
-                .xAxisTitle("grants so far (all tenants)").yAxisTitle("grants to the tenant").build();
+        XYChart chart = new XYChartBuilder()
+                .width(900)
+                .height(520)
+                .title(String.format(
+                        Locale.ROOT,
+                        "Permits granted per tenant: shares 1:2:4, %d slots, %d requests each, "
+                                + "all queued at the start",
+                        SLOTS,
+                        REQUESTS_PER_TENANT))
+                .xAxisTitle("grants so far (all tenants)")
+                .yAxisTitle("grants to the tenant")
+                .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
@@ -195,12 +203,17 @@ public final class FairShareGrantsChart {
         }
         int done = firstDone(order);
         chart.getStyler().setAnnotationLineColor(Color.DARK_GRAY);
-        chart.getStyler().setAnnotationLineStroke(
-                new BasicStroke(1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+        chart.getStyler()
+                .setAnnotationLineStroke(new BasicStroke(
+                        1.2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
         chart.addAnnotation(new AnnotationLine(done, true, false));
-        chart.addAnnotation(new AnnotationText("all three wait: 1 : 2 : 4", done / 2.0, REQUESTS_PER_TENANT * 0.93, false));
-        chart.addAnnotation(new AnnotationText("enterprise done: 1 : 2, then free alone",
-                done + (order.size() - done) / 2.0, REQUESTS_PER_TENANT * 0.2, false));
+        chart.addAnnotation(
+                new AnnotationText("all three wait: 1 : 2 : 4", done / 2.0, REQUESTS_PER_TENANT * 0.93, false));
+        chart.addAnnotation(new AnnotationText(
+                "enterprise done: 1 : 2, then free alone",
+                done + (order.size() - done) / 2.0,
+                REQUESTS_PER_TENANT * 0.2,
+                false));
         BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 

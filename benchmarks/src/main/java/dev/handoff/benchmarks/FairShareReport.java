@@ -49,18 +49,21 @@ import org.openjdk.jmh.util.Statistics;
 final class FairShareReport {
     /** The benchmarks of the cost: single-threaded. */
     static final String COST_CLASS = "FairShareBenchmark.";
+
     static final String TRY = COST_CLASS + "tryAcquireRelease";
     static final String HAND_OFF = COST_CLASS + "queueAndHandOff";
     /** The flood: a polite tenant's wait. */
     static final String FLOOD = "FairShareFloodBenchmark.politeWait";
     /** What this report runs. */
     static final String INCLUDE = "dev\\.handoff\\.benchmarks\\.FairShare(Flood)?Benchmark\\..*";
+
     static final String MARKDOWN = "fair-share.md";
     static final String JSON = "fair-share-jmh.json";
     /** The key counts of {@link FairShareBenchmark#keys}. */
     static final List<Integer> KEYS = List.of(1, 1000);
 
-    static final String USAGE = String.join("\n",
+    static final String USAGE = String.join(
+            "\n",
             "usage: java -jar benchmarks.jar fairshare [--smoke] [--out DIR] [--rejected-out DIR] [--forks N] [--retries N]",
             "       [--close-wait S] [--include RE]",
             "  the fair share's benchmarks in one run: a polite tenant's wait while a noisy tenant floods",
@@ -90,17 +93,31 @@ final class FairShareReport {
      * @param behindMax      their maximum
      * @param noisyPerSecond the noisy tenant's grants per second
      */
-    record Wait(String peer, double p50, double p99, Estimate mean, long samples, double behindP50, double behindP99,
-                double behindMax, double noisyPerSecond) {
+    record Wait(
+            String peer,
+            double p50,
+            double p99,
+            Estimate mean,
+            long samples,
+            double behindP50,
+            double behindP99,
+            double behindMax,
+            double noisyPerSecond) {
         static Wait of(RunResult run) {
             Result<?> primary = run.getPrimaryResult();
             Statistics s = primary.getStatistics();
             double toNanos = nanosPer(primary.getScoreUnit());
             var secondary = run.getSecondaryResults(); // JMH declares a raw Map<String, Result>
-            return new Wait(run.getParams().getParam("peer"), s.getPercentile(50) * toNanos, s.getPercentile(99) * toNanos,
-                    new Estimate(primary.getScore() * toNanos, primary.getScoreError() * toNanos), s.getN(),
-                    score(secondary.get(FairShareFloodProfiler.BEHIND_P50)), score(secondary.get(FairShareFloodProfiler.BEHIND_P99)),
-                    score(secondary.get(FairShareFloodProfiler.BEHIND_MAX)), score(secondary.get(FairShareFloodProfiler.NOISY_RATE)));
+            return new Wait(
+                    run.getParams().getParam("peer"),
+                    s.getPercentile(50) * toNanos,
+                    s.getPercentile(99) * toNanos,
+                    new Estimate(primary.getScore() * toNanos, primary.getScoreError() * toNanos),
+                    s.getN(),
+                    score(secondary.get(FairShareFloodProfiler.BEHIND_P50)),
+                    score(secondary.get(FairShareFloodProfiler.BEHIND_P99)),
+                    score(secondary.get(FairShareFloodProfiler.BEHIND_MAX)),
+                    score(secondary.get(FairShareFloodProfiler.NOISY_RATE)));
         }
 
         private static double score(Result<?> r) {
@@ -135,29 +152,45 @@ final class FairShareReport {
                 return "";
             }
             StringBuilder md = new StringBuilder("\n## A polite tenant's wait while a noisy tenant floods\n\n");
-            md.append(String.format(Locale.ROOT, "%d permits. The noisy tenant: %d threads, each in a loop: acquire one permit, hold "
-                    + "it %s, release it, ask again at once (a backlog of about %d waiting requests, refilled as it is "
-                    + "served). The polite tenant: one request at a time, a random %s apart on average, each held %s. "
-                    + "The wait is the time from calling acquire to holding the permit, of every polite request "
-                    + "(JMH SampleTime); the noisy grants it waited behind are counted, not timed. The capped "
-                    + "java.util.concurrent design lets a tenant hold at most %d permits.%n%n",
-                    FairShareFloodBenchmark.CAPACITY, FairShareFloodBenchmark.NOISY_THREADS,
+            md.append(String.format(
+                    Locale.ROOT,
+                    "%d permits. The noisy tenant: %d threads, each in a loop: acquire one permit, hold "
+                            + "it %s, release it, ask again at once (a backlog of about %d waiting requests, refilled as it is "
+                            + "served). The polite tenant: one request at a time, a random %s apart on average, each held %s. "
+                            + "The wait is the time from calling acquire to holding the permit, of every polite request "
+                            + "(JMH SampleTime); the noisy grants it waited behind are counted, not timed. The capped "
+                            + "java.util.concurrent design lets a tenant hold at most %d permits.%n%n",
+                    FairShareFloodBenchmark.CAPACITY,
+                    FairShareFloodBenchmark.NOISY_THREADS,
                     ReportMarkdown.duration(new Estimate(FairShareFloodBenchmark.SERVICE_NANOS, 0)),
                     FairShareFloodBenchmark.NOISY_THREADS - FairShareFloodBenchmark.CAPACITY,
                     ReportMarkdown.duration(new Estimate(FairShareFloodBenchmark.POLITE_GAP_NANOS, 0)),
                     ReportMarkdown.duration(new Estimate(FairShareFloodBenchmark.SERVICE_NANOS, 0)),
                     TenantPermits.JucCapped.cap(FairShareFloodBenchmark.CAPACITY)));
-            md.append("| peer | polite wait p50 | p99 | mean | p99 / FIFO's p99 | requests | noisy grants waited behind, "
-                    + "p50 / p99 / max | noisy grants per second |\n");
+            md.append(
+                    "| peer | polite wait p50 | p99 | mean | p99 / FIFO's p99 | requests | noisy grants waited behind, "
+                            + "p50 / p99 / max | noisy grants per second |\n");
             md.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
-            Wait fifo = waits.stream().filter(w -> w.peer().equals(TenantPermits.SEMAPHORE)).findFirst().orElse(null);
+            Wait fifo = waits.stream()
+                    .filter(w -> w.peer().equals(TenantPermits.SEMAPHORE))
+                    .findFirst()
+                    .orElse(null);
             for (Wait w : waits) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %,d | %s / %s / %s | %s |%n", label(w.peer()),
+                md.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %s | %s | %s | %,d | %s / %s / %s | %s |%n",
+                        label(w.peer()),
                         ReportMarkdown.duration(new Estimate(w.p50(), 0)),
-                        ReportMarkdown.duration(new Estimate(w.p99(), 0)), ReportMarkdown.duration(w.mean()),
-                        fifo == null || fifo.p99() <= 0 ? "" : Estimate.format(w.p99() / fifo.p99()), w.samples(),
-                        count(w.behindP50()), count(w.behindP99()), count(w.behindMax()),
-                        Double.isNaN(w.noisyPerSecond()) ? "" : String.format(Locale.ROOT, "%,.0f", w.noisyPerSecond())));
+                        ReportMarkdown.duration(new Estimate(w.p99(), 0)),
+                        ReportMarkdown.duration(w.mean()),
+                        fifo == null || fifo.p99() <= 0 ? "" : Estimate.format(w.p99() / fifo.p99()),
+                        w.samples(),
+                        count(w.behindP50()),
+                        count(w.behindP99()),
+                        count(w.behindMax()),
+                        Double.isNaN(w.noisyPerSecond())
+                                ? ""
+                                : String.format(Locale.ROOT, "%,.0f", w.noisyPerSecond())));
             }
             return md.toString();
         }
@@ -168,26 +201,43 @@ final class FairShareReport {
                 return "";
             }
             StringBuilder md = new StringBuilder("\n## The cost of fairness, against the FIFO Semaphore\n\n");
-            md.append("One thread. `tryAcquire(key, 1)` then `release(key, 1)`; and one wait: a request queued behind a ")
-                    .append(String.format(Locale.ROOT, "full semaphore and granted by handoff (%,d per invocation). ",
+            md.append(
+                            "One thread. `tryAcquire(key, 1)` then `release(key, 1)`; and one wait: a request queued behind a ")
+                    .append(String.format(
+                            Locale.ROOT,
+                            "full semaphore and granted by handoff (%,d per invocation). ",
                             FairShareBenchmark.WAITERS))
-                    .append("With 1,000 keys, each holds a permit, so all are active. Error bars are JMH's 99.9% confidence ")
-                    .append("intervals; a verdict counts only when the whole error bar is on one side of the target.\n\n");
-            md.append("| operation | active keys | fair share | Semaphore | fair share / Semaphore | target | verdict |\n");
+                    .append(
+                            "With 1,000 keys, each holds a permit, so all are active. Error bars are JMH's 99.9% confidence ")
+                    .append(
+                            "intervals; a verdict counts only when the whole error bar is on one side of the target.\n\n");
+            md.append(
+                    "| operation | active keys | fair share | Semaphore | fair share / Semaphore | target | verdict |\n");
             md.append("|---|---:|---:|---:|---:|---|---|\n");
             for (Comparison c : time) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s %s | %s %s | %s | %s | %s |%n", c.workload(), c.peer(),
-                        c.ours(), c.metric(), c.theirs(), c.metric(), c.ratio(), c.target() == null ? "" : c.target(),
+                md.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %s %s | %s %s | %s | %s | %s |%n",
+                        c.workload(),
+                        c.peer(),
+                        c.ours(),
+                        c.metric(),
+                        c.theirs(),
+                        c.metric(),
+                        c.ratio(),
+                        c.target() == null ? "" : c.target(),
                         c.verdict()));
             }
             List<Comparison> bytes = bytesPerWaiter();
             if (!bytes.isEmpty()) {
-                md.append("\nBytes allocated per wait (queued and handed off; `-prof gc`, `gc.alloc.rate.norm`): the node, ")
+                md.append(
+                                "\nBytes allocated per wait (queued and handed off; `-prof gc`, `gc.alloc.rate.norm`): the node, ")
                         .append("and for the fair share its part of the per-key state.\n\n");
                 md.append("| active keys | fair share | Semaphore | fair share / Semaphore |\n");
                 md.append("|---:|---:|---:|---:|\n");
                 for (Comparison c : bytes) {
-                    md.append(String.format(Locale.ROOT, "| %s | %s B | %s B | %s |%n", c.peer(), c.ours(), c.theirs(), c.ratio()));
+                    md.append(String.format(
+                            Locale.ROOT, "| %s | %s B | %s B | %s |%n", c.peer(), c.ours(), c.theirs(), c.ratio()));
                 }
             }
             return md.toString();
@@ -202,9 +252,16 @@ final class FairShareReport {
                     Measurement theirs = find(benchmark, TenantPermits.SEMAPHORE, keys);
                     if (ours != null && theirs != null) {
                         // The target: the immediate path on one key at most 1.3x the Semaphore's.
-                        Comparison.Target target = benchmark.equals(TRY) && keys == 1 ? Comparison.Target.atMost(1.3) : null;
-                        rows.add(new Comparison(benchmark.equals(TRY) ? "tryAcquire + release" : "one wait, queued and handed off",
-                                ours.unit(), String.format(Locale.ROOT, "%,d", keys), ours.score(), theirs.score(), target, true));
+                        Comparison.Target target =
+                                benchmark.equals(TRY) && keys == 1 ? Comparison.Target.atMost(1.3) : null;
+                        rows.add(new Comparison(
+                                benchmark.equals(TRY) ? "tryAcquire + release" : "one wait, queued and handed off",
+                                ours.unit(),
+                                String.format(Locale.ROOT, "%,d", keys),
+                                ours.score(),
+                                theirs.score(),
+                                target,
+                                true));
                     }
                 }
             }
@@ -218,8 +275,14 @@ final class FairShareReport {
                 Measurement ours = find(HAND_OFF, TenantPermits.FAIR_SHARE, keys);
                 Measurement theirs = find(HAND_OFF, TenantPermits.SEMAPHORE, keys);
                 if (ours != null && theirs != null && ours.bytesPerOp() != null && theirs.bytesPerOp() != null) {
-                    rows.add(new Comparison("bytes per waiter", "B/op", String.format(Locale.ROOT, "%,d", keys),
-                            ours.bytesPerOp(), theirs.bytesPerOp(), null, true));
+                    rows.add(new Comparison(
+                            "bytes per waiter",
+                            "B/op",
+                            String.format(Locale.ROOT, "%,d", keys),
+                            ours.bytesPerOp(),
+                            theirs.bytesPerOp(),
+                            null,
+                            true));
                 }
             }
             return rows;
@@ -275,8 +338,17 @@ final class FairShareReport {
                 Measurement m = Measurement.of(result);
                 String keys = result.getParams().getParam("keys");
                 if (keys != null) { // a cost measurement: one per peer and key count
-                    m = new Measurement(m.benchmark(), costLabel(m.peer(), Integer.parseInt(keys)), m.score(),
-                            m.unit(), m.bytesPerOp(), m.acquisitions(), m.suspended(), m.spread(), m.crossCore(), m.storm());
+                    m = new Measurement(
+                            m.benchmark(),
+                            costLabel(m.peer(), Integer.parseInt(keys)),
+                            m.score(),
+                            m.unit(),
+                            m.bytesPerOp(),
+                            m.acquisitions(),
+                            m.suspended(),
+                            m.spread(),
+                            m.crossCore(),
+                            m.storm());
                 }
                 if (m.benchmark().equals(FLOOD)) {
                     waits.put(m.peer(), Wait.of(result));
@@ -311,8 +383,9 @@ final class FairShareReport {
             case "us/op" -> 1e3;
             case "ms/op" -> 1e6;
             case "s/op" -> 1e9;
-            default -> throw new IllegalArgumentException("FairShareReport: the flood's unit '" + unit
-                    + "' is not a time per operation (ns/op, us/op, ms/op, s/op)");
+            default ->
+                throw new IllegalArgumentException("FairShareReport: the flood's unit '" + unit
+                        + "' is not a time per operation (ns/op, us/op, ms/op, s/op)");
         };
     }
 
@@ -381,7 +454,8 @@ final class FairShareReport {
 
     /** @return the waits in the order of {@link TenantPermits#ALL} */
     static List<Wait> inPeerOrder(Map<String, Wait> waits) {
-        return waits.values().stream().sorted(java.util.Comparator.comparingInt(w -> TenantPermits.ALL.indexOf(w.peer())))
+        return waits.values().stream()
+                .sorted(java.util.Comparator.comparingInt(w -> TenantPermits.ALL.indexOf(w.peer())))
                 .toList();
     }
 
@@ -409,10 +483,18 @@ final class FairShareReport {
             for (RunResult result : JmhRuns.runJmh(settings, settings.include, null, null, null, jsons.get(0), guard)) {
                 BenchmarkReport.put(measured, rerun.record(result));
             }
-            List<Measurement> remeasured = settings.smoke ? List.of()
+            List<Measurement> remeasured = settings.smoke
+                    ? List.of()
                     : Remeasurement.measureAgain(settings, measured, staging, jsons, guard, rerun);
-            Report report = new Report(machine, Machine.loadAverage(),
-                    (System.nanoTime() - start) / 1e9, settings.smoke, 0, measured, guard.finish(), remeasured);
+            Report report = new Report(
+                    machine,
+                    Machine.loadAverage(),
+                    (System.nanoTime() - start) / 1e9,
+                    settings.smoke,
+                    0,
+                    measured,
+                    guard.finish(),
+                    remeasured);
             Run run = new Run(report, inPeerOrder(waits));
             publish(run, JmhRuns.mergeJson(jsons, staging.resolve("all-" + JSON)), settings);
             return run;

@@ -52,8 +52,8 @@ import org.openjdk.jmh.infra.Blackhole;
  */
 public final class FutureRounds {
     /** The pool of the chains: one daemon thread per core, one FIFO queue. */
-    public static final Executor POOL = Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors(),
-            new ThreadFactory() {
+    public static final Executor POOL =
+            Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors(), new ThreadFactory() {
                 private final AtomicInteger count = new AtomicInteger();
 
                 @Override

@@ -47,8 +47,15 @@ public final class Interleaved {
          * @return one line: the peer, its median time, its median ratio to the baseline and the quartiles
          */
         public String describe(String baseline) {
-            return String.format(Locale.ROOT, "%-22s %7.0f ns/acquisition   / %s: median %.3f (quartiles %.3f - %.3f)",
-                    peer, nanos, baseline, ratio, ratioLow, ratioHigh);
+            return String.format(
+                    Locale.ROOT,
+                    "%-22s %7.0f ns/acquisition   / %s: median %.3f (quartiles %.3f - %.3f)",
+                    peer,
+                    nanos,
+                    baseline,
+                    ratio,
+                    ratioLow,
+                    ratioHigh);
         }
     }
 
@@ -63,8 +70,8 @@ public final class Interleaved {
      * @return one result per peer, in the order given (the baseline's ratios are all 1)
      * @throws IllegalArgumentException if an argument is out of range or a peer is unknown or cannot suspend
      */
-    public static List<Result> run(List<String> peers, int blocks, int roundsPerBlock, int warmupRounds,
-                                   CoroutineRounds.Start start) {
+    public static List<Result> run(
+            List<String> peers, int blocks, int roundsPerBlock, int warmupRounds, CoroutineRounds.Start start) {
         if (peers.size() < 2 || peers.stream().distinct().count() != peers.size()) {
             throw new IllegalArgumentException("run(peers=" + peers + "): need at least two different peers");
         }
@@ -102,8 +109,12 @@ public final class Interleaved {
             Arrays.sort(ratios);
             double[] own = nanos[i].clone();
             Arrays.sort(own);
-            results.add(new Result(peers.get(i), quantile(own, 0.5), quantile(ratios, 0.5),
-                    quantile(ratios, 0.25), quantile(ratios, 0.75)));
+            results.add(new Result(
+                    peers.get(i),
+                    quantile(own, 0.5),
+                    quantile(ratios, 0.5),
+                    quantile(ratios, 0.25),
+                    quantile(ratios, 0.75)));
         }
         return results;
     }
@@ -114,8 +125,13 @@ public final class Interleaved {
     }
 
     private static void round(SuspendingPermits p, CoroutineRounds.Start start) {
-        CoroutineRounds.run(p, CoroutineContendedBenchmark.TASKS, CoroutineContendedBenchmark.ACQUISITIONS_PER_TASK, ONE,
-                CoroutineContendedBenchmark.WORK, start);
+        CoroutineRounds.run(
+                p,
+                CoroutineContendedBenchmark.TASKS,
+                CoroutineContendedBenchmark.ACQUISITIONS_PER_TASK,
+                ONE,
+                CoroutineContendedBenchmark.WORK,
+                start);
     }
 
     /** Linear interpolation between the closest ranks of a sorted array. */
@@ -142,16 +158,22 @@ public final class Interleaved {
             options.put(args[i], args[i + 1]);
         }
         int blocks = Integer.parseInt(options.getOrDefault("--blocks", "150"));
-        List<String> peers = options.containsKey("--peers") ? List.of(options.get("--peers").split(",")) : PEERS;
+        List<String> peers =
+                options.containsKey("--peers") ? List.of(options.get("--peers").split(",")) : PEERS;
         CoroutineRounds.Start start = switch (options.getOrDefault("--start", "async")) {
             case "async" -> CoroutineRounds.Start.ASYNC_AWAIT_ALL;
             case "launch" -> CoroutineRounds.Start.LAUNCH;
-            default -> throw new IllegalArgumentException("interleave --start " + options.get("--start")
-                    + ": must be async (workload 3, async + awaitAll) or launch (3b)");
+            default ->
+                throw new IllegalArgumentException("interleave --start " + options.get("--start")
+                        + ": must be async (workload 3, async + awaitAll) or launch (3b)");
         };
-        System.out.printf(Locale.ROOT, "# coroutine workload (8 tasks, 2 permits, yield inside; tasks started %s), %d "
-                + "alternating blocks of 60 rounds x 2,000 acquisitions per peer, baseline %s%n",
-                start == CoroutineRounds.Start.LAUNCH ? "by launch, 3b" : "by async + awaitAll, 3", blocks, peers.get(0));
+        System.out.printf(
+                Locale.ROOT,
+                "# coroutine workload (8 tasks, 2 permits, yield inside; tasks started %s), %d "
+                        + "alternating blocks of 60 rounds x 2,000 acquisitions per peer, baseline %s%n",
+                start == CoroutineRounds.Start.LAUNCH ? "by launch, 3b" : "by async + awaitAll, 3",
+                blocks,
+                peers.get(0));
         for (Result r : run(peers, blocks, 60, 300, start)) {
             System.out.println(r.describe(peers.get(0)));
         }

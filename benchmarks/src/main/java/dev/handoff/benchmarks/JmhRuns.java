@@ -37,7 +37,9 @@ final class JmhRuns {
      */
     static boolean anyBenchmark(String include, String exclude) {
         return !org.openjdk.jmh.runner.BenchmarkList.defaultList()
-                .find(OutputFormatFactory.createFormatInstance(System.out, VerboseMode.SILENT), List.of(include),
+                .find(
+                        OutputFormatFactory.createFormatInstance(System.out, VerboseMode.SILENT),
+                        List.of(include),
                         exclude == null ? List.of() : List.of(exclude))
                 .isEmpty();
     }
@@ -48,8 +50,14 @@ final class JmhRuns {
      * their forks on {@code jvm} (a {@code java} binary) or on this JVM's, writing JMH's JSON to
      * {@code json}.
      */
-    static Collection<RunResult> runJmh(Settings settings, String include, String exclude, Map<String, String> params,
-                                        String jvm, Path json, LoadGuard guard)
+    static Collection<RunResult> runJmh(
+            Settings settings,
+            String include,
+            String exclude,
+            Map<String, String> params,
+            String jvm,
+            Path json,
+            LoadGuard guard)
             throws RunnerException {
         ChainedOptionsBuilder options = new OptionsBuilder()
                 .include(include)
@@ -84,7 +92,9 @@ final class JmhRuns {
         // JMH's console output, as new Runner(options) would make it, wrapped to hear the measured
         // iterations (also those of the forks, which report them to this JVM).
         VerboseMode verbosity = settings.smoke ? VerboseMode.SILENT : VerboseMode.NORMAL;
-        return new Runner(options.build(), guard.watching(OutputFormatFactory.createFormatInstance(System.out, verbosity)))
+        return new Runner(
+                        options.build(),
+                        guard.watching(OutputFormatFactory.createFormatInstance(System.out, verbosity)))
                 .run();
     }
 

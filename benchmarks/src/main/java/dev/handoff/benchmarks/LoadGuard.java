@@ -68,7 +68,8 @@ final class LoadGuard {
             try {
                 first = OtherLoad.Snapshot.read(proc, System.nanoTime());
             } catch (IOException | IllegalArgumentException e) {
-                System.err.println("# load guard: cannot read " + proc + ": " + e + "; load of other processes not measured");
+                System.err.println(
+                        "# load guard: cannot read " + proc + ": " + e + "; load of other processes not measured");
             }
         }
         return new LoadGuard(proc, self, first);
@@ -110,7 +111,8 @@ final class LoadGuard {
         if (now == null) {
             return OtherLoad.Summary.unmeasured();
         }
-        return OtherLoad.Summary.of(windows, OtherLoad.between("the whole run", runStart, now, self).otherCpus());
+        return OtherLoad.Summary.of(
+                windows, OtherLoad.between("the whole run", runStart, now, self).otherCpus());
     }
 
     private OtherLoad.Snapshot snapshot() {
@@ -139,8 +141,8 @@ final class LoadGuard {
             }
 
             @Override
-            public void iterationResult(BenchmarkParams benchParams, IterationParams params, int iteration,
-                                        IterationResult data) {
+            public void iterationResult(
+                    BenchmarkParams benchParams, IterationParams params, int iteration, IterationResult data) {
                 if (params.getType() == IterationType.MEASUREMENT) {
                     end();
                 }

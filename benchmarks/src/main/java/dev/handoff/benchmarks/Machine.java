@@ -23,10 +23,13 @@ public record Machine(String cpu, int cores, String os, String jdk, LocalDate da
 
     /** @return this machine, now */
     public static Machine current() {
-        return new Machine(cpuModel(), Runtime.getRuntime().availableProcessors(),
+        return new Machine(
+                cpuModel(),
+                Runtime.getRuntime().availableProcessors(),
                 System.getProperty("os.name") + " " + System.getProperty("os.version"),
                 System.getProperty("java.vm.vendor") + " " + System.getProperty("java.runtime.version"),
-                LocalDate.now(), loadAverage());
+                LocalDate.now(),
+                loadAverage());
     }
 
     /** @return the 1-minute load average now, NaN if the OS does not tell */

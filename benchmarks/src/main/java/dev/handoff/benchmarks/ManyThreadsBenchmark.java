@@ -82,6 +82,7 @@ import org.openjdk.jmh.infra.Blackhole;
 public class ManyThreadsBenchmark {
     /** The capacity of the semaphore. */
     static final int PERMITS = 4;
+
     static final int PLATFORM_THREADS = 64;
     static final int PLATFORM_ROUNDS = 500;
     static final int VIRTUAL_THREADS = 10_000;
@@ -110,7 +111,7 @@ public class ManyThreadsBenchmark {
         permits = Peers.blocking(peer, PERMITS);
         if (params.getBenchmark().endsWith(".virtual10000")) {
             if (!VirtualThreads.available()) {
-                VirtualThreads.unstarted(() -> { }); // throws, saying which JVM this is and what to do
+                VirtualThreads.unstarted(() -> {}); // throws, saying which JVM this is and what to do
             }
             storm = new Storm(permits, VIRTUAL_THREADS, VIRTUAL_ROUNDS, work, VirtualThreads::unstarted);
         } else {
@@ -161,7 +162,8 @@ public class ManyThreadsBenchmark {
      * row of {@link ManyThreadsProfiler#BUCKETS} counts and a slot for its maximum.
      */
     static final class Storm {
-        private static final java.lang.management.OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
+        private static final java.lang.management.OperatingSystemMXBean OS =
+                ManagementFactory.getOperatingSystemMXBean();
 
         private final BlockingPermits permits;
         private final int threads;
@@ -170,6 +172,7 @@ public class ManyThreadsBenchmark {
         private final Function<Runnable, Thread> factory;
         /** Row {@code i} ({@link ManyThreadsProfiler#BUCKETS} counts) belongs to thread {@code i}. */
         private final int[] histograms;
+
         private final long[] maxima;
         private final long[] merged = new long[ManyThreadsProfiler.BUCKETS];
         private final AtomicReference<Throwable> failure = new AtomicReference<>();

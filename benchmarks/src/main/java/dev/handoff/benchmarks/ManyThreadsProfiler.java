@@ -56,6 +56,7 @@ public final class ManyThreadsProfiler implements InternalProfiler {
 
     /** This iteration's figures so far; guarded by the class. */
     private static long operations;
+
     private static long wallNanos;
     private static long cpuNanos;
     private static long maxNanos;
@@ -150,8 +151,8 @@ public final class ManyThreadsProfiler implements InternalProfiler {
     }
 
     @Override
-    public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams,
-                                                       IterationResult result) {
+    public Collection<? extends Result> afterIteration(
+            BenchmarkParams benchmarkParams, IterationParams iterationParams, IterationResult result) {
         synchronized (ManyThreadsProfiler.class) {
             if (operations == 0) {
                 return List.of();
@@ -162,7 +163,8 @@ public final class ManyThreadsProfiler implements InternalProfiler {
                     new ScalarResult(MAX, maxNanos, "ns", AggregationPolicy.MAX)));
             if (cpuNanos >= 0) {
                 results.add(new ScalarResult(CPU, (double) cpuNanos / operations, "ns/op", AggregationPolicy.AVG));
-                results.add(new ScalarResult(CPUS, (double) cpuNanos / Math.max(1, wallNanos), "CPUs", AggregationPolicy.AVG));
+                results.add(new ScalarResult(
+                        CPUS, (double) cpuNanos / Math.max(1, wallNanos), "CPUs", AggregationPolicy.AVG));
             }
             return results;
         }

@@ -28,8 +28,17 @@ import org.openjdk.jmh.results.RunResult;
  * @param storm        the lock storm's figures ({@link ManyThreadsProfiler}), or {@code null}
  *                     outside workload 8
  */
-public record Measurement(String benchmark, String peer, Estimate score, String unit, Estimate bytesPerOp,
-                          long acquisitions, long suspended, double spread, double crossCore, Storm storm) {
+public record Measurement(
+        String benchmark,
+        String peer,
+        Estimate score,
+        String unit,
+        Estimate bytesPerOp,
+        long acquisitions,
+        long suspended,
+        double spread,
+        double crossCore,
+        Storm storm) {
     /**
      * The most a measurement's slowest measured iteration may exceed its fastest (forks together)
      * before a full run is rejected, outside the blocking workloads. Quiet runs stay within 1.45;
@@ -45,8 +54,16 @@ public record Measurement(String benchmark, String peer, Estimate score, String 
     static final double CROSS_CORE_LIMIT_NANOS = 200;
 
     /** A measurement outside the lock storm. */
-    public Measurement(String benchmark, String peer, Estimate score, String unit, Estimate bytesPerOp,
-                       long acquisitions, long suspended, double spread, double crossCore) {
+    public Measurement(
+            String benchmark,
+            String peer,
+            Estimate score,
+            String unit,
+            Estimate bytesPerOp,
+            long acquisitions,
+            long suspended,
+            double spread,
+            double crossCore) {
         this(benchmark, peer, score, unit, bytesPerOp, acquisitions, suspended, spread, crossCore, null);
     }
 
@@ -59,12 +76,17 @@ public record Measurement(String benchmark, String peer, Estimate score, String 
         Result<?> acquisitions = secondary.get("acquisitions");
         Result<?> suspended = secondary.get("suspended");
         Result<?> crossCore = secondary.get(CrossCoreProbe.RESULT);
-        return new Measurement(benchmark, run.getParams().getParam("peer"),
-                new Estimate(primary.getScore(), primary.getScoreError()), primary.getScoreUnit(),
+        return new Measurement(
+                benchmark,
+                run.getParams().getParam("peer"),
+                new Estimate(primary.getScore(), primary.getScoreError()),
+                primary.getScoreUnit(),
                 alloc == null ? null : new Estimate(alloc.getScore(), alloc.getScoreError()),
                 acquisitions == null ? -1 : Math.round(acquisitions.getScore()),
-                suspended == null ? -1 : Math.round(suspended.getScore()), slowestOverFastest(run),
-                crossCore == null ? Double.NaN : crossCore.getScore(), Storm.of(run));
+                suspended == null ? -1 : Math.round(suspended.getScore()),
+                slowestOverFastest(run),
+                crossCore == null ? Double.NaN : crossCore.getScore(),
+                Storm.of(run));
     }
 
     /** The slowest measured iteration of every fork over the fastest (a ratio of scores, so for any unit). */
@@ -88,9 +110,12 @@ public record Measurement(String benchmark, String peer, Estimate score, String 
      *     by nature)
      */
     boolean unsteady() {
-        return !BenchmarkReport.BLOCKING4.equals(benchmark) && !BenchmarkReport.BLOCKING8.equals(benchmark)
-                && !BenchmarkReport.STORM_PLATFORM.equals(benchmark) && !BenchmarkReport.STORM_VIRTUAL.equals(benchmark)
-                && !FairShareReport.FLOOD.equals(benchmark) && spread > STEADY_SPREAD;
+        return !BenchmarkReport.BLOCKING4.equals(benchmark)
+                && !BenchmarkReport.BLOCKING8.equals(benchmark)
+                && !BenchmarkReport.STORM_PLATFORM.equals(benchmark)
+                && !BenchmarkReport.STORM_VIRTUAL.equals(benchmark)
+                && !FairShareReport.FLOOD.equals(benchmark)
+                && spread > STEADY_SPREAD;
     }
 
     /**
@@ -99,8 +124,10 @@ public record Measurement(String benchmark, String peer, Estimate score, String 
      *     footprint), so that it slows down when the cores are far apart
      */
     boolean crossesCores() {
-        return !BenchmarkReport.TRY.equals(benchmark) && !BenchmarkReport.SUSPEND.equals(benchmark)
-                && !BenchmarkReport.FOOTPRINT.equals(benchmark) && !benchmark.startsWith(FairShareReport.COST_CLASS);
+        return !BenchmarkReport.TRY.equals(benchmark)
+                && !BenchmarkReport.SUSPEND.equals(benchmark)
+                && !BenchmarkReport.FOOTPRINT.equals(benchmark)
+                && !benchmark.startsWith(FairShareReport.COST_CLASS);
     }
 
     /**
@@ -130,6 +157,7 @@ public record Measurement(String benchmark, String peer, Estimate score, String 
         if (acquisitions <= 0 || suspended < 0) {
             return "";
         }
-        return String.format(Locale.ROOT, "%,d of %,d (%.1f%%)", suspended, acquisitions, 100.0 * suspended / acquisitions);
+        return String.format(
+                Locale.ROOT, "%,d of %,d (%.1f%%)", suspended, acquisitions, 100.0 * suspended / acquisitions);
     }
 }

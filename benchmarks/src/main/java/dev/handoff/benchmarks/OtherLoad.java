@@ -119,8 +119,12 @@ final class OtherLoad {
                 throw new IllegalArgumentException("not a /proc/<pid>/stat line (too few fields): " + stat);
             }
             long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]);
-            return new ProcessTicks(Long.parseLong(stat.substring(0, open).trim()), stat.substring(open + 1, close),
-                    Long.parseLong(f[1]), Long.parseLong(f[19]), ticks);
+            return new ProcessTicks(
+                    Long.parseLong(stat.substring(0, open).trim()),
+                    stat.substring(open + 1, close),
+                    Long.parseLong(f[1]),
+                    Long.parseLong(f[19]),
+                    ticks);
         }
     }
 
@@ -245,8 +249,8 @@ final class OtherLoad {
 
         /** @return e.g. "0.61 CPU during X (1.0 s); others: cc1 (pid 12) 0.50 CPU, ..." */
         String describe() {
-            StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%.2f CPU during %s (%.2f s)",
-                    otherCpus, label, seconds));
+            StringBuilder s = new StringBuilder(
+                    String.format(Locale.ROOT, "%.2f CPU during %s (%.2f s)", otherCpus, label, seconds));
             if (!top.isEmpty()) {
                 s.append("; top other processes: ");
                 for (int i = 0; i < top.size(); i++) {
@@ -268,7 +272,8 @@ final class OtherLoad {
      */
     static Window between(String label, Snapshot before, Snapshot after, long self) {
         double seconds = (after.nanos() - before.nanos()) / 1e9;
-        double perCpu = (after.cpu().total() - before.cpu().total()) / (double) after.cpu().cpus();
+        double perCpu = (after.cpu().total() - before.cpu().total())
+                / (double) after.cpu().cpus();
         if (perCpu <= 0) {
             return new Window(clean(label), seconds, 0, List.of());
         }
@@ -288,7 +293,10 @@ final class OtherLoad {
             }
         }
         top.sort(Comparator.comparingDouble(ProcessLoad::cpus).reversed());
-        return new Window(clean(label), seconds, Math.max(0, others) / perCpu,
+        return new Window(
+                clean(label),
+                seconds,
+                Math.max(0, others) / perCpu,
                 List.copyOf(top.subList(0, Math.min(TOP, top.size()))));
     }
 
@@ -358,19 +366,32 @@ final class OtherLoad {
                 return "Load of other processes: **not measured** (no readable /proc on this OS).\n";
             }
             StringBuilder md = new StringBuilder();
-            md.append(String.format(Locale.ROOT, "Load of other processes (from /proc: the machine's busy CPU time "
-                    + "minus this run's own JVMs), limit %.2f CPU per measured iteration: ", THRESHOLD_CPUS));
+            md.append(String.format(
+                    Locale.ROOT,
+                    "Load of other processes (from /proc: the machine's busy CPU time "
+                            + "minus this run's own JVMs), limit %.2f CPU per measured iteration: ",
+                    THRESHOLD_CPUS));
             if (worst == null) {
-                md.append(String.format(Locale.ROOT, "no measured iteration was long enough to judge (%d under %.1f s); ",
-                        windows, MIN_WINDOW_SECONDS));
+                md.append(String.format(
+                        Locale.ROOT,
+                        "no measured iteration was long enough to judge (%d under %.1f s); ",
+                        windows,
+                        MIN_WINDOW_SECONDS));
             } else {
-                md.append(String.format(Locale.ROOT, "**at most %.2f CPU** in %d measured iterations (worst: %s); ",
-                        worst.otherCpus(), judged, worst.label()));
+                md.append(String.format(
+                        Locale.ROOT,
+                        "**at most %.2f CPU** in %d measured iterations (worst: %s); ",
+                        worst.otherCpus(),
+                        judged,
+                        worst.label()));
             }
             md.append(String.format(Locale.ROOT, "%.2f CPU on average over the whole run.%n", runAverage));
             if (!flagged.isEmpty()) {
-                md.append(String.format(Locale.ROOT, "%n**%d measured iterations had other processes above %.2f CPU:**%n%n",
-                        flagged.size(), THRESHOLD_CPUS));
+                md.append(String.format(
+                        Locale.ROOT,
+                        "%n**%d measured iterations had other processes above %.2f CPU:**%n%n",
+                        flagged.size(),
+                        THRESHOLD_CPUS));
                 for (Window w : flagged.subList(0, Math.min(20, flagged.size()))) {
                     md.append("- ").append(w.describe()).append('\n');
                 }
@@ -384,8 +405,14 @@ final class OtherLoad {
         /** @return lines for results.tsv, read back by {@link #parseTsv} */
         String tsv() {
             StringBuilder t = new StringBuilder();
-            t.append(String.join("\t", "load", Boolean.toString(measured), Integer.toString(windows),
-                    Integer.toString(judged), Double.toString(runAverage))).append('\n');
+            t.append(String.join(
+                            "\t",
+                            "load",
+                            Boolean.toString(measured),
+                            Integer.toString(windows),
+                            Integer.toString(judged),
+                            Double.toString(runAverage)))
+                    .append('\n');
             if (worst != null) {
                 t.append(windowTsv("worst", worst));
             }
@@ -399,11 +426,22 @@ final class OtherLoad {
             // top: "pid,cpus,name; pid,cpus,name" (names and labels hold no tab, newline or ';')
             StringBuilder top = new StringBuilder();
             for (ProcessLoad p : w.top()) {
-                top.append(top.length() == 0 ? "" : "; ").append(p.pid()).append(',').append(p.cpus())
-                        .append(',').append(p.name());
+                top.append(top.length() == 0 ? "" : "; ")
+                        .append(p.pid())
+                        .append(',')
+                        .append(p.cpus())
+                        .append(',')
+                        .append(p.name());
             }
-            return String.join("\t", "loadwindow", kind, w.label(), Double.toString(w.seconds()),
-                    Double.toString(w.otherCpus()), top) + "\n";
+            return String.join(
+                            "\t",
+                            "loadwindow",
+                            kind,
+                            w.label(),
+                            Double.toString(w.seconds()),
+                            Double.toString(w.otherCpus()),
+                            top)
+                    + "\n";
         }
 
         /**
@@ -439,8 +477,9 @@ final class OtherLoad {
                     }
                 }
             }
-            return measured ? new Summary(true, windows, judged, worst, runAverage, List.copyOf(flagged)) : unmeasured();
+            return measured
+                    ? new Summary(true, windows, judged, worst, runAverage, List.copyOf(flagged))
+                    : unmeasured();
         }
     }
-
 }

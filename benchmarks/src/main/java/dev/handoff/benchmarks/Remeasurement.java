@@ -75,18 +75,27 @@ final class Remeasurement {
      * @return the attempts that were replaced, in order, for the report (their raw data stays in the JSON)
      * @throws RunnerException if a benchmark fails
      */
-    static List<Measurement> measureAgain(Settings settings, Map<String, Map<String, Measurement>> measured, Path staging,
-                                          List<Path> jsons, LoadGuard guard, Rerun rerun) throws RunnerException {
-        return measureAgain(settings.retries, measured, guard::loaded, () -> awaitCloseCores(settings.closeWaitSeconds), old -> {
-            Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
-            jsons.add(json);
-            String only = "^" + java.util.regex.Pattern.quote("dev.handoff.benchmarks." + old.benchmark()) + "$";
-            List<Measurement> again = new ArrayList<>();
-            for (RunResult result : JmhRuns.runJmh(settings, only, null, rerun.params(old), rerun.jvm(old), json, guard)) {
-                again.add(rerun.record(result));
-            }
-            return again;
-        });
+    static List<Measurement> measureAgain(
+            Settings settings,
+            Map<String, Map<String, Measurement>> measured,
+            Path staging,
+            List<Path> jsons,
+            LoadGuard guard,
+            Rerun rerun)
+            throws RunnerException {
+        return measureAgain(
+                settings.retries, measured, guard::loaded, () -> awaitCloseCores(settings.closeWaitSeconds), old -> {
+                    Path json = staging.resolve("jmh-results-" + jsons.size() + ".json");
+                    jsons.add(json);
+                    String only =
+                            "^" + java.util.regex.Pattern.quote("dev.handoff.benchmarks." + old.benchmark()) + "$";
+                    List<Measurement> again = new ArrayList<>();
+                    for (RunResult result :
+                            JmhRuns.runJmh(settings, only, null, rerun.params(old), rerun.jvm(old), json, guard)) {
+                        again.add(rerun.record(result));
+                    }
+                    return again;
+                });
     }
 
     /** One more attempt at a measurement ({@link #measureAgain(int, Map, BooleanSupplier, Runnable, Attempt)}). */
@@ -117,8 +126,13 @@ final class Remeasurement {
      * @return the measurements replaced, in order
      * @throws RunnerException if a benchmark fails
      */
-    static List<Measurement> measureAgain(int retries, Map<String, Map<String, Measurement>> measured, BooleanSupplier loaded,
-                                          Runnable awaitClose, Attempt attempt) throws RunnerException {
+    static List<Measurement> measureAgain(
+            int retries,
+            Map<String, Map<String, Measurement>> measured,
+            BooleanSupplier loaded,
+            Runnable awaitClose,
+            Attempt attempt)
+            throws RunnerException {
         List<Measurement> replaced = new ArrayList<>();
         for (int round = 1; round <= retries; round++) {
             List<Measurement> slowed = toMeasureAgain(measured);
@@ -131,8 +145,14 @@ final class Remeasurement {
                             + "nothing more is measured again");
                     return replaced;
                 }
-                System.out.printf(Locale.ROOT, "# %s %s was %s: again, attempt %d of %d%n", old.benchmark(), old.peer(),
-                        old.whyMeasuredAgain(), round + 1, retries + 1);
+                System.out.printf(
+                        Locale.ROOT,
+                        "# %s %s was %s: again, attempt %d of %d%n",
+                        old.benchmark(),
+                        old.peer(),
+                        old.whyMeasuredAgain(),
+                        round + 1,
+                        retries + 1);
                 awaitClose.run();
                 for (Measurement m : attempt.measure(old)) {
                     BenchmarkReport.put(measured, m);
@@ -150,13 +170,16 @@ final class Remeasurement {
      */
     static List<Measurement> toMeasureAgain(Map<String, Map<String, Measurement>> measured) {
         List<Measurement> slowed = new ArrayList<>();
-        measured.values().forEach(byPeer -> byPeer.values().stream()
-                .filter(m -> m.farCores() || m.unsteady()).forEach(slowed::add));
+        measured.values()
+                .forEach(byPeer -> byPeer.values().stream()
+                        .filter(m -> m.farCores() || m.unsteady())
+                        .forEach(slowed::add));
         return slowed;
     }
 
     /** How many probes in a row, {@link #CLOSE_PROBE_INTERVAL_MILLIS} apart, must find the cores close. */
     static final int CLOSE_PROBES = 3;
+
     static final long CLOSE_PROBE_INTERVAL_MILLIS = 5_000;
 
     /**
@@ -204,15 +227,24 @@ final class Remeasurement {
             if (closeInARow >= CLOSE_PROBES || now >= deadline) {
                 long waited = TimeUnit.NANOSECONDS.toSeconds(now - start);
                 if (closeInARow < CLOSE_PROBES) {
-                    System.out.printf(Locale.ROOT, "# the cores were not close %d probes in a row within %d s (last probe %.0f ns): "
-                            + "measuring anyway%n", CLOSE_PROBES, waited, ns);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "# the cores were not close %d probes in a row within %d s (last probe %.0f ns): "
+                                    + "measuring anyway%n",
+                            CLOSE_PROBES,
+                            waited,
+                            ns);
                 } else if (told) {
                     System.out.printf(Locale.ROOT, "# the cores are close again (%.0f ns) after %d s%n", ns, waited);
                 }
                 return waited;
             }
             if (closeInARow == 0 && !told) {
-                System.out.printf(Locale.ROOT, "# waiting for the cores to be close (now %.0f ns), at most %d s%n", ns, maxSeconds);
+                System.out.printf(
+                        Locale.ROOT,
+                        "# waiting for the cores to be close (now %.0f ns), at most %d s%n",
+                        ns,
+                        maxSeconds);
                 told = true;
             }
             try {

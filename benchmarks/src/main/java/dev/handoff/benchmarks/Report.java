@@ -47,18 +47,38 @@ import java.util.Map;
  * @param notes     one-line notes on how the run was made (e.g. the JVM of the virtual-thread storm, or why it
  *                  did not run), printed with the lock storm
  */
-public record Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
-                     Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load,
-                     List<Measurement> remeasured, List<String> notes) {
+public record Report(
+        Machine machine,
+        double loadAfter,
+        double seconds,
+        boolean smoke,
+        int waiters,
+        Map<String, Map<String, Measurement>> measured,
+        OtherLoad.Summary load,
+        List<Measurement> remeasured,
+        List<String> notes) {
     /** A report in which nothing was measured again. */
-    public Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
-                  Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load) {
+    public Report(
+            Machine machine,
+            double loadAfter,
+            double seconds,
+            boolean smoke,
+            int waiters,
+            Map<String, Map<String, Measurement>> measured,
+            OtherLoad.Summary load) {
         this(machine, loadAfter, seconds, smoke, waiters, measured, load, List.of());
     }
 
     /** A report without notes. */
-    public Report(Machine machine, double loadAfter, double seconds, boolean smoke, int waiters,
-                  Map<String, Map<String, Measurement>> measured, OtherLoad.Summary load, List<Measurement> remeasured) {
+    public Report(
+            Machine machine,
+            double loadAfter,
+            double seconds,
+            boolean smoke,
+            int waiters,
+            Map<String, Map<String, Measurement>> measured,
+            OtherLoad.Summary load,
+            List<Measurement> remeasured) {
         this(machine, loadAfter, seconds, smoke, waiters, measured, load, remeasured, List.of());
     }
 
@@ -105,23 +125,35 @@ public record Report(Machine machine, double loadAfter, double seconds, boolean 
         }
         List<String> why = new ArrayList<>();
         if (load.loaded()) {
-            why.add(String.format(Locale.ROOT, "other processes used up to %.2f CPU while the benchmarks measured "
-                    + "(limit %.2f CPU)", load.worst().otherCpus(), OtherLoad.THRESHOLD_CPUS));
+            why.add(String.format(
+                    Locale.ROOT,
+                    "other processes used up to %.2f CPU while the benchmarks measured " + "(limit %.2f CPU)",
+                    load.worst().otherCpus(),
+                    OtherLoad.THRESHOLD_CPUS));
         }
         List<Measurement> unsteady = unsteady();
         if (!unsteady.isEmpty()) {
-            why.add(String.format(Locale.ROOT, "the iterations of %s disagree by more than %.1fx (slowest / fastest), "
-                    + "so something outside the VM slowed part of the run", unsteady.stream()
-                    .map(m -> String.format(Locale.ROOT, "%s %s (%.2fx)", m.benchmark(), m.peer(), m.spread()))
-                    .collect(java.util.stream.Collectors.joining(", ")), Measurement.STEADY_SPREAD));
+            why.add(String.format(
+                    Locale.ROOT,
+                    "the iterations of %s disagree by more than %.1fx (slowest / fastest), "
+                            + "so something outside the VM slowed part of the run",
+                    unsteady.stream()
+                            .map(m -> String.format(Locale.ROOT, "%s %s (%.2fx)", m.benchmark(), m.peer(), m.spread()))
+                            .collect(java.util.stream.Collectors.joining(", ")),
+                    Measurement.STEADY_SPREAD));
         }
         List<Measurement> far = farCores();
         if (!far.isEmpty()) {
-            why.add(String.format(Locale.ROOT, "a cache line took more than %.0f ns to go between the cores and back "
-                    + "around %s: the host had placed the virtual CPUs far apart (400-500 ns), or a core was busy "
-                    + "(microseconds)", Measurement.CROSS_CORE_LIMIT_NANOS, far.stream()
-                    .map(m -> String.format(Locale.ROOT, "%s %s (%.0f ns)", m.benchmark(), m.peer(), m.crossCore()))
-                    .collect(java.util.stream.Collectors.joining(", "))));
+            why.add(String.format(
+                    Locale.ROOT,
+                    "a cache line took more than %.0f ns to go between the cores and back "
+                            + "around %s: the host had placed the virtual CPUs far apart (400-500 ns), or a core was busy "
+                            + "(microseconds)",
+                    Measurement.CROSS_CORE_LIMIT_NANOS,
+                    far.stream()
+                            .map(m -> String.format(
+                                    Locale.ROOT, "%s %s (%.0f ns)", m.benchmark(), m.peer(), m.crossCore()))
+                            .collect(java.util.stream.Collectors.joining(", "))));
         }
         return String.join("; and ", why);
     }
@@ -136,30 +168,49 @@ public record Report(Machine machine, double loadAfter, double seconds, boolean 
         String bar = "!".repeat(100);
         s.append(bar).append('\n');
         if (load.loaded()) {
-            s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: other processes used more than %.2f CPU "
-                    + "in %d of %d measured iterations.%n", OtherLoad.THRESHOLD_CPUS, load.flagged().size(), load.judged()));
+            s.append(String.format(
+                    Locale.ROOT,
+                    "!!! BENCHMARK RUN REJECTED: other processes used more than %.2f CPU "
+                            + "in %d of %d measured iterations.%n",
+                    OtherLoad.THRESHOLD_CPUS,
+                    load.flagged().size(),
+                    load.judged()));
             s.append("!!! Worst: ").append(load.worst().describe()).append('\n');
             int shown = Math.min(5, load.flagged().size());
             for (OtherLoad.Window w : load.flagged().subList(0, shown)) {
                 s.append("!!!   ").append(w.describe()).append('\n');
             }
             if (load.flagged().size() > shown) {
-                s.append("!!!   ... and ").append(load.flagged().size() - shown).append(" more, listed in results.md\n");
+                s.append("!!!   ... and ")
+                        .append(load.flagged().size() - shown)
+                        .append(" more, listed in results.md\n");
             }
         }
         for (Measurement m : unsteady()) {
-            s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: %s %s is unsteady, its slowest measured "
-                    + "iteration is %.2fx its fastest (limit %.1fx): part of the run was slowed by something the "
-                    + "load guard cannot see (see README, Run it).%n", m.benchmark(), m.peer(), m.spread(), Measurement.STEADY_SPREAD));
+            s.append(String.format(
+                    Locale.ROOT,
+                    "!!! BENCHMARK RUN REJECTED: %s %s is unsteady, its slowest measured "
+                            + "iteration is %.2fx its fastest (limit %.1fx): part of the run was slowed by something the "
+                            + "load guard cannot see (see README, Run it).%n",
+                    m.benchmark(),
+                    m.peer(),
+                    m.spread(),
+                    Measurement.STEADY_SPREAD));
         }
         for (Measurement m : farCores()) {
-            s.append(String.format(Locale.ROOT, "!!! BENCHMARK RUN REJECTED: %s %s ran while a cache line took %.0f ns "
-                    + "to go between the cores and back (limit %.0f; close cores: 50-100): the host had placed the "
-                    + "virtual CPUs far apart (400-500 ns), or a core was busy (microseconds); see README, Run it.%n", m.benchmark(), m.peer(), m.crossCore(),
+            s.append(String.format(
+                    Locale.ROOT,
+                    "!!! BENCHMARK RUN REJECTED: %s %s ran while a cache line took %.0f ns "
+                            + "to go between the cores and back (limit %.0f; close cores: 50-100): the host had placed the "
+                            + "virtual CPUs far apart (400-500 ns), or a core was busy (microseconds); see README, Run it.%n",
+                    m.benchmark(),
+                    m.peer(),
+                    m.crossCore(),
                     Measurement.CROSS_CORE_LIMIT_NANOS));
         }
         s.append("!!! ").append(out.toAbsolutePath().normalize()).append(" was NOT touched (nor the README).\n");
-        s.append("!!! This run's results are in ").append(rejectedOut.toAbsolutePath().normalize())
+        s.append("!!! This run's results are in ")
+                .append(rejectedOut.toAbsolutePath().normalize())
                 .append("; re-run on a quiet machine.\n");
         s.append(bar);
         return s.toString();
@@ -174,8 +225,14 @@ public record Report(Machine machine, double loadAfter, double seconds, boolean 
         time(rows, TRY, Peers.MONITOR, null);
         // Issue 13: a semaphore with a WaitListener, against the same without: the fast path
         // must stay within 5% (the listener is only called on the slow path).
-        time(rows, WORKLOADS.get(TRY) + ", with a WaitListener", TRY, Peers.HANDOFF_OBSERVED, Peers.HANDOFF,
-                "handoff without", Comparison.Target.atMost(1.05));
+        time(
+                rows,
+                WORKLOADS.get(TRY) + ", with a WaitListener",
+                TRY,
+                Peers.HANDOFF_OBSERVED,
+                Peers.HANDOFF,
+                "handoff without",
+                Comparison.Target.atMost(1.05));
         time(rows, SUSPEND, Peers.KOTLINX, Comparison.Target.atMost(1));
         for (String blocking : List.of(BLOCKING4, BLOCKING8)) {
             time(rows, blocking, Peers.JUC_FAIR, Comparison.Target.atLeast(2));
@@ -187,7 +244,14 @@ public record Report(Machine machine, double loadAfter, double seconds, boolean 
         // Diagnostic, no target: ours suspended without kotlinx's cancellation machinery,
         // against kotlinx. The gap between this row and the one above is what public-API
         // cancellation costs per suspension (kotlinx pays it once per coroutine).
-        time(rows, COROUTINES_UNCANCELLABLE, COROUTINES, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX, Peers.KOTLINX, null);
+        time(
+                rows,
+                COROUTINES_UNCANCELLABLE,
+                COROUTINES,
+                Peers.HANDOFF_UNCANCELLABLE,
+                Peers.KOTLINX,
+                Peers.KOTLINX,
+                null);
         // Diagnostics, no target: ours with a no-op WaitListener, and ours after a resize that
         // left the capacity as it was, each against plain ours. Above 1, the listener or the
         // past resize kept the semaphore off its lock-free paths.
@@ -199,7 +263,13 @@ public record Report(Machine machine, double loadAfter, double seconds, boolean 
         time(rows, WEIGHTED, Peers.KOTLINX_MUTEX, Comparison.Target.atMost(0.5));
         time(rows, WEIGHTED, Peers.MONITOR, Comparison.Target.atMost(1));
         // Diagnostic, no target: the same split for the weighted workload, against its target peer.
-        time(rows, WEIGHTED_UNCANCELLABLE, WEIGHTED, Peers.HANDOFF_UNCANCELLABLE, Peers.KOTLINX_MUTEX, Peers.KOTLINX_MUTEX,
+        time(
+                rows,
+                WEIGHTED_UNCANCELLABLE,
+                WEIGHTED,
+                Peers.HANDOFF_UNCANCELLABLE,
+                Peers.KOTLINX_MUTEX,
+                Peers.KOTLINX_MUTEX,
                 null);
         time(rows, WEIGHTED_LISTENER, WEIGHTED, Peers.HANDOFF_LISTENER, Peers.HANDOFF, PLAIN_HANDOFF, null);
         time(rows, WEIGHTED_RESIZED, WEIGHTED, Peers.HANDOFF_RESIZED, Peers.HANDOFF, PLAIN_HANDOFF, null);
@@ -240,8 +310,14 @@ public record Report(Machine machine, double loadAfter, double seconds, boolean 
      * Adds the row {@code label}: {@code oursPeer}'s time (or throughput) in {@code benchmark}
      * against {@code theirsPeer}'s, the latter named {@code peerLabel}; nothing if either is missing.
      */
-    private void time(List<Comparison> rows, String label, String benchmark, String oursPeer, String theirsPeer,
-                      String peerLabel, Comparison.Target target) {
+    private void time(
+            List<Comparison> rows,
+            String label,
+            String benchmark,
+            String oursPeer,
+            String theirsPeer,
+            String peerLabel,
+            Comparison.Target target) {
         Measurement ours = find(benchmark, oursPeer);
         Measurement theirs = find(benchmark, theirsPeer);
         if (ours != null && theirs != null) {
@@ -254,8 +330,8 @@ public record Report(Machine machine, double loadAfter, double seconds, boolean 
         Measurement ours = find(benchmark, Peers.HANDOFF);
         Measurement theirs = find(benchmark, peer);
         if (ours != null && theirs != null && ours.bytesPerOp() != null && theirs.bytesPerOp() != null) {
-            rows.add(new Comparison(WORKLOADS.get(benchmark), "B/op", peer, ours.bytesPerOp(), theirs.bytesPerOp(),
-                    target, true));
+            rows.add(new Comparison(
+                    WORKLOADS.get(benchmark), "B/op", peer, ours.bytesPerOp(), theirs.bytesPerOp(), target, true));
         }
     }
 

@@ -38,8 +38,9 @@ final class ReportChart {
             throws IOException {
         List<CategoryChart> panels = new ArrayList<>();
         String title = "handoff vs peers: " + machine.stamp()
-                + (Double.isNaN(machine.loadBefore()) ? ""
-                : String.format(java.util.Locale.ROOT, ", load average %.1f at start", machine.loadBefore()))
+                + (Double.isNaN(machine.loadBefore())
+                        ? ""
+                        : String.format(java.util.Locale.ROOT, ", load average %.1f at start", machine.loadBefore()))
                 + ", " + load;
         panels.add(timePanel(title, timeRows));
         if (!memoryRows.isEmpty()) {
@@ -49,8 +50,12 @@ final class ReportChart {
     }
 
     private static CategoryChart timePanel(String title, List<Comparison> rows) {
-        CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(title)
-                .yAxisTitle("time per operation, handoff / peer (log; below 1 = handoff faster)").build();
+        CategoryChart chart = new CategoryChartBuilder()
+                .width(WIDTH)
+                .height(HEIGHT)
+                .title(title)
+                .yAxisTitle("time per operation, handoff / peer (log; below 1 = handoff faster)")
+                .build();
         style(chart);
         chart.getStyler().setYAxisLogarithmic(true);
         chart.getStyler().setOverlapped(true);
@@ -91,9 +96,12 @@ final class ReportChart {
     }
 
     private static CategoryChart memoryPanel(List<Comparison> rows) {
-        CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT)
+        CategoryChart chart = new CategoryChartBuilder()
+                .width(WIDTH)
+                .height(HEIGHT)
                 .title("memory: bytes allocated per operation (-prof gc) and live bytes per suspended waiter")
-                .yAxisTitle("bytes").build();
+                .yAxisTitle("bytes")
+                .build();
         style(chart);
         List<String> labels = new ArrayList<>();
         List<Double> ours = new ArrayList<>();

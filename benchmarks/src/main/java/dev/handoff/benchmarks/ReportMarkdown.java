@@ -32,22 +32,38 @@ final class ReportMarkdown {
         List<Comparison> all = new ArrayList<>(r.timeComparisons());
         all.addAll(r.memoryComparisons());
         for (Comparison c : all) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                    c.workload(), c.metric(), c.peer(), c.ours(), c.theirs(), c.ratio(),
-                    c.target() == null ? "" : c.target(), c.verdict()));
+            md.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                    c.workload(),
+                    c.metric(),
+                    c.peer(),
+                    c.ours(),
+                    c.theirs(),
+                    c.ratio(),
+                    c.target() == null ? "" : c.target(),
+                    c.verdict()));
         }
         Map<String, Estimate> zero = r.uncontendedBytes();
         if (!zero.isEmpty()) {
-            md.append("\nAllocation on the uncontended paths (target 0 B/op; below 1 B/op means none on the path):\n\n");
+            md.append(
+                    "\nAllocation on the uncontended paths (target 0 B/op; below 1 B/op means none on the path):\n\n");
             for (Map.Entry<String, Estimate> e : zero.entrySet()) {
-                md.append(String.format(Locale.ROOT, "- %s: handoff %s B/op: %s%n", e.getKey(), e.getValue(),
+                md.append(String.format(
+                        Locale.ROOT,
+                        "- %s: handoff %s B/op: %s%n",
+                        e.getKey(),
+                        e.getValue(),
                         e.getValue().value() < 1 ? "met" : "MISSED"));
             }
         }
         if (r.waiters() > 0) {
-            md.append(String.format(Locale.ROOT, "%nFootprint: %,d coroutines suspended in acquire(1) at once, "
-                    + "live heap after full GCs in a fresh JVM (ParallelGC), per coroutine, the coroutine included; "
-                    + "'baseline' is the same coroutine parked in awaitCancellation().%n", r.waiters()));
+            md.append(String.format(
+                    Locale.ROOT,
+                    "%nFootprint: %,d coroutines suspended in acquire(1) at once, "
+                            + "live heap after full GCs in a fresh JVM (ParallelGC), per coroutine, the coroutine included; "
+                            + "'baseline' is the same coroutine parked in awaitCancellation().%n",
+                    r.waiters()));
         }
         md.append(storm(r));
         md.append(measurements(r));
@@ -64,31 +80,54 @@ final class ReportMarkdown {
     static String header(Report r, String json) {
         StringBuilder md = new StringBuilder();
         if (r.rejected()) {
-            md.append("**REJECTED RUN: ").append(r.rejectionReason()).append(". These figures are not published; ")
+            md.append("**REJECTED RUN: ")
+                    .append(r.rejectionReason())
+                    .append(". These figures are not published; ")
                     .append("see below.**\n\n");
         }
-        md.append(String.format(Locale.ROOT, "Machine: %s. Load average %s at the start, %s at the end; %.0f s.%n",
-                r.machine().stamp(), fmtLoad(r.machine().loadBefore()), fmtLoad(r.loadAfter()), r.seconds()));
+        md.append(String.format(
+                Locale.ROOT,
+                "Machine: %s. Load average %s at the start, %s at the end; %.0f s.%n",
+                r.machine().stamp(),
+                fmtLoad(r.machine().loadBefore()),
+                fmtLoad(r.loadAfter()),
+                r.seconds()));
         md.append('\n').append(r.load().markdown());
         double slowest = r.measurements(m -> m.crossesCores() && !Double.isNaN(m.crossCore())).stream()
-                .mapToDouble(Measurement::crossCore).max().orElse(Double.NaN);
+                .mapToDouble(Measurement::crossCore)
+                .max()
+                .orElse(Double.NaN);
         if (!Double.isNaN(slowest)) {
-            md.append(String.format(Locale.ROOT, "%nCross-core round trip of a cache line, probed after every measured "
-                    + "iteration of the workloads where threads hand permits to each other: %.0f ns at the slowest "
-                    + "(limit %.0f; close cores 50-100, far ones 400-500).%n", slowest, Measurement.CROSS_CORE_LIMIT_NANOS));
+            md.append(String.format(
+                    Locale.ROOT,
+                    "%nCross-core round trip of a cache line, probed after every measured "
+                            + "iteration of the workloads where threads hand permits to each other: %.0f ns at the slowest "
+                            + "(limit %.0f; close cores 50-100, far ones 400-500).%n",
+                    slowest,
+                    Measurement.CROSS_CORE_LIMIT_NANOS));
         }
         if (!r.remeasured().isEmpty()) {
-            md.append("\nMeasured again because the cores were far apart, or the measurement unsteady, during an earlier "
-                    + "attempt (the figures below are the last attempt's; every attempt's raw data is in ").append(json)
+            md.append(
+                            "\nMeasured again because the cores were far apart, or the measurement unsteady, during an earlier "
+                                    + "attempt (the figures below are the last attempt's; every attempt's raw data is in ")
+                    .append(json)
                     .append("): ")
-                    .append(r.remeasured().stream().map(m -> String.format(Locale.ROOT, "%s %s: was %s %s, %s",
-                            WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
-                            m.whyMeasuredAgain())).collect(java.util.stream.Collectors.joining("; ")))
+                    .append(r.remeasured().stream()
+                            .map(m -> String.format(
+                                    Locale.ROOT,
+                                    "%s %s: was %s %s, %s",
+                                    WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()),
+                                    m.peer(),
+                                    m.score(),
+                                    m.unit(),
+                                    m.whyMeasuredAgain()))
+                            .collect(java.util.stream.Collectors.joining("; ")))
                     .append(".\n");
         }
         if (r.smoke()) {
             md.append("\n**Smoke run: tiny iterations in one JVM, the figures mean nothing")
-                    .append(r.load().loaded() ? "; the load limit is not enforced." : ".").append("**\n");
+                    .append(r.load().loaded() ? "; the load limit is not enforced." : ".")
+                    .append("**\n");
         }
         return md.toString();
     }
@@ -97,18 +136,28 @@ final class ReportMarkdown {
     static String measurements(Report r) {
         StringBuilder md = new StringBuilder();
         md.append("\nAll measurements:\n\n");
-        md.append("| workload | peer | score | B/op (-prof gc) | acquisitions that suspended | slowest / fastest iteration "
-                + "| slowest cross-core round trip |\n");
+        md.append(
+                "| workload | peer | score | B/op (-prof gc) | acquisitions that suspended | slowest / fastest iteration "
+                        + "| slowest cross-core round trip |\n");
         md.append("|---|---|---:|---:|---|---:|---:|\n");
         for (Map.Entry<String, Map<String, Measurement>> b : r.measured().entrySet()) {
             for (Measurement m : b.getValue().values()) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s %s | %s | %s | %s | %s |%n",
-                        WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()), m.peer(), m.score(), m.unit(),
-                        m.bytesPerOp() == null ? "" : m.bytesPerOp().toString(), m.suspendedShare(),
-                        Double.isNaN(m.spread()) ? "" : String.format(Locale.ROOT, "%.2f%s", m.spread(),
-                                m.unsteady() ? " **unsteady**" : ""),
-                        Double.isNaN(m.crossCore()) ? "" : String.format(Locale.ROOT, "%.0f ns%s", m.crossCore(),
-                                m.farCores() ? " **far**" : "")));
+                md.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %s %s | %s | %s | %s | %s |%n",
+                        WORKLOADS.getOrDefault(m.benchmark(), m.benchmark()),
+                        m.peer(),
+                        m.score(),
+                        m.unit(),
+                        m.bytesPerOp() == null ? "" : m.bytesPerOp().toString(),
+                        m.suspendedShare(),
+                        Double.isNaN(m.spread())
+                                ? ""
+                                : String.format(Locale.ROOT, "%.2f%s", m.spread(), m.unsteady() ? " **unsteady**" : ""),
+                        Double.isNaN(m.crossCore())
+                                ? ""
+                                : String.format(
+                                        Locale.ROOT, "%.0f ns%s", m.crossCore(), m.farCores() ? " **far**" : "")));
             }
         }
         return md.toString();
@@ -123,9 +172,14 @@ final class ReportMarkdown {
         StringBuilder md = new StringBuilder();
         md.append("\nLock storm (workload 8): a semaphore of 4 permits; every thread does rounds of acquire(1), a ")
                 .append("little CPU work and a yield while holding the permit, release(1) (64 platform threads of ")
-                .append(String.format(Locale.ROOT, "%,d rounds, or %,d virtual threads of %,d). ", ManyThreadsBenchmark.PLATFORM_ROUNDS,
-                        ManyThreadsBenchmark.VIRTUAL_THREADS, ManyThreadsBenchmark.VIRTUAL_ROUNDS))
-                .append("Per operation: wall time, and CPU time of the whole JVM (getProcessCpuTime, in 10 ms ticks on ")
+                .append(String.format(
+                        Locale.ROOT,
+                        "%,d rounds, or %,d virtual threads of %,d). ",
+                        ManyThreadsBenchmark.PLATFORM_ROUNDS,
+                        ManyThreadsBenchmark.VIRTUAL_THREADS,
+                        ManyThreadsBenchmark.VIRTUAL_ROUNDS))
+                .append(
+                        "Per operation: wall time, and CPU time of the whole JVM (getProcessCpuTime, in 10 ms ticks on ")
                 .append("Linux); the CPUs kept busy; the time from calling acquire to holding the permit, its 99th ")
                 .append("percentile over all operations (mean of the iterations; buckets of 12.5%) and its maximum ")
                 .append("(over all iterations). No targets: CPU beyond the work, and the tail, are what to compare.\n");
@@ -133,18 +187,28 @@ final class ReportMarkdown {
             md.append("\n").append(note).append(".\n");
         }
         if (!rows.isEmpty()) {
-            md.append("\n| threads | peer | JDK | time per op | ops/s | CPU per op | CPUs busy | acquire to granted, p99 | max |\n");
+            md.append(
+                    "\n| threads | peer | JDK | time per op | ops/s | CPU per op | CPUs busy | acquire to granted, p99 | max |\n");
             md.append("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
             for (Measurement m : rows) {
                 Storm st = m.storm();
                 boolean nanos = m.unit().equals("ns/op");
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s %s | %s | %s | %s | %s | %s |%n",
-                        m.benchmark().equals(STORM_PLATFORM) ? "64 platform" : "10,000 virtual", m.peer(),
-                        st == null ? "" : st.jdk(), m.score(), m.unit(),
-                        nanos && m.score().value() > 0 ? String.format(Locale.ROOT, "%,.0f", 1e9 / m.score().value()) : "",
+                md.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %s | %s %s | %s | %s | %s | %s | %s |%n",
+                        m.benchmark().equals(STORM_PLATFORM) ? "64 platform" : "10,000 virtual",
+                        m.peer(),
+                        st == null ? "" : st.jdk(),
+                        m.score(),
+                        m.unit(),
+                        nanos && m.score().value() > 0
+                                ? String.format(
+                                        Locale.ROOT, "%,.0f", 1e9 / m.score().value())
+                                : "",
                         st == null || st.cpuPerOp() == null ? "" : st.cpuPerOp() + " ns",
                         st == null || Double.isNaN(st.cpus()) ? "" : String.format(Locale.ROOT, "%.2f", st.cpus()),
-                        st == null ? "" : duration(st.p99()), st == null ? "" : duration(new Estimate(st.max(), 0))));
+                        st == null ? "" : duration(st.p99()),
+                        st == null ? "" : duration(new Estimate(st.max(), 0))));
             }
         }
         return md.toString();

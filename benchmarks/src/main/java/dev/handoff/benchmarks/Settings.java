@@ -10,12 +10,15 @@ import java.nio.file.Path;
  */
 final class Settings {
     /** The usage lines of {@code --retries} and {@code --close-wait}, which both reports take. */
-    static final String RETRY_OPTIONS = String.join("\n",
+    static final String RETRY_OPTIONS = String.join(
+            "\n",
             "  --retries N    measure again, up to N times, what was measured while the cores were far apart or",
             "                 came out unsteady, each time once the cores have been close for three probes in a row,",
             "                 5 s apart (default 3)",
             "  --close-wait S wait at most S seconds for close cores before such an attempt (default 600)");
-    static final String USAGE = String.join("\n",
+
+    static final String USAGE = String.join(
+            "\n",
             "usage: java -jar benchmarks.jar [--smoke] [--out DIR] [--rejected-out DIR] [--waiters N] [--include REGEX] [--forks N]",
             "       java -jar benchmarks.jar interleave [--blocks N] [--peers baseline,peer,...]   (workload 3 in alternating blocks, one JVM)",
             "       java -jar benchmarks.jar fairshare [--smoke] [--out DIR] ...   (the fair share's benchmarks alone; "
@@ -44,6 +47,7 @@ final class Settings {
      * {@link FairShareReport}, not in this report.
      */
     String include = "dev\\.handoff\\.benchmarks\\.(?!FairShare).*Benchmark\\..*";
+
     int forks = -1;
     int retries = 3;
     long closeWaitSeconds = 600;

@@ -28,8 +28,11 @@ public record Storm(Estimate cpuPerOp, double cpus, Estimate p99, double max, St
         }
         Result<?> cpu = secondary.get(ManyThreadsProfiler.CPU);
         Result<?> cpus = secondary.get(ManyThreadsProfiler.CPUS);
-        return new Storm(cpu == null ? null : new Estimate(cpu.getScore(), cpu.getScoreError()),
-                cpus == null ? Double.NaN : cpus.getScore(), new Estimate(p99.getScore(), p99.getScoreError()),
-                max.getScore(), run.getParams().getJdkVersion());
+        return new Storm(
+                cpu == null ? null : new Estimate(cpu.getScore(), cpu.getScoreError()),
+                cpus == null ? Double.NaN : cpus.getScore(),
+                new Estimate(p99.getScore(), p99.getScoreError()),
+                max.getScore(),
+                run.getParams().getJdkVersion());
     }
 }

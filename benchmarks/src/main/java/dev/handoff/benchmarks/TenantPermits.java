@@ -46,8 +46,9 @@ interface TenantPermits {
             case FAIR_SHARE -> new FairShare(capacity);
             case SEMAPHORE -> new Fifo(capacity);
             case JUC_CAPPED -> new JucCapped(capacity);
-            default -> throw new IllegalArgumentException("TenantPermits.of(" + peer + ", " + capacity
-                    + "): unknown peer; known: " + ALL);
+            default ->
+                throw new IllegalArgumentException(
+                        "TenantPermits.of(" + peer + ", " + capacity + "): unknown peer; known: " + ALL);
         };
     }
 

@@ -37,19 +37,27 @@ record VirtualPlan(boolean here, String java, String note) {
             if (!Files.isExecutable(binary)) {
                 throw new IllegalArgumentException("--virtual-jvm " + settings.virtualJvm + ": no java binary there");
             }
-            return new VirtualPlan(false, binary.toString(), label + ": run in forks on " + binary
-                    + " (--virtual-jvm); everything else on " + current);
+            return new VirtualPlan(
+                    false,
+                    binary.toString(),
+                    label + ": run in forks on " + binary + " (--virtual-jvm); everything else on " + current);
         }
         if (VirtualThreads.available()) {
             return new VirtualPlan(true, null, "");
         }
         java.util.Optional<Path> beside = VirtualThreads.javaBeside();
         if (beside.isPresent()) {
-            return new VirtualPlan(false, beside.get().toString(), label + ": run in forks on " + beside.get()
-                    + ", a JDK " + VirtualThreads.FIRST_FEATURE + "+ found beside this one (" + current
-                    + ", has no virtual threads); everything else on " + current);
+            return new VirtualPlan(
+                    false,
+                    beside.get().toString(),
+                    label + ": run in forks on " + beside.get()
+                            + ", a JDK " + VirtualThreads.FIRST_FEATURE + "+ found beside this one (" + current
+                            + ", has no virtual threads); everything else on " + current);
         }
-        return new VirtualPlan(false, null, label + ": NOT RUN: " + current + " has no virtual threads and no JDK "
-                + VirtualThreads.FIRST_FEATURE + "+ was found beside it; pass --virtual-jvm /path/to/jdk/bin/java");
+        return new VirtualPlan(
+                false,
+                null,
+                label + ": NOT RUN: " + current + " has no virtual threads and no JDK " + VirtualThreads.FIRST_FEATURE
+                        + "+ was found beside it; pass --virtual-jvm /path/to/jdk/bin/java");
     }
 }

@@ -31,6 +31,7 @@ public final class VirtualThreads {
 
     /** {@code Thread.Builder.unstarted(Runnable)} on a fresh {@code Thread.ofVirtual()}, or null. */
     private static final MethodHandle OF_VIRTUAL;
+
     private static final MethodHandle UNSTARTED;
     /** Why this JVM cannot make virtual threads, or null if it can. */
     private static final String UNAVAILABLE;
@@ -48,15 +49,17 @@ public final class VirtualThreads {
             unstarted = lookup.findVirtual(builder, "unstarted", MethodType.methodType(Thread.class, Runnable.class))
                     .asType(MethodType.methodType(Thread.class, Object.class, Runnable.class));
             Object probe = ofVirtual.invokeExact(); // JDK 19-20 without --enable-preview throw here
-            Thread t = (Thread) unstarted.invokeExact(probe, (Runnable) () -> { });
+            Thread t = (Thread) unstarted.invokeExact(probe, (Runnable) () -> {});
             if (t == null) {
                 why = "Thread.ofVirtual().unstarted(r) gave null";
             }
         } catch (Throwable e) {
             why = e.toString();
         }
-        UNAVAILABLE = why == null ? null : "virtual threads need JDK " + FIRST_FEATURE + " or later; this JVM is "
-                + Runtime.version() + " (" + System.getProperty("java.home") + "): " + why;
+        UNAVAILABLE = why == null
+                ? null
+                : "virtual threads need JDK " + FIRST_FEATURE + " or later; this JVM is " + Runtime.version() + " ("
+                        + System.getProperty("java.home") + "): " + why;
         OF_VIRTUAL = why == null ? ofVirtual : null;
         UNSTARTED = why == null ? unstarted : null;
     }
@@ -111,7 +114,8 @@ public final class VirtualThreads {
         try (Stream<Path> dirs = Files.list(parent)) {
             List<Path> sorted = dirs.sorted().toList();
             return sorted.stream()
-                    .filter(d -> feature(d) >= FIRST_FEATURE && Files.isExecutable(d.resolve("bin").resolve("java")))
+                    .filter(d -> feature(d) >= FIRST_FEATURE
+                            && Files.isExecutable(d.resolve("bin").resolve("java")))
                     .max(Comparator.comparingInt(VirtualThreads::feature))
                     .map(d -> d.resolve("bin").resolve("java"));
         } catch (IOException e) {
@@ -131,7 +135,9 @@ public final class VirtualThreads {
         try {
             for (String line : Files.readAllLines(release)) {
                 if (line.startsWith("JAVA_VERSION=")) {
-                    String v = line.substring("JAVA_VERSION=".length()).replace("\"", "").trim();
+                    String v = line.substring("JAVA_VERSION=".length())
+                            .replace("\"", "")
+                            .trim();
                     int end = 0;
                     while (end < v.length() && Character.isDigit(v.charAt(end))) {
                         end++;

@@ -39,27 +39,47 @@ final class WaiterFootprintRuns {
                 double bytes = settings.smoke
                         ? WaiterFootprint.bytesPerWaiter(peer, settings.waiters)
                         : footprintInFreshJvm(peer, settings.waiters);
-                System.out.printf(Locale.ROOT, "# footprint %s, %,d waiters: %.1f B/waiter%n", peer, settings.waiters, bytes);
+                System.out.printf(
+                        Locale.ROOT, "# footprint %s, %,d waiters: %.1f B/waiter%n", peer, settings.waiters, bytes);
                 samples.computeIfAbsent(peer, k -> new ArrayList<>()).add(bytes);
             }
         }
         Map<String, Measurement> whole = new LinkedHashMap<>();
         for (String peer : peers) {
-            whole.put(peer, new Measurement(FOOTPRINT, peer, spread(samples.get(peer)), "B/waiter", null, -1, -1, Double.NaN,
-                    Double.NaN));
+            whole.put(
+                    peer,
+                    new Measurement(
+                            FOOTPRINT,
+                            peer,
+                            spread(samples.get(peer)),
+                            "B/waiter",
+                            null,
+                            -1,
+                            -1,
+                            Double.NaN,
+                            Double.NaN));
         }
         measured.put(FOOTPRINT, whole);
     }
 
     private static double footprintInFreshJvm(String peer, int waiters) throws IOException, InterruptedException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process process = new ProcessBuilder(java.toString(), "-XX:+UseParallelGC", "-Xms2g", "-Xmx2g",
-                "-cp", System.getProperty("java.class.path"),
-                WaiterFootprint.class.getName(), peer, Integer.toString(waiters))
-                .redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(
+                        java.toString(),
+                        "-XX:+UseParallelGC",
+                        "-Xms2g",
+                        "-Xmx2g",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        WaiterFootprint.class.getName(),
+                        peer,
+                        Integer.toString(waiters))
+                .redirectErrorStream(true)
+                .start();
         String result = null;
         StringBuilder output = new StringBuilder();
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = in.readLine()) != null; ) {
                 output.append(line).append('\n');
                 if (line.startsWith("footprint ")) {

@@ -37,8 +37,14 @@ public class WeightedBenchmark {
      * target): not cancellable (ours suspended without kotlinx's cancellation machinery), and ours
      * with a no-op {@code WaitListener} or after a past resize (against plain {@code handoff}).
      */
-    @Param({Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE, Peers.HANDOFF_LISTENER,
-            Peers.HANDOFF_RESIZED})
+    @Param({
+        Peers.HANDOFF,
+        Peers.KOTLINX_MUTEX,
+        Peers.MONITOR,
+        Peers.HANDOFF_UNCANCELLABLE,
+        Peers.HANDOFF_LISTENER,
+        Peers.HANDOFF_RESIZED
+    })
     public String peer;
 
     /** {@code Blackhole.consumeCPU} tokens burnt while holding the permits. */

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.benchmarks
 
+import java.util.concurrent.atomic.LongAdder
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.EmptyCoroutineContext
+import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
+import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
@@ -8,15 +13,10 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.yield
 import org.openjdk.jmh.infra.Blackhole
-import java.util.concurrent.atomic.LongAdder
-import kotlin.coroutines.Continuation
-import kotlin.coroutines.EmptyCoroutineContext
-import kotlin.coroutines.intrinsics.COROUTINE_SUSPENDED
-import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
 
 /**
- * The coroutine workloads: rounds of tasks on [Dispatchers.Default] that acquire, work, yield
- * and release, counting how many acquisitions really suspended.
+ * The coroutine workloads: rounds of tasks on [Dispatchers.Default] that acquire, work, yield and
+ * release, counting how many acquisitions really suspended.
  *
  * ```
  * val suspended = CoroutineRounds.run(Peers.suspending("kotlinx", 2), tasks = 8,
@@ -58,12 +58,15 @@ public object CoroutineRounds {
         }
         runBlocking {
             when (start) {
-                Start.ASYNC_AWAIT_ALL -> List(tasks) { i ->
-                    async(Dispatchers.Default) { task(weights[i % weights.size]) }
-                }.awaitAll()
-                Start.LAUNCH -> repeat(tasks) { i ->
-                    launch(Dispatchers.Default) { task(weights[i % weights.size]) }
-                } // runBlocking waits for its children
+                Start.ASYNC_AWAIT_ALL ->
+                    List(tasks) { i ->
+                            async(Dispatchers.Default) { task(weights[i % weights.size]) }
+                        }
+                        .awaitAll()
+                Start.LAUNCH ->
+                    repeat(tasks) { i ->
+                        launch(Dispatchers.Default) { task(weights[i % weights.size]) }
+                    } // runBlocking waits for its children
             }
         }
         return suspended.sum()
@@ -77,33 +80,42 @@ public object CoroutineRounds {
      * kotlinx's list form.
      */
     public enum class Start {
-        /** `async` each task, then `awaitAll()`: each task's Job carries awaitAll's handler (workloads 3, 4). */
+        /**
+         * `async` each task, then `awaitAll()`: each task's Job carries awaitAll's handler
+         * (workloads 3, 4).
+         */
         ASYNC_AWAIT_ALL,
 
-        /** `launch` each task in `runBlocking`'s scope, which waits for them: no handler on the tasks' Jobs (3b). */
+        /**
+         * `launch` each task in `runBlocking`'s scope, which waits for them: no handler on the
+         * tasks' Jobs (3b).
+         */
         LAUNCH,
     }
 
     /**
      * `acquire(permits)`, counting in [suspended] when it suspends. The adapter's `acquire` gets
-     * this coroutine's own continuation, as a tail call would, so counting adds no allocation.
-     * The count goes to an adder because a suspended coroutine may already run on another thread
-     * while this one returns.
+     * this coroutine's own continuation, as a tail call would, so counting adds no allocation. The
+     * count goes to an adder because a suspended coroutine may already run on another thread while
+     * this one returns.
      */
-    private suspend fun SuspendingPermits.acquireCounting(permits: Long, suspended: LongAdder): Unit =
-        suspendCoroutineUninterceptedOrReturn { continuation ->
-            val result = Suspensions.acquire(this, permits, continuation)
-            if (result === COROUTINE_SUSPENDED) suspended.increment()
-            result
-        }
+    private suspend fun SuspendingPermits.acquireCounting(
+        permits: Long,
+        suspended: LongAdder,
+    ): Unit = suspendCoroutineUninterceptedOrReturn { continuation ->
+        val result = Suspensions.acquire(this, permits, continuation)
+        if (result === COROUTINE_SUSPENDED) suspended.increment()
+        result
+    }
 }
 
 /**
- * The continuation given to a suspending `acquire` called from Java when it must not suspend
- * (one thread, free permits): resuming it is a bug in the benchmark, so it throws.
+ * The continuation given to a suspending `acquire` called from Java when it must not suspend (one
+ * thread, free permits): resuming it is a bug in the benchmark, so it throws.
  */
 public object MustNotSuspend : Continuation<Unit> {
-    override val context: EmptyCoroutineContext get() = EmptyCoroutineContext
+    override val context: EmptyCoroutineContext
+        get() = EmptyCoroutineContext
 
     override fun resumeWith(result: Result<Unit>): Unit =
         throw IllegalStateException("an uncontended acquire suspended and was resumed with $result")

@@ -9,8 +9,8 @@ import java.util.concurrent.CompletableFuture
 import java.util.concurrent.atomic.LongAdder
 
 /**
- * Ours: [dev.handoff.Semaphore], with the suspending `acquire` of `dev.handoff.coroutines`.
- * Every call goes straight to the library: no extra fast path, no wrapping.
+ * Ours: [dev.handoff.Semaphore], with the suspending `acquire` of `dev.handoff.coroutines`. Every
+ * call goes straight to the library: no extra fast path, no wrapping.
  *
  * ```
  * val p = HandoffPermits(16)
@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.LongAdder
  *
  * The variants differ only in how the semaphore was made, never in how it is called:
  * - [Peers.HANDOFF]: `Semaphore(capacity)`;
- * - [Peers.HANDOFF_OBSERVED]: with a [WaitListener] that counts the waits that ended ([waitsSettled]);
+ * - [Peers.HANDOFF_OBSERVED]: with a [WaitListener] that counts the waits that ended
+ *   ([waitsSettled]);
  * - [Peers.HANDOFF_LISTENER]: with a [WaitListener] that does nothing (a diagnostic);
  * - [Peers.HANDOFF_RESIZED]: `Semaphore(capacity)` after `setCapacity(capacity + 1)` and then
  *   `setCapacity(capacity)`, the same capacity with a past resize (a diagnostic).
@@ -35,26 +36,41 @@ public class HandoffPermits(capacity: Long, override val name: String = Peers.HA
     public val waitsSettled: LongAdder = LongAdder()
 
     /** The semaphore behind this adapter, made as [name] says. */
-    public val semaphore: Semaphore = when (name) {
-        Peers.HANDOFF -> Semaphore(capacity)
-        Peers.HANDOFF_OBSERVED -> Semaphore.builder(capacity).listener(object : WaitListener {
-            override fun settled(permits: Long, outcome: WaitOutcome, waitNanos: Long, waitersAhead: Int) {
-                waitsSettled.increment()
-            }
-        }).build()
-        Peers.HANDOFF_LISTENER -> Semaphore.builder(capacity).listener(object : WaitListener {}).build()
-        Peers.HANDOFF_RESIZED -> Semaphore(capacity).apply {
-            setCapacity(capacity + 1)
-            setCapacity(capacity)
+    public val semaphore: Semaphore =
+        when (name) {
+            Peers.HANDOFF -> Semaphore(capacity)
+            Peers.HANDOFF_OBSERVED ->
+                Semaphore.builder(capacity)
+                    .listener(
+                        object : WaitListener {
+                            override fun settled(
+                                permits: Long,
+                                outcome: WaitOutcome,
+                                waitNanos: Long,
+                                waitersAhead: Int,
+                            ) {
+                                waitsSettled.increment()
+                            }
+                        }
+                    )
+                    .build()
+            Peers.HANDOFF_LISTENER ->
+                Semaphore.builder(capacity).listener(object : WaitListener {}).build()
+            Peers.HANDOFF_RESIZED ->
+                Semaphore(capacity).apply {
+                    setCapacity(capacity + 1)
+                    setCapacity(capacity)
+                }
+            else -> throw IllegalArgumentException("'$name' is not a variant of handoff")
         }
-        else -> throw IllegalArgumentException("'$name' is not a variant of handoff")
-    }
 
     override fun tryAcquire(permits: Long): Boolean = semaphore.tryAcquire(permits)
 
     @Throws(InterruptedException::class)
     override fun acquireBlocking(permits: Long) {
-        semaphore.acquireBlocking(permits) // the handle is dropped: released by count, as every peer
+        semaphore.acquireBlocking(
+            permits
+        ) // the handle is dropped: released by count, as every peer
     }
 
     override suspend fun acquire(permits: Long): Unit = semaphore.acquire(permits)

@@ -4,8 +4,8 @@ package dev.handoff.benchmarks
 import java.util.concurrent.Semaphore
 
 /**
- * Peer: [java.util.concurrent.Semaphore], fair (FIFO, the same promise as ours) or nonfair
- * (barging allowed, the fastest thing a JVM ships).
+ * Peer: [java.util.concurrent.Semaphore], fair (FIFO, the same promise as ours) or nonfair (barging
+ * allowed, the fastest thing a JVM ships).
  *
  * ```
  * val fair = JucPermits(2, fair = true)
@@ -18,7 +18,8 @@ import java.util.concurrent.Semaphore
 public class JucPermits(capacity: Long, private val fair: Boolean) : BlockingPermits {
     private val semaphore = Semaphore(Math.toIntExact(capacity), fair)
 
-    override val name: String get() = if (fair) Peers.JUC_FAIR else Peers.JUC_NONFAIR
+    override val name: String
+        get() = if (fair) Peers.JUC_FAIR else Peers.JUC_NONFAIR
 
     override fun tryAcquire(permits: Long): Boolean = semaphore.tryAcquire(permits.toInt())
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.benchmarks
 
-import kotlinx.coroutines.sync.Mutex
-import kotlinx.coroutines.sync.Semaphore
-import kotlinx.coroutines.sync.withLock
 import java.util.concurrent.CompletableFuture
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.startCoroutine
+import kotlinx.coroutines.sync.Mutex
+import kotlinx.coroutines.sync.Semaphore
+import kotlinx.coroutines.sync.withLock
 
 /**
  * Peer: [kotlinx.coroutines.sync.Semaphore]. It knows only single permits, so this adapter accepts
@@ -27,7 +27,8 @@ import kotlin.coroutines.startCoroutine
 public class KotlinxPermits(capacity: Long) : SuspendingPermits, FuturePermits {
     private val semaphore = Semaphore(Math.toIntExact(capacity))
 
-    override val name: String get() = Peers.KOTLINX
+    override val name: String
+        get() = Peers.KOTLINX
 
     override fun tryAcquire(permits: Long): Boolean {
         checkOne(permits)
@@ -50,15 +51,15 @@ public class KotlinxPermits(capacity: Long) : SuspendingPermits, FuturePermits {
      *   dispatcher, no scope), whose completion is the returned future itself. It runs on the
      *   calling thread into kotlinx's `acquire()` and suspends there, in kotlinx's own queue. The
      *   `release()` that grants it resumes it in place on the releasing thread (no dispatcher in
-     *   its context), where it completes the future and so runs the caller's dependent stages,
-     *   as handoff's waker does.
+     *   its context), where it completes the future and so runs the caller's dependent stages, as
+     *   handoff's waker does.
      *
-     * So the slow path measures kotlinx's queue plus, per waiting acquisition, one coroutine
-     * (a suspend-lambda frame), kotlinx's continuation and one future. Not included: a
-     * `launch` (a `Job` to create and complete) or a dispatcher such as `Dispatchers.Default`
-     * (a dispatch per grant that handoff does not pay). Left out of the contract: cancelling the
-     * returned future does not withdraw the wait (the benchmarks never cancel); handoff's
-     * future does, leak-free, so the bridge is given the cheaper contract.
+     * So the slow path measures kotlinx's queue plus, per waiting acquisition, one coroutine (a
+     * suspend-lambda frame), kotlinx's continuation and one future. Not included: a `launch` (a
+     * `Job` to create and complete) or a dispatcher such as `Dispatchers.Default` (a dispatch per
+     * grant that handoff does not pay). Left out of the contract: cancelling the returned future
+     * does not withdraw the wait (the benchmarks never cancel); handoff's future does, leak-free,
+     * so the bridge is given the cheaper contract.
      */
     override fun acquireAsync(permits: Long): CompletableFuture<*> {
         checkOne(permits)
@@ -74,7 +75,9 @@ public class KotlinxPermits(capacity: Long) : SuspendingPermits, FuturePermits {
     }
 
     private fun checkOne(permits: Long) =
-        require(permits == 1L) { "kotlinx Semaphore has no weighted acquire: $permits permits asked" }
+        require(permits == 1L) {
+            "kotlinx Semaphore has no weighted acquire: $permits permits asked"
+        }
 }
 
 /**
@@ -95,7 +98,8 @@ public class KotlinxWeightedPermits(capacity: Long) : SuspendingPermits {
     private val mutex = Mutex()
     private val semaphore = Semaphore(Math.toIntExact(capacity))
 
-    override val name: String get() = Peers.KOTLINX_MUTEX
+    override val name: String
+        get() = Peers.KOTLINX_MUTEX
 
     override fun tryAcquire(permits: Long): Boolean {
         if (!mutex.tryLock()) return false
@@ -111,9 +115,7 @@ public class KotlinxWeightedPermits(capacity: Long) : SuspendingPermits {
     }
 
     override suspend fun acquire(permits: Long) {
-        mutex.withLock {
-            repeat(permits.toInt()) { semaphore.acquire() }
-        }
+        mutex.withLock { repeat(permits.toInt()) { semaphore.acquire() } }
     }
 
     override fun release(permits: Long) {
@@ -123,7 +125,8 @@ public class KotlinxWeightedPermits(capacity: Long) : SuspendingPermits {
 
 /** The future of a waiting kotlinx `acquire()`, and the completion of the coroutine that waits. */
 private class GrantFuture : CompletableFuture<Void?>(), Continuation<Unit> {
-    override val context: CoroutineContext get() = EmptyCoroutineContext
+    override val context: CoroutineContext
+        get() = EmptyCoroutineContext
 
     override fun resumeWith(result: Result<Unit>) {
         val error = result.exceptionOrNull()

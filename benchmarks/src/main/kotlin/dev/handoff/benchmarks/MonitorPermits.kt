@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.benchmarks
 
-import kotlinx.coroutines.CancellableContinuation
-import kotlinx.coroutines.suspendCancellableCoroutine
 import java.util.ArrayDeque
 import java.util.concurrent.locks.Condition
 import java.util.concurrent.locks.ReentrantLock
 import kotlin.coroutines.CoroutineContext
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.suspendCancellableCoroutine
 
 /**
- * Peer: the plain monitor design of Go's `x/sync/semaphore.Weighted`: one lock, a count
- * of used permits, a FIFO queue of waiters, and one wake-up signal per waiter. A release grants the
- * heads of the queue that fit, in order, under the lock; a waiter that does not fit blocks the
- * ones behind it. The signal is a [Condition] for a thread and the continuation itself for a
- * coroutine (resumed under the lock, as Go closes the waiter's channel under its mutex).
- * Interrupts and cancellation leave the queue as Go's context cancellation does.
+ * Peer: the plain monitor design of Go's `x/sync/semaphore.Weighted`: one lock, a count of used
+ * permits, a FIFO queue of waiters, and one wake-up signal per waiter. A release grants the heads
+ * of the queue that fit, in order, under the lock; a waiter that does not fit blocks the ones
+ * behind it. The signal is a [Condition] for a thread and the continuation itself for a coroutine
+ * (resumed under the lock, as Go closes the waiter's channel under its mutex). Interrupts and
+ * cancellation leave the queue as Go's context cancellation does.
  *
  * ```
  * val p = MonitorPermits(16)
@@ -32,7 +32,8 @@ public class MonitorPermits(private val capacity: Long) : BlockingPermits, Suspe
     /** The waiters, oldest first. Guarded by [lock]. */
     private val waiters = ArrayDeque<Waiter>()
 
-    override val name: String get() = Peers.MONITOR
+    override val name: String
+        get() = Peers.MONITOR
 
     override fun tryAcquire(permits: Long): Boolean {
         lock.lock()
@@ -143,13 +144,17 @@ public class MonitorPermits(private val capacity: Long) : BlockingPermits, Suspe
         val cont: CancellableContinuation<Unit>,
         val owner: MonitorPermits,
     ) : Waiter(permits), (Throwable?) -> Unit, (Throwable, Unit, CoroutineContext) -> Unit {
-        /** This object as the resumption's onCancellation (typed, to pick that overload of resume). */
-        val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit get() = this
+        /**
+         * This object as the resumption's onCancellation (typed, to pick that overload of resume).
+         */
+        val onCancellation: (Throwable, Unit, CoroutineContext) -> Unit
+            get() = this
 
         override fun signal() = cont.resume(Unit, onCancellation)
 
         override fun invoke(cause: Throwable?) = owner.cancelled(this)
 
-        override fun invoke(cause: Throwable, value: Unit, context: CoroutineContext) = owner.release(permits)
+        override fun invoke(cause: Throwable, value: Unit, context: CoroutineContext) =
+            owner.release(permits)
     }
 }

@@ -51,10 +51,19 @@ public object Peers {
     public const val MONITOR: String = "monitor"
 
     /** Every name, ours first. */
-    public val ALL: List<String> = listOf(
-        HANDOFF, HANDOFF_OBSERVED, HANDOFF_LISTENER, HANDOFF_RESIZED, HANDOFF_UNCANCELLABLE,
-        JUC_FAIR, JUC_NONFAIR, KOTLINX, KOTLINX_MUTEX, MONITOR,
-    )
+    public val ALL: List<String> =
+        listOf(
+            HANDOFF,
+            HANDOFF_OBSERVED,
+            HANDOFF_LISTENER,
+            HANDOFF_RESIZED,
+            HANDOFF_UNCANCELLABLE,
+            JUC_FAIR,
+            JUC_NONFAIR,
+            KOTLINX,
+            KOTLINX_MUTEX,
+            MONITOR,
+        )
 
     /**
      * A new semaphore of [capacity] free permits for a caller that only tries.
@@ -62,16 +71,20 @@ public object Peers {
      * @throws IllegalArgumentException if [name] is not one of [ALL].
      */
     @JvmStatic
-    public fun permits(name: String, capacity: Long): Permits = when (name) {
-        HANDOFF, HANDOFF_OBSERVED, HANDOFF_LISTENER, HANDOFF_RESIZED -> HandoffPermits(capacity, name)
-        HANDOFF_UNCANCELLABLE -> UncancellablePermits(capacity)
-        JUC_FAIR -> JucPermits(capacity, fair = true)
-        JUC_NONFAIR -> JucPermits(capacity, fair = false)
-        KOTLINX -> KotlinxPermits(capacity)
-        KOTLINX_MUTEX -> KotlinxWeightedPermits(capacity)
-        MONITOR -> MonitorPermits(capacity)
-        else -> throw IllegalArgumentException("unknown peer '$name'; known: $ALL")
-    }
+    public fun permits(name: String, capacity: Long): Permits =
+        when (name) {
+            HANDOFF,
+            HANDOFF_OBSERVED,
+            HANDOFF_LISTENER,
+            HANDOFF_RESIZED -> HandoffPermits(capacity, name)
+            HANDOFF_UNCANCELLABLE -> UncancellablePermits(capacity)
+            JUC_FAIR -> JucPermits(capacity, fair = true)
+            JUC_NONFAIR -> JucPermits(capacity, fair = false)
+            KOTLINX -> KotlinxPermits(capacity)
+            KOTLINX_MUTEX -> KotlinxWeightedPermits(capacity)
+            MONITOR -> MonitorPermits(capacity)
+            else -> throw IllegalArgumentException("unknown peer '$name'; known: $ALL")
+        }
 
     /**
      * A new semaphore of [capacity] free permits for parking threads.

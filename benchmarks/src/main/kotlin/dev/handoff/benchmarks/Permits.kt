@@ -52,8 +52,7 @@ public interface BlockingPermits : Permits {
      *
      * @throws InterruptedException if the thread is interrupted while it waits; nothing is held.
      */
-    @Throws(InterruptedException::class)
-    public fun acquireBlocking(permits: Long)
+    @Throws(InterruptedException::class) public fun acquireBlocking(permits: Long)
 }
 
 /**

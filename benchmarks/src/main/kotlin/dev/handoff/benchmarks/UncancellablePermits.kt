@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.benchmarks
 
-import dev.handoff.spi.Adapters
 import dev.handoff.Acquisition
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
+import dev.handoff.spi.Adapters
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.resume
 import kotlin.coroutines.resumeWithException
@@ -44,7 +44,9 @@ public class UncancellablePermits(capacity: Long) : SuspendingPermits {
         if (semaphore.tryAcquire(permits)) {
             return
         }
-        suspendCoroutine { continuation -> Adapters.startAcquisition(semaphore, permits, Resume(continuation)) }
+        suspendCoroutine { continuation ->
+            Adapters.startAcquisition(semaphore, permits, Resume(continuation))
+        }
     }
 
     override fun release(permits: Long): Unit = semaphore.release(permits)
@@ -56,7 +58,10 @@ public class UncancellablePermits(capacity: Long) : SuspendingPermits {
                 continuation.resume(Unit)
             } else {
                 continuation.resumeWithException(
-                    failure() ?: SemaphoreClosedException("acquire(${permits()}): the semaphore is closed"),
+                    failure()
+                        ?: SemaphoreClosedException(
+                            "acquire(${permits()}): the semaphore is closed"
+                        )
                 )
             }
         }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.benchmarks
 
+import java.lang.management.ManagementFactory
+import kotlin.system.exitProcess
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
-import java.lang.management.ManagementFactory
-import kotlin.system.exitProcess
 
 /**
  * Workload 6: the heap a suspended waiter keeps alive. Suspends `waiters` coroutines on a semaphore
@@ -38,7 +38,9 @@ public object WaiterFootprint {
         val permits = if (peer == BASELINE) null else Peers.suspending(peer, waiters.toLong())
         if (permits != null) {
             // All permits held, so every acquire below must wait.
-            repeat(waiters) { check(permits.tryAcquire(1)) { "$peer: permit ${it + 1} of $waiters not free" } }
+            repeat(waiters) {
+                check(permits.tryAcquire(1)) { "$peer: permit ${it + 1} of $waiters not free" }
+            }
         }
         var perWaiter = 0.0
         runBlocking {
@@ -46,9 +48,10 @@ public object WaiterFootprint {
             val before = liveHeap()
             for (i in 0 until waiters) {
                 // UNDISPATCHED: the coroutine runs on this thread at once, up to its suspension.
-                jobs[i] = launch(start = CoroutineStart.UNDISPATCHED) {
-                    if (permits == null) awaitCancellation() else permits.acquire(1)
-                }
+                jobs[i] =
+                    launch(start = CoroutineStart.UNDISPATCHED) {
+                        if (permits == null) awaitCancellation() else permits.acquire(1)
+                    }
             }
             val after = liveHeap()
             perWaiter = (after - before).toDouble() / waiters

@@ -19,14 +19,16 @@ class AdaptiveSimulationSmokeTest {
 
     @Test
     void everyContenderRunsAndTheBuiltInAlgorithmMeetsTheTargets() throws Exception {
-        for (AdaptiveSimulation.Scenario scenario : List.of(AdaptiveSimulation.Scenario.halves(10),
-                AdaptiveSimulation.Scenario.doubles(10))) {
+        for (AdaptiveSimulation.Scenario scenario :
+                List.of(AdaptiveSimulation.Scenario.halves(10), AdaptiveSimulation.Scenario.doubles(10))) {
             AdaptiveSimulation.Comparison c = AdaptiveSimulation.compare(scenario);
             assertEquals(AdaptiveSimulation.contenders().size(), c.contenders().size());
             assertEquals(AdaptiveSimulation.sweep().size(), c.sweep().size());
             for (AdaptiveSimulation.Result r : c.contenders()) {
                 assertTrue(r.allPermitsBack(), r.contender() + ": every permit back after the drain");
-                assertEquals(r.arrivals(), r.successes() + r.rejected() + r.dropped() + r.lateSuccesses(),
+                assertEquals(
+                        r.arrivals(),
+                        r.successes() + r.rejected() + r.dropped() + r.lateSuccesses(),
                         r.contender() + ": every request ends once");
             }
             for (AdaptiveSimulation.Result r : c.sweep()) {

@@ -18,27 +18,48 @@ import org.junit.jupiter.api.Test;
  * it rots. Asserts that everything ran and was reported, never how fast.
  */
 class BenchmarkSmokeTest {
-    private static final List<String> BLOCKING_PEERS = List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR);
+    private static final List<String> BLOCKING_PEERS =
+            List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR);
 
     /**
      * Whether the report can run the virtual-thread storm here: on this JVM (JDK 21+), or in forks on
      * a JDK 21+ installed beside it (JDK 17 with Temurin 25 next to it, as on CI's machine).
      */
-    private static final boolean VIRTUAL_STORM = VirtualThreads.available() || VirtualThreads.javaBeside().isPresent();
+    private static final boolean VIRTUAL_STORM =
+            VirtualThreads.available() || VirtualThreads.javaBeside().isPresent();
 
     private static final Map<String, List<String>> EXPECTED = expected();
 
     private static Map<String, List<String>> expected() {
         Map<String, List<String>> expected = new java.util.LinkedHashMap<>(Map.of(
-                BenchmarkReport.TRY, List.of(Peers.HANDOFF, Peers.HANDOFF_OBSERVED, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.KOTLINX, Peers.MONITOR),
+                BenchmarkReport.TRY,
+                        List.of(
+                                Peers.HANDOFF,
+                                Peers.HANDOFF_OBSERVED,
+                                Peers.JUC_FAIR,
+                                Peers.JUC_NONFAIR,
+                                Peers.KOTLINX,
+                                Peers.MONITOR),
                 BenchmarkReport.SUSPEND, List.of(Peers.HANDOFF, Peers.KOTLINX),
                 BenchmarkReport.BLOCKING4, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
                 BenchmarkReport.BLOCKING8, List.of(Peers.HANDOFF, Peers.JUC_FAIR, Peers.JUC_NONFAIR, Peers.MONITOR),
-                BenchmarkReport.COROUTINES, List.of(Peers.HANDOFF, Peers.KOTLINX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE,
-                        Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED),
+                BenchmarkReport.COROUTINES,
+                        List.of(
+                                Peers.HANDOFF,
+                                Peers.KOTLINX,
+                                Peers.MONITOR,
+                                Peers.HANDOFF_UNCANCELLABLE,
+                                Peers.HANDOFF_LISTENER,
+                                Peers.HANDOFF_RESIZED),
                 BenchmarkReport.COROUTINES_LAUNCHED, List.of(Peers.HANDOFF, Peers.KOTLINX),
-                BenchmarkReport.WEIGHTED, List.of(Peers.HANDOFF, Peers.KOTLINX_MUTEX, Peers.MONITOR, Peers.HANDOFF_UNCANCELLABLE,
-                        Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED),
+                BenchmarkReport.WEIGHTED,
+                        List.of(
+                                Peers.HANDOFF,
+                                Peers.KOTLINX_MUTEX,
+                                Peers.MONITOR,
+                                Peers.HANDOFF_UNCANCELLABLE,
+                                Peers.HANDOFF_LISTENER,
+                                Peers.HANDOFF_RESIZED),
                 BenchmarkReport.FUTURES, List.of(Peers.HANDOFF, Peers.KOTLINX),
                 BenchmarkReport.FOOTPRINT, List.of(WaiterFootprint.BASELINE, Peers.HANDOFF, Peers.KOTLINX)));
         expected.put(BenchmarkReport.STORM_PLATFORM, BLOCKING_PEERS);
@@ -57,19 +78,27 @@ class BenchmarkSmokeTest {
         for (Map.Entry<String, List<String>> e : EXPECTED.entrySet()) {
             Map<String, Measurement> byPeer = report.measured().get(e.getKey());
             assertTrue(byPeer != null, e.getKey() + " did not run");
-            assertEquals(e.getValue().stream().sorted().toList(), byPeer.keySet().stream().sorted().toList(), e.getKey());
+            assertEquals(
+                    e.getValue().stream().sorted().toList(),
+                    byPeer.keySet().stream().sorted().toList(),
+                    e.getKey());
             for (Measurement m : byPeer.values()) {
                 assertTrue(Double.isFinite(m.score().value()) && m.score().value() > 0, m + ": no score");
                 // Every JMH measurement was followed by a cross-core probe (not the footprint, not JMH).
-                assertEquals(!e.getKey().equals(BenchmarkReport.FOOTPRINT), m.crossCore() > 0, m + ": cross-core probe");
+                assertEquals(
+                        !e.getKey().equals(BenchmarkReport.FOOTPRINT), m.crossCore() > 0, m + ": cross-core probe");
             }
         }
         // The contended coroutine and future workloads must really queue, or they measure only the fast path.
-        for (String contended : List.of(BenchmarkReport.COROUTINES, BenchmarkReport.COROUTINES_LAUNCHED, BenchmarkReport.WEIGHTED,
+        for (String contended : List.of(
+                BenchmarkReport.COROUTINES,
+                BenchmarkReport.COROUTINES_LAUNCHED,
+                BenchmarkReport.WEIGHTED,
                 BenchmarkReport.FUTURES)) {
             for (Measurement m : report.measured().get(contended).values()) {
                 assertTrue(m.acquisitions() > 0, m + ": acquisitions not counted");
-                assertTrue(m.suspended() > 0 || aRoundQueues(contended, m.peer()),
+                assertTrue(
+                        m.suspended() > 0 || aRoundQueues(contended, m.peer()),
                         m + ": no acquisition suspended, in the smoke run nor in " + QUEUE_ROUNDS + " more rounds");
             }
         }
@@ -82,29 +111,46 @@ class BenchmarkSmokeTest {
             Storm storm = m.storm();
             assertTrue(storm != null, m + ": no storm figures (ManyThreadsProfiler)");
             assertEquals("ns/op", m.unit(), m.toString());
-            assertTrue(storm.cpuPerOp() != null && Double.isFinite(storm.cpuPerOp().value()) && storm.cpuPerOp().value() > 0,
+            assertTrue(
+                    storm.cpuPerOp() != null
+                            && Double.isFinite(storm.cpuPerOp().value())
+                            && storm.cpuPerOp().value() > 0,
                     m + ": CPU per operation");
             assertTrue(Double.isFinite(storm.cpus()) && storm.cpus() > 0, m + ": CPUs busy");
             assertTrue(Double.isFinite(storm.p99().value()) && storm.p99().value() > 0, m + ": p99");
-            assertTrue(Double.isFinite(storm.max()) && storm.max() >= storm.p99().value(), m + ": max below p99");
+            assertTrue(
+                    Double.isFinite(storm.max()) && storm.max() >= storm.p99().value(), m + ": max below p99");
             assertFalse(storm.jdk().isEmpty(), m + ": JDK");
         }
         assertTrue(report.markdown().contains("Lock storm (workload 8)"), report.markdown());
         if (!VirtualThreads.available() && VIRTUAL_STORM) {
-            assertTrue(report.notes().stream().anyMatch(n -> n.contains("run in forks on")), report.notes().toString());
+            assertTrue(
+                    report.notes().stream().anyMatch(n -> n.contains("run in forks on")),
+                    report.notes().toString());
         }
         // The diagnostics against plain handoff (a no-op WaitListener, a past resize) are reported in 3 and 4.
-        for (String diagnostic : List.of(BenchmarkReport.COROUTINES_LISTENER, BenchmarkReport.COROUTINES_RESIZED,
-                BenchmarkReport.WEIGHTED_LISTENER, BenchmarkReport.WEIGHTED_RESIZED)) {
-            assertEquals(1, report.timeComparisons().stream()
-                    .filter(c -> c.workload().equals(diagnostic) && c.peer().equals(BenchmarkReport.PLAIN_HANDOFF)
-                            && c.target() == null && Double.isFinite(c.ratio().value()) && c.ratio().value() > 0)
-                    .count(), diagnostic + "\n" + report.markdown());
+        for (String diagnostic : List.of(
+                BenchmarkReport.COROUTINES_LISTENER,
+                BenchmarkReport.COROUTINES_RESIZED,
+                BenchmarkReport.WEIGHTED_LISTENER,
+                BenchmarkReport.WEIGHTED_RESIZED)) {
+            assertEquals(
+                    1,
+                    report.timeComparisons().stream()
+                            .filter(c -> c.workload().equals(diagnostic)
+                                    && c.peer().equals(BenchmarkReport.PLAIN_HANDOFF)
+                                    && c.target() == null
+                                    && Double.isFinite(c.ratio().value())
+                                    && c.ratio().value() > 0)
+                            .count(),
+                    diagnostic + "\n" + report.markdown());
         }
         // The load of other processes was watched (one window per measured iteration: one per JMH
         // run here) and is stated; a smoke run is never rejected, however busy CI is.
         int jmhRuns = report.measured().entrySet().stream()
-                .filter(e -> !e.getKey().equals(BenchmarkReport.FOOTPRINT)).mapToInt(e -> e.getValue().size()).sum();
+                .filter(e -> !e.getKey().equals(BenchmarkReport.FOOTPRINT))
+                .mapToInt(e -> e.getValue().size())
+                .sum();
         assertTrue(report.load().measured(), "load of other processes not measured");
         assertEquals(jmhRuns, report.load().windows(), report.markdown());
         assertFalse(report.rejected());
@@ -178,20 +224,30 @@ class BenchmarkSmokeTest {
     void theInterleavedComparisonTimesEveryPeerAgainstTheBaselineOfTheSameBlock() {
         for (CoroutineRounds.Start start : CoroutineRounds.Start.values()) {
             List<Interleaved.Result> results = Interleaved.run(Interleaved.PEERS, 3, 1, 1, start);
-            assertEquals(Interleaved.PEERS, results.stream().map(Interleaved.Result::peer).toList(), start.name());
+            assertEquals(
+                    Interleaved.PEERS,
+                    results.stream().map(Interleaved.Result::peer).toList(),
+                    start.name());
             assertEquals(1.0, results.get(0).ratio(), 1e-12, start + ": the baseline against itself");
             for (Interleaved.Result r : results) {
                 assertTrue(r.nanos() > 0 && Double.isFinite(r.nanos()), start + ", " + r + ": no time");
-                assertTrue(r.ratioLow() <= r.ratio() && r.ratio() <= r.ratioHigh(), start + ", " + r + ": quartiles out of order");
+                assertTrue(
+                        r.ratioLow() <= r.ratio() && r.ratio() <= r.ratioHigh(),
+                        start + ", " + r + ": quartiles out of order");
             }
         }
         assertEquals(2.5, Interleaved.quantile(new double[] {1, 2, 3, 4}, 0.5), 1e-12);
         assertEquals(1.75, Interleaved.quantile(new double[] {1, 2, 3, 4}, 0.25), 1e-12);
-        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX), 1, 1, 0, CoroutineRounds.Start.LAUNCH));
-        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(List.of(Peers.KOTLINX, Peers.KOTLINX), 1, 1, 0,
-                CoroutineRounds.Start.ASYNC_AWAIT_ALL));
-        assertThrows(IllegalArgumentException.class, () -> Interleaved.run(Interleaved.PEERS, 0, 1, 0,
-                CoroutineRounds.Start.ASYNC_AWAIT_ALL));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> Interleaved.run(List.of(Peers.KOTLINX), 1, 1, 0, CoroutineRounds.Start.LAUNCH));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> Interleaved.run(
+                        List.of(Peers.KOTLINX, Peers.KOTLINX), 1, 1, 0, CoroutineRounds.Start.ASYNC_AWAIT_ALL));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> Interleaved.run(Interleaved.PEERS, 0, 1, 0, CoroutineRounds.Start.ASYNC_AWAIT_ALL));
     }
 
     @Test
@@ -217,8 +273,13 @@ class BenchmarkSmokeTest {
             assertTrue(p.tryAcquire(2), name);
             p.release(2);
         }
-        for (String name : List.of(Peers.HANDOFF, Peers.HANDOFF_UNCANCELLABLE, Peers.HANDOFF_LISTENER, Peers.HANDOFF_RESIZED,
-                Peers.KOTLINX_MUTEX, Peers.MONITOR)) {
+        for (String name : List.of(
+                Peers.HANDOFF,
+                Peers.HANDOFF_UNCANCELLABLE,
+                Peers.HANDOFF_LISTENER,
+                Peers.HANDOFF_RESIZED,
+                Peers.KOTLINX_MUTEX,
+                Peers.MONITOR)) {
             SuspendingPermits p = Peers.suspending(name, 16);
             long suspended = CoroutineRounds.run(p, 8, 20, new long[] {1, 2, 3, 4, 5, 6, 7, 8}, 10);
             assertTrue(suspended >= 0, name);

@@ -52,7 +52,9 @@ class FairShareFloodBenchmarkSmokeTest {
         }
         int backlog = FairShareFloodBenchmark.NOISY_THREADS - FairShareFloodBenchmark.CAPACITY;
         // The flood is real: behind a FIFO, every noisy request queued ahead is granted first.
-        assertTrue(fifo.behindP50() >= backlog / 2, () -> "FIFO: behind only " + fifo + " of a backlog of " + backlog + "; " + all);
+        assertTrue(
+                fifo.behindP50() >= backlog / 2,
+                () -> "FIFO: behind only " + fifo + " of a backlog of " + backlog + "; " + all);
         // The fair share serves the polite tenant in its turn, however long the noisy queue is.
         assertTrue(fair.behindP99() < fifo.behindP99(), all);
         assertTrue(fair.behindP50() < fifo.behindP50() / 4, all);
@@ -70,7 +72,8 @@ class FairShareFloodBenchmarkSmokeTest {
         assertEquals(99, FairShareFloodBenchmark.Flood.percentile(sorted, 0.99));
         assertEquals(7, FairShareFloodBenchmark.Flood.percentile(new int[] {7}, 0.99));
         assertEquals(-1, FairShareFloodBenchmark.Flood.percentile(new int[0], 0.5));
-        FairShareFloodBenchmark.Flood f = FairShareFloodBenchmark.Flood.of(new int[] {5, 1, 3, 0}, 3, 10, 2_000_000_000L);
+        FairShareFloodBenchmark.Flood f =
+                FairShareFloodBenchmark.Flood.of(new int[] {5, 1, 3, 0}, 3, 10, 2_000_000_000L);
         assertEquals(new FairShareFloodBenchmark.Flood(3, 3, 5, 5, 5.0), f); // the first 3 counts, sorted: 1 3 5
     }
 }

@@ -43,13 +43,15 @@ class FairShareGrantsChartTest {
                 for (String b : TENANTS) {
                     int ga = granted.getOrDefault(a, 0);
                     int gb = granted.getOrDefault(b, 0);
-                    if (a.compareTo(b) >= 0 || ga == FairShareGrantsChart.REQUESTS_PER_TENANT
+                    if (a.compareTo(b) >= 0
+                            || ga == FairShareGrantsChart.REQUESTS_PER_TENANT
                             || gb == FairShareGrantsChart.REQUESTS_PER_TENANT) {
                         continue;
                     }
                     double wa = FairShareGrantsChart.SHARES.get(a);
                     double wb = FairShareGrantsChart.SHARES.get(b);
-                    assertTrue(Math.abs(ga / wa - gb / wb) <= 1 / wa + 1 / wb,
+                    assertTrue(
+                            Math.abs(ga / wa - gb / wb) <= 1 / wa + 1 / wb,
                             "after grant " + (k + 1) + ": " + a + " " + ga + ", " + b + " " + gb);
                 }
             }

@@ -24,7 +24,9 @@ class ManyThreadsProfilerTest {
         }
         for (long v : new long[] {1L << 30, 3_000_000_000L, (1L << 41) - 1}) {
             int b = ManyThreadsProfiler.bucket(v);
-            assertTrue(v <= ManyThreadsProfiler.highestIn(b) && v > ManyThreadsProfiler.highestIn(b - 1), Long.toString(v));
+            assertTrue(
+                    v <= ManyThreadsProfiler.highestIn(b) && v > ManyThreadsProfiler.highestIn(b - 1),
+                    Long.toString(v));
             // Within an eighth above the true value, as the Javadoc says.
             assertTrue(ManyThreadsProfiler.highestIn(b) - v < v / 8 + 1, Long.toString(v));
         }
@@ -40,8 +42,11 @@ class ManyThreadsProfilerTest {
             histogram[ManyThreadsProfiler.bucket(100)]++;
         }
         histogram[ManyThreadsProfiler.bucket(1_000_000)]++;
-        assertEquals(ManyThreadsProfiler.highestIn(ManyThreadsProfiler.bucket(100)), ManyThreadsProfiler.quantile(histogram, 0.99));
-        assertEquals(ManyThreadsProfiler.highestIn(ManyThreadsProfiler.bucket(1_000_000)),
+        assertEquals(
+                ManyThreadsProfiler.highestIn(ManyThreadsProfiler.bucket(100)),
+                ManyThreadsProfiler.quantile(histogram, 0.99));
+        assertEquals(
+                ManyThreadsProfiler.highestIn(ManyThreadsProfiler.bucket(1_000_000)),
                 ManyThreadsProfiler.quantile(histogram, 0.999));
         assertTrue(Double.isNaN(ManyThreadsProfiler.quantile(new long[ManyThreadsProfiler.BUCKETS], 0.99)));
     }
@@ -68,8 +73,8 @@ class ManyThreadsProfilerTest {
             assertTrue(ran[0]);
         } else {
             assertTrue(VirtualThreads.unavailableReason().isPresent());
-            UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
-                    () -> VirtualThreads.unstarted(() -> { }));
+            UnsupportedOperationException e =
+                    assertThrows(UnsupportedOperationException.class, () -> VirtualThreads.unstarted(() -> {}));
             assertTrue(e.getMessage().contains("JDK 21"), e.getMessage());
         }
     }

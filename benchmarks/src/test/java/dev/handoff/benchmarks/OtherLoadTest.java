@@ -27,7 +27,8 @@ class OtherLoadTest {
     private static final long SELF = 100;
     private static final long SECOND = 1_000_000_000L;
     /** The machine of the reports built by hand below. */
-    private static final Machine MACHINE = new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
+    private static final Machine MACHINE =
+            new Machine("cpu", 2, "Linux", "jdk", java.time.LocalDate.of(2026, 1, 1), 0.5);
     /** A run in which other processes stayed below the limit (0.05 CPU at most). */
     private static final OtherLoad.Summary QUIET =
             OtherLoad.Summary.of(List.of(new OtherLoad.Window("a", 1.0, 0.05, List.of())), 0.03);
@@ -37,15 +38,32 @@ class OtherLoadTest {
 
     /** {@code /proc/stat} of 2 CPUs; the per-CPU lines only count, their figures are not read. */
     private static String procStat(long user, long system, long idle, long steal) {
-        return String.format(Locale.ROOT, "cpu  %d 0 %d %d 7 0 0 %d 0 0%n"
-                + "cpu0 1 0 1 1 0 0 0 0 0 0%ncpu1 1 0 1 1 0 0 0 0 0 0%nintr 12345 0 0%nctxt 999%n", user, system, idle, steal);
+        return String.format(
+                Locale.ROOT,
+                "cpu  %d 0 %d %d 7 0 0 %d 0 0%n"
+                        + "cpu0 1 0 1 1 0 0 0 0 0 0%ncpu1 1 0 1 1 0 0 0 0 0 0%nintr 12345 0 0%nctxt 999%n",
+                user,
+                system,
+                idle,
+                steal);
     }
 
     /** A {@code /proc/<pid>/stat} line, with the fields read here and plausible others. */
-    private static String process(long pid, String name, long parent, long start,
-                                  long utime, long stime, long cutime, long cstime) {
-        return String.format(Locale.ROOT, "%d (%s) S %d %d %d 0 -1 4194304 100 0 0 0 %d %d %d %d 20 0 1 0 %d 1000 10",
-                pid, name, parent, pid, pid, utime, stime, cutime, cstime, start);
+    private static String process(
+            long pid, String name, long parent, long start, long utime, long stime, long cutime, long cstime) {
+        return String.format(
+                Locale.ROOT,
+                "%d (%s) S %d %d %d 0 -1 4194304 100 0 0 0 %d %d %d %d 20 0 1 0 %d 1000 10",
+                pid,
+                name,
+                parent,
+                pid,
+                pid,
+                utime,
+                stime,
+                cutime,
+                cstime,
+                start);
     }
 
     private static OtherLoad.Snapshot snapshot(long nanos, String procStat, String... processes) {
@@ -77,7 +95,9 @@ class OtherLoadTest {
 
     @Test
     void findsTheReportJvmAndItsDescendantsOnly() {
-        OtherLoad.Snapshot s = snapshot(0, procStat(0, 0, 0, 0),
+        OtherLoad.Snapshot s = snapshot(
+                0,
+                procStat(0, 0, 0, 0),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 0, 0, 0, 0),
                 process(101, "java", SELF, 20, 0, 0, 0, 0),
@@ -90,7 +110,9 @@ class OtherLoadTest {
 
     /** Before: the machine, ours and theirs at t = 0. */
     private static OtherLoad.Snapshot before() {
-        return snapshot(0, procStat(1000, 500, 8000, 0),
+        return snapshot(
+                0,
+                procStat(1000, 500, 8000, 0),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 300, 100, 0, 0),
                 process(101, "java", SELF, 20, 400, 100, 0, 0),
@@ -102,7 +124,9 @@ class OtherLoadTest {
     void otherProcessesAboveAQuarterOfACpuAreFlagged() {
         // In 1 s on 2 CPUs (200 ticks in all): 150 busy ticks, of which ours 110 (report 10, fork
         // 100), so others 40 ticks = 0.40 CPU: make 10, cc1 30.
-        OtherLoad.Snapshot after = snapshot(SECOND, procStat(1000 + 130, 500 + 20, 8000 + 50, 0),
+        OtherLoad.Snapshot after = snapshot(
+                SECOND,
+                procStat(1000 + 130, 500 + 20, 8000 + 50, 0),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 308, 102, 0, 0),
                 process(101, "java", SELF, 20, 490, 110, 0, 0),
@@ -113,7 +137,8 @@ class OtherLoadTest {
         assertEquals(0.40, w.otherCpus(), 1e-9);
         assertTrue(w.judged());
         assertTrue(w.overThreshold(), w.describe());
-        assertEquals(List.of(new OtherLoad.ProcessLoad(201, "cc1", 0.30), new OtherLoad.ProcessLoad(200, "make", 0.10)),
+        assertEquals(
+                List.of(new OtherLoad.ProcessLoad(201, "cc1", 0.30), new OtherLoad.ProcessLoad(200, "make", 0.10)),
                 w.top());
         assertTrue(w.describe().contains("cc1 (pid 201) 0.30 CPU"), w.describe());
     }
@@ -121,7 +146,9 @@ class OtherLoadTest {
     @Test
     void otherProcessesBelowAQuarterOfACpuAreNotFlagged() {
         // 150 busy ticks, ours 140 (report 30, fork 110), others 10 = 0.10 CPU (make).
-        OtherLoad.Snapshot after = snapshot(SECOND, procStat(1000 + 130, 500 + 20, 8000 + 50, 0),
+        OtherLoad.Snapshot after = snapshot(
+                SECOND,
+                procStat(1000 + 130, 500 + 20, 8000 + 50, 0),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 318, 112, 0, 0),
                 process(101, "java", SELF, 20, 500, 110, 0, 0),
@@ -135,7 +162,9 @@ class OtherLoadTest {
     @Test
     void ourBusyForksAreNotOtherLoad() {
         // Both CPUs fully busy with our fork for 1 s: no other load at all.
-        OtherLoad.Snapshot after = snapshot(SECOND, procStat(1000 + 200, 500, 8000, 0),
+        OtherLoad.Snapshot after = snapshot(
+                SECOND,
+                procStat(1000 + 200, 500, 8000, 0),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 300, 100, 0, 0),
                 process(101, "java", SELF, 20, 600, 100, 0, 0),
@@ -148,7 +177,9 @@ class OtherLoadTest {
     void aForkThatEndsInTheWindowStaysOursThroughItsParentsChildrenTime() {
         // The fork (pid 101, 500 ticks so far) runs 60 more ticks, exits and is reaped: it is gone,
         // and the report JVM's cutime + cstime grew by its 560 ticks. Busy: 60 + report 5 + make 10.
-        OtherLoad.Snapshot after = snapshot(SECOND, procStat(1000 + 75, 500, 8000 + 125, 0),
+        OtherLoad.Snapshot after = snapshot(
+                SECOND,
+                procStat(1000 + 75, 500, 8000 + 125, 0),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 305, 100, 500, 60),
                 process(200, "make", 1, 40, 60, 10, 0, 0),
@@ -162,7 +193,9 @@ class OtherLoadTest {
     void stealCountsAsOtherLoadAndAReusedPidIsANewProcess() {
         // 15 ticks stolen by the hypervisor, and pid 201 is now another process (new start time)
         // that has used 10 ticks in all: 25 ticks = 0.25 CPU, not above the limit.
-        OtherLoad.Snapshot after = snapshot(SECOND, procStat(1000 + 10, 500, 8000 + 175, 15),
+        OtherLoad.Snapshot after = snapshot(
+                SECOND,
+                procStat(1000 + 10, 500, 8000 + 175, 15),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 300, 100, 0, 0),
                 process(101, "java", SELF, 20, 400, 100, 0, 0),
@@ -176,7 +209,9 @@ class OtherLoadTest {
 
     @Test
     void aWindowTooShortForTheTickCountersIsNotJudged() {
-        OtherLoad.Snapshot after = snapshot(SECOND / 50, procStat(1000 + 4, 500, 8000, 0),
+        OtherLoad.Snapshot after = snapshot(
+                SECOND / 50,
+                procStat(1000 + 4, 500, 8000, 0),
                 process(1, "init", 0, 1, 0, 0, 0, 0),
                 process(SELF, "java", 1, 10, 300, 100, 0, 0),
                 process(101, "java", SELF, 20, 400, 100, 0, 0),
@@ -194,13 +229,20 @@ class OtherLoadTest {
                 new OtherLoad.Window("a", 1.0, 0.05, List.of()),
                 new OtherLoad.Window("b", 1.0, 0.30, List.of(new OtherLoad.ProcessLoad(7, "cc1", 0.28))),
                 new OtherLoad.Window("c", 0.02, 3.0, List.of()),
-                new OtherLoad.Window("d", 1.0, 0.90, List.of(new OtherLoad.ProcessLoad(8, "my, odd name", 0.5),
-                        new OtherLoad.ProcessLoad(9, "ld", 0.4)))));
+                new OtherLoad.Window(
+                        "d",
+                        1.0,
+                        0.90,
+                        List.of(
+                                new OtherLoad.ProcessLoad(8, "my, odd name", 0.5),
+                                new OtherLoad.ProcessLoad(9, "ld", 0.4)))));
         OtherLoad.Summary s = OtherLoad.Summary.of(windows, 0.2);
         assertEquals(4, s.windows());
         assertEquals(3, s.judged());
         assertEquals("d", s.worst().label());
-        assertEquals(List.of("b", "d"), s.flagged().stream().map(OtherLoad.Window::label).toList());
+        assertEquals(
+                List.of("b", "d"),
+                s.flagged().stream().map(OtherLoad.Window::label).toList());
         assertTrue(s.loaded());
         assertTrue(s.markdown().contains("at most 0.90 CPU"), s.markdown());
         assertTrue(s.markdown().contains("2 measured iterations had other processes above 0.25 CPU"), s.markdown());
@@ -211,7 +253,10 @@ class OtherLoadTest {
         OtherLoad.Summary quiet = OtherLoad.Summary.of(windows.subList(0, 1), 0.01);
         assertFalse(quiet.loaded());
         assertTrue(quiet.markdown().contains("at most 0.05 CPU"), quiet.markdown());
-        assertEquals(quiet, OtherLoad.Summary.parseTsv(quiet.tsv().lines().map(l -> l.split("\t", -1)).toList()));
+        assertEquals(
+                quiet,
+                OtherLoad.Summary.parseTsv(
+                        quiet.tsv().lines().map(l -> l.split("\t", -1)).toList()));
 
         OtherLoad.Summary none = OtherLoad.Summary.parseTsv(List.of());
         assertFalse(none.measured());
@@ -225,7 +270,8 @@ class OtherLoadTest {
         Report smoke = new Report(MACHINE, 0.5, 1, true, 0, Map.of(), LOADED);
         assertTrue(full.rejected());
         assertTrue(full.markdown().startsWith("**REJECTED RUN"), full.markdown());
-        assertTrue(full.rejection(Path.of("docs/benchmarks"), Path.of("rejected")).contains("was NOT touched"));
+        assertTrue(
+                full.rejection(Path.of("docs/benchmarks"), Path.of("rejected")).contains("was NOT touched"));
         assertFalse(smoke.rejected());
         assertTrue(smoke.markdown().contains("not enforced"), smoke.markdown());
     }
@@ -236,22 +282,39 @@ class OtherLoadTest {
         Measurement slowMinute = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 2.80);
         Measurement erraticByNature = measurement(BenchmarkReport.BLOCKING4, Peers.JUC_FAIR, 4.70);
 
-        Report accepted = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady),
-                BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature)), QUIET);
+        Report accepted = new Report(
+                MACHINE,
+                0.5,
+                1,
+                false,
+                0,
+                Map.of(
+                        BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady),
+                        BenchmarkReport.BLOCKING4, Map.of(Peers.JUC_FAIR, erraticByNature)),
+                QUIET);
         assertFalse(accepted.rejected(), accepted.markdown());
         assertEquals(List.of(), accepted.unsteady());
         assertTrue(accepted.markdown().contains("| 1.30 |"), accepted.markdown());
 
-        Report rejected = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady, Peers.HANDOFF, slowMinute)), QUIET);
+        Report rejected = new Report(
+                MACHINE,
+                0.5,
+                1,
+                false,
+                0,
+                Map.of(BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, steady, Peers.HANDOFF, slowMinute)),
+                QUIET);
         assertTrue(rejected.rejected());
         assertEquals(List.of(slowMinute), rejected.unsteady());
-        assertTrue(rejected.markdown().startsWith("**REJECTED RUN: the iterations of CoroutineContendedBenchmark.tasks8permits2 "
-                + "handoff (2.80x) disagree"), rejected.markdown());
+        assertTrue(
+                rejected.markdown()
+                        .startsWith("**REJECTED RUN: the iterations of CoroutineContendedBenchmark.tasks8permits2 "
+                                + "handoff (2.80x) disagree"),
+                rejected.markdown());
         assertTrue(rejected.markdown().contains("| 2.80 **unsteady** |"), rejected.markdown());
         String console = rejected.rejection(Path.of("docs/benchmarks"), Path.of("rejected"));
-        assertTrue(console.contains("handoff is unsteady, its slowest measured iteration is 2.80x its fastest"), console);
+        assertTrue(
+                console.contains("handoff is unsteady, its slowest measured iteration is 2.80x its fastest"), console);
         assertFalse(console.contains("other processes used"), console);
         // A smoke run is never rejected; the spread survives results.tsv (--redraw).
         assertFalse(new Report(MACHINE, 0.5, 1, true, 0, rejected.measured(), QUIET).rejected());
@@ -264,21 +327,40 @@ class OtherLoadTest {
         Measurement far = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
         Measurement alone = measurement(BenchmarkReport.TRY, Peers.HANDOFF, 1.05, 455);
 
-        Report accepted = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close),
-                BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone)), QUIET);
+        Report accepted = new Report(
+                MACHINE,
+                0.5,
+                1,
+                false,
+                0,
+                Map.of(
+                        BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close),
+                        BenchmarkReport.TRY, Map.of(Peers.HANDOFF, alone)),
+                QUIET);
         assertFalse(accepted.rejected(), accepted.markdown());
-        assertTrue(accepted.markdown().contains("iteration of the workloads where threads hand permits to each other: 72 ns "
-                + "at the slowest"), accepted.markdown());
+        assertTrue(
+                accepted.markdown()
+                        .contains("iteration of the workloads where threads hand permits to each other: 72 ns "
+                                + "at the slowest"),
+                accepted.markdown());
         assertTrue(accepted.markdown().contains("| 1.10 | 72 ns |"), accepted.markdown());
 
-        Report rejected = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close, Peers.HANDOFF, far)), QUIET);
+        Report rejected = new Report(
+                MACHINE,
+                0.5,
+                1,
+                false,
+                0,
+                Map.of(BenchmarkReport.COROUTINES, Map.of(Peers.KOTLINX, close, Peers.HANDOFF, far)),
+                QUIET);
         assertTrue(rejected.rejected());
         assertEquals(List.of(), rejected.unsteady());
         assertEquals(List.of(far), rejected.farCores());
-        assertTrue(rejected.markdown().startsWith("**REJECTED RUN: a cache line took more than 200 ns to go between the "
-                + "cores and back around CoroutineContendedBenchmark.tasks8permits2 handoff (455 ns)"), rejected.markdown());
+        assertTrue(
+                rejected.markdown()
+                        .startsWith("**REJECTED RUN: a cache line took more than 200 ns to go between the "
+                                + "cores and back around CoroutineContendedBenchmark.tasks8permits2 handoff (455 ns)"),
+                rejected.markdown());
         assertTrue(rejected.markdown().contains("| 455 ns **far** |"), rejected.markdown());
         String console = rejected.rejection(Path.of("docs/benchmarks"), Path.of("rejected"));
         assertTrue(console.contains("handoff ran while a cache line took 455 ns"), console);
@@ -304,6 +386,7 @@ class OtherLoadTest {
 
     /** A cross-core probe of close cores, and one of far cores (or of a busy machine), in ns. */
     private static final double CLOSE = 60;
+
     private static final double FAR = 450;
     private static final long MILLI = 1_000_000L;
 
@@ -321,6 +404,7 @@ class OtherLoadTest {
         private final double[] script;
         /** Any start: only differences count. */
         private long now = 1_000 * SECOND;
+
         int probes;
         final List<Long> pauses = new ArrayList<>();
 
@@ -375,8 +459,11 @@ class OtherLoadTest {
         assertEquals(10, close.await(600)); // 0, 5 and 10 s, plus 3 ms of probes
         assertEquals(3, close.probes);
         assertEquals(List.of(5_000L, 5_000L), close.pauses);
-        FakeHost atTheLimit = new FakeHost(0, Measurement.CROSS_CORE_LIMIT_NANOS,
-                Measurement.CROSS_CORE_LIMIT_NANOS, Measurement.CROSS_CORE_LIMIT_NANOS);
+        FakeHost atTheLimit = new FakeHost(
+                0,
+                Measurement.CROSS_CORE_LIMIT_NANOS,
+                Measurement.CROSS_CORE_LIMIT_NANOS,
+                Measurement.CROSS_CORE_LIMIT_NANOS);
         assertEquals(10, atTheLimit.await(600), "the limit itself counts as close");
         FakeHost farBetween = new FakeHost(0, FAR, CLOSE, CLOSE, FAR, CLOSE, CLOSE, CLOSE);
         assertEquals(30, farBetween.await(600));
@@ -387,13 +474,17 @@ class OtherLoadTest {
     void waitingForCloseCoresEndsWhenInterruptedAndKeepsTheInterrupt() {
         long[] now = {0};
         int[] probes = {0};
-        long waited = Remeasurement.awaitCloseCores(600, () -> now[0], () -> {
-            probes[0]++;
-            now[0] += 2_000 * MILLI;
-            return FAR;
-        }, millis -> {
-            throw new InterruptedException();
-        });
+        long waited = Remeasurement.awaitCloseCores(
+                600,
+                () -> now[0],
+                () -> {
+                    probes[0]++;
+                    now[0] += 2_000 * MILLI;
+                    return FAR;
+                },
+                millis -> {
+                    throw new InterruptedException();
+                });
         assertTrue(Thread.interrupted(), "the interrupt is kept for the caller"); // and cleared for the next test
         assertEquals(2, waited);
         assertEquals(1, probes[0]);
@@ -403,13 +494,26 @@ class OtherLoadTest {
     void aMeasurementTakenAgainIsReportedWithTheAttemptItReplaced() throws Exception {
         Measurement first = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 455);
         Measurement again = measurement(BenchmarkReport.COROUTINES, Peers.HANDOFF, 1.10, 80);
-        Report report = new Report(MACHINE, 0.5, 1, false, 0, Map.of(
-                BenchmarkReport.COROUTINES, Map.of(Peers.HANDOFF, again)), QUIET, List.of(first));
+        Report report = new Report(
+                MACHINE,
+                0.5,
+                1,
+                false,
+                0,
+                Map.of(BenchmarkReport.COROUTINES, Map.of(Peers.HANDOFF, again)),
+                QUIET,
+                List.of(first));
         assertFalse(report.rejected(), report.markdown());
-        assertTrue(report.markdown().contains("Measured again because the cores were far apart, or the measurement unsteady, "
-                + "during an earlier attempt"), report.markdown());
-        assertTrue(report.markdown().contains("handoff: was 300 ± 10.0 ns/op, measured while the cores were far apart "
-                + "(455 ns)."), report.markdown());
+        assertTrue(
+                report.markdown()
+                        .contains("Measured again because the cores were far apart, or the measurement unsteady, "
+                                + "during an earlier attempt"),
+                report.markdown());
+        assertTrue(
+                report.markdown()
+                        .contains("handoff: was 300 ± 10.0 ns/op, measured while the cores were far apart "
+                                + "(455 ns)."),
+                report.markdown());
         assertTrue(report.markdown().contains("every attempt's raw data is in jmh-results.json"), report.markdown());
         Report back = Report.parseTsv(report.tsv());
         assertEquals(List.of(first), back.remeasured());
@@ -436,8 +540,7 @@ class OtherLoadTest {
     }
 
     private static Measurement measurement(String benchmark, String peer, double spread, double crossCore) {
-        return new Measurement(benchmark, peer, new Estimate(300, 10), "ns/op", null, -1, -1, spread,
-                crossCore);
+        return new Measurement(benchmark, peer, new Estimate(300, 10), "ns/op", null, -1, -1, spread, crossCore);
     }
 
     @Test
@@ -446,7 +549,10 @@ class OtherLoadTest {
         Files.writeString(out.resolve("results.md"), "published");
         Path json = Files.writeString(dir.resolve("jmh.json"), "[]");
         Settings settings = Settings.parse(
-                "--out", out.toString(), "--rejected-out", dir.resolve("rejected").toString());
+                "--out",
+                out.toString(),
+                "--rejected-out",
+                dir.resolve("rejected").toString());
 
         Report rejected = new Report(MACHINE, 0.5, 1, false, 0, Map.of(), LOADED);
         assertEquals(dir.resolve("rejected"), BenchmarkReport.publish(rejected, json, settings));
@@ -466,7 +572,8 @@ class OtherLoadTest {
     @Test
     void readsADirectoryLaidOutLikeProc(@TempDir Path proc) throws Exception {
         Files.writeString(proc.resolve("stat"), procStat(1000, 500, 8000, 0));
-        for (String p : List.of(process(SELF, "java", 1, 10, 300, 100, 0, 0), process(101, "java", SELF, 20, 400, 100, 0, 0))) {
+        for (String p :
+                List.of(process(SELF, "java", 1, 10, 300, 100, 0, 0), process(101, "java", SELF, 20, 400, 100, 0, 0))) {
             Path dir = Files.createDirectory(proc.resolve(p.substring(0, p.indexOf(' '))));
             Files.writeString(dir.resolve("stat"), p);
         }

@@ -251,7 +251,9 @@ public final class Adapters {
      * @throws IllegalStateException if called again, or with anything but the core's implementation
      */
     public static void install(Access core) {
-        if (access != null || core == null || core.getClass().getClassLoader() != Acquisition.class.getClassLoader()
+        if (access != null
+                || core == null
+                || core.getClass().getClassLoader() != Acquisition.class.getClassLoader()
                 || !core.getClass().getName().equals("dev.handoff.SpiAccess")) {
             throw new IllegalStateException("Adapters.install: only the core installs its hooks, once");
         }

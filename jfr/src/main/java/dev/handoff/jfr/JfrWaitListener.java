@@ -92,8 +92,8 @@ public final class JfrWaitListener implements WaitListener {
             throw new NullPointerException("new JfrWaitListener(null): the semaphore's name is null");
         }
         if (semaphoreName.isBlank()) {
-            throw new IllegalArgumentException("new JfrWaitListener(\"" + semaphoreName
-                    + "\"): the semaphore's name must not be blank");
+            throw new IllegalArgumentException(
+                    "new JfrWaitListener(\"" + semaphoreName + "\"): the semaphore's name must not be blank");
         }
         this.nameGiven = true;
         this.semaphoreName = semaphoreName;

@@ -38,6 +38,7 @@ public final class WaitThreshold extends SettingControl {
 
     /** Written by JFR's threads through {@link #setValue}, read by every committing thread. */
     private volatile long thresholdNanos = DEFAULT_NANOS;
+
     private volatile String value = DEFAULT;
 
     /**
@@ -48,8 +49,7 @@ public final class WaitThreshold extends SettingControl {
     private volatile String combined;
 
     /** Makes the setting at its default, {@value #DEFAULT}: called by JFR. */
-    public WaitThreshold() {
-    }
+    public WaitThreshold() {}
 
     /**
      * Returns the smallest of {@code values} that can be read, or {@value #DEFAULT} if none can.

@@ -60,8 +60,8 @@ class JfrWaitListenerTest {
     }
 
     /** As above, and adds every event of the first recording to {@code all}. */
-    private static List<RecordedEvent> record(String name, List<Recording> recordings, Body body,
-            List<RecordedEvent> all) throws Exception {
+    private static List<RecordedEvent> record(
+            String name, List<Recording> recordings, Body body, List<RecordedEvent> all) throws Exception {
         Path file = Files.createTempFile("handoff-jfr-test", ".jfr");
         try {
             for (Recording r : recordings) {
@@ -108,7 +108,7 @@ class JfrWaitListenerTest {
         String journalName = uniqueName();
         String cacheName = uniqueName();
         List<RecordedEvent> journalEvents = record(journalName, List.of(recording("0 ms")), () -> {
-            Mutex journal = Mutex.builder()                        // as in Mutex.builder()'s Javadoc
+            Mutex journal = Mutex.builder() // as in Mutex.builder()'s Javadoc
                     .name(journalName)
                     .maxQueueLength(1_000)
                     .listener(new JfrWaitListener(journalName))
@@ -119,7 +119,7 @@ class JfrWaitListenerTest {
             next.get(10, TimeUnit.SECONDS).release();
         });
         List<RecordedEvent> cacheEvents = record(cacheName, List.of(recording("0 ms")), () -> {
-            RwLock cache = RwLock.builder(64)                       // as in RwLock.builder(int)'s Javadoc
+            RwLock cache = RwLock.builder(64) // as in RwLock.builder(int)'s Javadoc
                     .name(cacheName)
                     .listener(new JfrWaitListener(cacheName))
                     .build();
@@ -128,8 +128,12 @@ class JfrWaitListenerTest {
             reading.release();
             writer.get(10, TimeUnit.SECONDS).release();
         });
-        assertEquals(List.of("granted 1 ahead 0"), journalEvents.stream().map(JfrWaitListenerTest::summary).toList());
-        assertEquals(List.of("granted 64 ahead 0"), cacheEvents.stream().map(JfrWaitListenerTest::summary).toList());
+        assertEquals(
+                List.of("granted 1 ahead 0"),
+                journalEvents.stream().map(JfrWaitListenerTest::summary).toList());
+        assertEquals(
+                List.of("granted 64 ahead 0"),
+                cacheEvents.stream().map(JfrWaitListenerTest::summary).toList());
     }
 
     // ------------------------------------------------------------------ the name in the event
@@ -153,7 +157,9 @@ class JfrWaitListenerTest {
         assertEquals(uploads, forUploads.semaphoreName());
         assertEquals("JfrWaitListener[" + uploads + "]", forUploads.toString());
         List<RecordedEvent> uploadEvents = record(uploads, List.of(recording("0 ms")), () -> cancelledWait(s));
-        assertEquals(List.of("cancelled 1 ahead 0"), uploadEvents.stream().map(JfrWaitListenerTest::summary).toList());
+        assertEquals(
+                List.of("cancelled 1 ahead 0"),
+                uploadEvents.stream().map(JfrWaitListenerTest::summary).toList());
 
         Mutex m = Mutex.builder().name(journal).listener(new JfrWaitListener()).build();
         List<RecordedEvent> journalEvents = record(journal, List.of(recording("0 ms")), () -> {
@@ -161,18 +167,25 @@ class JfrWaitListenerTest {
             assertTrue(m.lockAsync().cancel(false));
             m.unlock();
         });
-        assertEquals(List.of("cancelled 1 ahead 0"), journalEvents.stream().map(JfrWaitListenerTest::summary).toList());
+        assertEquals(
+                List.of("cancelled 1 ahead 0"),
+                journalEvents.stream().map(JfrWaitListenerTest::summary).toList());
 
         // through WaitListener.all, which passes the name on to each listener
         JfrWaitListener forIndex = new JfrWaitListener();
-        RwLock rw = RwLock.builder(4).name(index).listener(WaitListener.all(new WaitListener() { }, forIndex)).build();
+        RwLock rw = RwLock.builder(4)
+                .name(index)
+                .listener(WaitListener.all(new WaitListener() {}, forIndex))
+                .build();
         assertEquals(index, forIndex.semaphoreName());
         List<RecordedEvent> indexEvents = record(index, List.of(recording("0 ms")), () -> {
             assertTrue(rw.tryReadLock());
             assertTrue(rw.writeLockAsync().cancel(false));
             rw.readUnlock();
         });
-        assertEquals(List.of("cancelled 4 ahead 0"), indexEvents.stream().map(JfrWaitListenerTest::summary).toList());
+        assertEquals(
+                List.of("cancelled 4 ahead 0"),
+                indexEvents.stream().map(JfrWaitListenerTest::summary).toList());
     }
 
     @Test
@@ -198,9 +211,11 @@ class JfrWaitListenerTest {
         String other = uniqueName();
         Semaphore.Builder otherName = Semaphore.builder(1).name(other).listener(listener);
         IllegalStateException e = assertThrows(IllegalStateException.class, otherName::build);
-        assertEquals("attached(\"" + other + "\"): this JfrWaitListener serves the primitive named \"" + name
-                + "\" already, and its events carry one name; give each primitive its own JfrWaitListener, or name"
-                + " the listener (new JfrWaitListener(\"...\")) to record both under it", e.getMessage());
+        assertEquals(
+                "attached(\"" + other + "\"): this JfrWaitListener serves the primitive named \"" + name
+                        + "\" already, and its events carry one name; give each primitive its own JfrWaitListener, or name"
+                        + " the listener (new JfrWaitListener(\"...\")) to record both under it",
+                e.getMessage());
         assertEquals(name, listener.semaphoreName(), "the refused name changed nothing");
         List<RecordedEvent> events = record(name, List.of(recording("0 ms")), () -> {
             cancelledWait(first);
@@ -216,15 +231,21 @@ class JfrWaitListenerTest {
         Semaphore s = Semaphore.builder(1).listener(listener).build();
         assertNull(listener.semaphoreName(), "an unnamed primitive tells no name");
         String marker = uniqueName(); // a named listener beside it, to tell this recording's events apart
-        Semaphore named = Semaphore.builder(1).listener(new JfrWaitListener(marker)).build();
+        Semaphore named =
+                Semaphore.builder(1).listener(new JfrWaitListener(marker)).build();
         List<RecordedEvent> all = new ArrayList<>();
-        List<RecordedEvent> markers = record(marker, List.of(recording("0 ms")), () -> {
-            cancelledWait(s);
-            cancelledWait(named);
-        }, all);
+        List<RecordedEvent> markers = record(
+                marker,
+                List.of(recording("0 ms")),
+                () -> {
+                    cancelledWait(s);
+                    cancelledWait(named);
+                },
+                all);
         assertEquals(1, markers.size());
-        long unnamed = all.stream().filter(e -> e.getEventType().getName().equals(EVENT)
-                && e.getString("semaphore") == null).count();
+        long unnamed = all.stream()
+                .filter(e -> e.getEventType().getName().equals(EVENT) && e.getString("semaphore") == null)
+                .count();
         assertEquals(1, unnamed, all.toString());
     }
 
@@ -249,9 +270,15 @@ class JfrWaitListenerTest {
             seen.add(summary(e));
         }
         assertEquals(List.of("granted 3 ahead 0", "timed_out 2 ahead 1", "closed 1 ahead 0"), seen);
-        assertTrue(events.get(0).getDuration("waitTime").toMillis() >= 30, events.get(0).toString());
-        assertTrue(events.get(1).getDuration("waitTime").toMillis() >= 25, events.get(1).toString());
-        assertTrue(events.get(2).getDuration("waitTime").toMillis() >= 25, events.get(2).toString());
+        assertTrue(
+                events.get(0).getDuration("waitTime").toMillis() >= 30,
+                events.get(0).toString());
+        assertTrue(
+                events.get(1).getDuration("waitTime").toMillis() >= 25,
+                events.get(1).toString());
+        assertTrue(
+                events.get(2).getDuration("waitTime").toMillis() >= 25,
+                events.get(2).toString());
         assertEquals(name, events.get(0).getString("semaphore"));
         assertEquals(null, events.get(0).getStackTrace(), "no stack trace: the committing thread is not the waiter");
     }
@@ -272,7 +299,9 @@ class JfrWaitListenerTest {
         assertEquals("Semaphore Wait", type.getLabel());
         assertEquals(List.of("handoff"), type.getCategoryNames());
         assertNotNull(type.getDescription());
-        assertEquals(jdk.jfr.Timespan.NANOSECONDS, type.getField("waitTime").getAnnotation(jdk.jfr.Timespan.class).value());
+        assertEquals(
+                jdk.jfr.Timespan.NANOSECONDS,
+                type.getField("waitTime").getAnnotation(jdk.jfr.Timespan.class).value());
         SettingDescriptor threshold = null;
         for (SettingDescriptor d : type.getSettingDescriptors()) {
             if (d.getName().equals("waitThreshold")) {
@@ -308,7 +337,8 @@ class JfrWaitListenerTest {
         assertEquals("timed_out", atDefault.get(0).getString("outcome"));
 
         List<RecordedEvent> atZero = record(name, List.of(recording("0 ms")), shortAndLong);
-        assertEquals(List.of("cancelled", "timed_out"),
+        assertEquals(
+                List.of("cancelled", "timed_out"),
                 List.of(atZero.get(0).getString("outcome"), atZero.get(1).getString("outcome")));
 
         List<RecordedEvent> above = record(name, List.of(recording("1 s")), shortAndLong);
@@ -376,10 +406,14 @@ class JfrWaitListenerTest {
 
     @Test
     void badNamesAreRefused() {
-        assertEquals("new JfrWaitListener(null): the semaphore's name is null",
-                assertThrows(NullPointerException.class, () -> new JfrWaitListener(null)).getMessage());
-        assertEquals("new JfrWaitListener(\" \"): the semaphore's name must not be blank",
-                assertThrows(IllegalArgumentException.class, () -> new JfrWaitListener(" ")).getMessage());
+        assertEquals(
+                "new JfrWaitListener(null): the semaphore's name is null",
+                assertThrows(NullPointerException.class, () -> new JfrWaitListener(null))
+                        .getMessage());
+        assertEquals(
+                "new JfrWaitListener(\" \"): the semaphore's name must not be blank",
+                assertThrows(IllegalArgumentException.class, () -> new JfrWaitListener(" "))
+                        .getMessage());
         assertEquals("uploads", new JfrWaitListener("uploads").semaphoreName());
     }
 
@@ -394,7 +428,8 @@ class JfrWaitListenerTest {
         assertEquals(60_000_000_000L, WaitThreshold.parseNanos("1 m"));
         assertEquals(TimeUnit.HOURS.toNanos(1), WaitThreshold.parseNanos("1 h"));
         assertEquals(TimeUnit.DAYS.toNanos(1), WaitThreshold.parseNanos("1 d"));
-        for (String bad : new String[] {null, "", "ms", "5", "-5 ms", "5 parsecs", "1.5 ms", "99999999999999999999 ns"}) {
+        for (String bad :
+                new String[] {null, "", "ms", "5", "-5 ms", "5 parsecs", "1.5 ms", "99999999999999999999 ns"}) {
             assertEquals(-1, WaitThreshold.parseNanos(bad), bad);
         }
 

@@ -38,18 +38,16 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120) // a hang fails the test instead of holding the build
 class ReadmeExamplesTest {
 
-    record Part(String name, long size) {
-    }
+    record Part(String name, long size) {}
 
     interface Storage {
         void write(Part part) throws IOException;
     }
 
-    record Alert(String semaphore, String outcome, long permits, Duration waited) {
-    }
+    record Alert(String semaphore, String outcome, long permits, Duration waited) {}
 
     final BlockingQueue<Alert> alerts = new LinkedBlockingQueue<>();
-    Storage storage = part -> { };
+    Storage storage = part -> {};
 
     void alert(String semaphore, String outcome, long permits, Duration waited) {
         alerts.add(new Alert(semaphore, outcome, permits, waited));
@@ -59,8 +57,8 @@ class ReadmeExamplesTest {
 
     Semaphore uploads() {
         Semaphore uploads = Semaphore.builder(64L << 20)
-                .name("uploads")                               // the events' semaphore field
-                .listener(new JfrWaitListener())               // with metrics: WaitListener.all(metrics, jfr)
+                .name("uploads") // the events' semaphore field
+                .listener(new JfrWaitListener()) // with metrics: WaitListener.all(metrics, jfr)
                 .build();
         return uploads;
     }
@@ -68,8 +66,13 @@ class ReadmeExamplesTest {
     void watch(Runnable application) {
         try (RecordingStream stream = new RecordingStream()) {
             stream.enable("dev.handoff.SemaphoreWait").with("waitThreshold", "5 ms");
-            stream.onEvent("dev.handoff.SemaphoreWait", event -> alert(event.getString("semaphore"),
-                    event.getString("outcome"), event.getLong("permits"), event.getDuration("waitTime")));
+            stream.onEvent(
+                    "dev.handoff.SemaphoreWait",
+                    event -> alert(
+                            event.getString("semaphore"),
+                            event.getString("outcome"),
+                            event.getLong("permits"),
+                            event.getDuration("waitTime")));
             stream.startAsync();
             application.run();
         }
@@ -108,15 +111,17 @@ class ReadmeExamplesTest {
     /** Holds all 64 MiB while {@code part} is stored on another thread, for {@code holdMillis} after it queued. */
     private Object storeBehind(Semaphore uploads, Part part, long holdMillis) throws Exception {
         assertTrue(uploads.tryAcquire(64 * MIB));
-        CompletableFuture<Object> stored = CompletableFuture.supplyAsync(() -> {
-            try {
-                return store(uploads, part);
-            } catch (IOException e) {
-                return e;
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, pool);
+        CompletableFuture<Object> stored = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return store(uploads, part);
+                    } catch (IOException e) {
+                        return e;
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                pool);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (uploads.queueLength() == 0) {
             assertTrue(System.nanoTime() < deadline, "nothing queued within 10 s");
@@ -134,7 +139,7 @@ class ReadmeExamplesTest {
         watch(() -> {
             try {
                 assertTrue(uploads.tryAcquire(64 * MIB));
-                assertTrue(uploads.acquireAsync(MIB).cancel(false));             // under 5 ms: no event
+                assertTrue(uploads.acquireAsync(MIB).cancel(false)); // under 5 ms: no event
                 uploads.release(64 * MIB);
                 results.add(storeBehind(uploads, new Part("slow", 2 * MIB), 50)); // success after a wait
                 Alert slow = next();
@@ -151,7 +156,7 @@ class ReadmeExamplesTest {
                 assertEquals(3 * MIB, granted.permits());
 
                 assertTrue(uploads.tryAcquire(64 * MIB));
-                results.add(store(uploads, new Part("late", 4 * MIB)));         // times out after 2 s
+                results.add(store(uploads, new Part("late", 4 * MIB))); // times out after 2 s
                 Alert late = next();
                 assertEquals("timed_out", late.outcome());
                 assertEquals(4 * MIB, late.permits());
@@ -182,13 +187,14 @@ class ReadmeExamplesTest {
         Path file = Files.createTempFile("handoff-jfc", ".jfr");
         try (Recording recording = new Recording(configuration)) {
             recording.start();
-            assertTrue(s.acquireAsync(1).cancel(false));                // about 0 ms: filtered
-            assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(30)));        // 30 ms: recorded
+            assertTrue(s.acquireAsync(1).cancel(false)); // about 0 ms: filtered
+            assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(30))); // 30 ms: recorded
             recording.stop();
             recording.dump(file);
             List<String> outcomes = new ArrayList<>();
             for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
-                if (e.getEventType().getName().equals("dev.handoff.SemaphoreWait") && "jfc".equals(e.getString("semaphore"))) {
+                if (e.getEventType().getName().equals("dev.handoff.SemaphoreWait")
+                        && "jfc".equals(e.getString("semaphore"))) {
                     outcomes.add(e.getString("outcome"));
                 }
             }

@@ -1,24 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
-import dev.handoff.spi.Adapters
 import dev.handoff.Acquisition
+import java.lang.invoke.MethodHandle
+import java.lang.invoke.MethodHandles
+import java.lang.invoke.MethodType
+import java.util.concurrent.Executor
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.ContinuationInterceptor
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
+import kotlin.coroutines.resumeWithException
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.suspendCancellableCoroutine
-import kotlin.coroutines.ContinuationInterceptor
-import kotlin.coroutines.Continuation
-import kotlin.coroutines.CoroutineContext
-import kotlin.coroutines.intrinsics.suspendCoroutineUninterceptedOrReturn
-import kotlin.coroutines.resumeWithException
-import java.lang.invoke.MethodHandle
-import java.lang.invoke.MethodHandles
-import java.lang.invoke.MethodType
-import java.util.concurrent.Executor
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 
 /*
  * Implementation notes
@@ -193,11 +192,11 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
 
 /**
  * The queue node of one suspended acquisition on a face of type [F] (a Semaphore, Mutex or RwLock;
- * on a FairShareSemaphore, the party of the fair share's own node, which answers for it):
- * see the implementation notes above. Subclasses say how to start it on their face and how to give
- * back what a cancelled coroutine was granted; [await] does the rest. The node keeps no reference
- * to its face: [start] gets it, and afterwards the core knows it ([face]). One instance per
- * suspension; not reusable.
+ * on a FairShareSemaphore, the party of the fair share's own node, which answers for it): see the
+ * implementation notes above. Subclasses say how to start it on their face and how to give back
+ * what a cancelled coroutine was granted; [await] does the rest. The node keeps no reference to its
+ * face: [start] gets it, and afterwards the core knows it ([face]). One instance per suspension;
+ * not reusable.
  */
 internal abstract class ContinuationAcquisition<F : Any> :
     Acquisition(),
@@ -216,11 +215,12 @@ internal abstract class ContinuationAcquisition<F : Any> :
      * by [wake] before a direct resumption), [PHASE_HANDLED] (being given back by whoever set it)
      * or [PHASE_GIVEN] (given back). See the notes above.
      */
-    @Volatile
-    @JvmField
-    internal var phase: Int = PHASE_OPEN
+    @Volatile @JvmField internal var phase: Int = PHASE_OPEN
 
-    /** Starts this node on [face] with [permits], e.g. `Adapters.startAcquisition(face, permits, this)`. */
+    /**
+     * Starts this node on [face] with [permits], e.g. `Adapters.startAcquisition(face, permits,
+     * this)`.
+     */
     protected abstract fun start(face: F, permits: Long)
 
     /** The face this node was started on: valid once [start] has run (the core keeps it). */
@@ -250,65 +250,83 @@ internal abstract class ContinuationAcquisition<F : Any> :
     protected open fun claimed() {}
 
     /**
-     * Suspends until the acquisition of [permits] on [face] started by [start] is granted (returns), closed
-     * (throws what [closedException] makes), failed (throws its [failure]) or cancelled with the
-     * coroutine (throws CancellationException; nothing is held). Arguments must have been checked:
-     * an exception from [start] would leave the continuation behind.
+     * Suspends until the acquisition of [permits] on [face] started by [start] is granted
+     * (returns), closed (throws what [closedException] makes), failed (throws its [failure]) or
+     * cancelled with the coroutine (throws CancellationException; nothing is held). Arguments must
+     * have been checked: an exception from [start] would leave the continuation behind.
      *
      * Call it as `await<Unit>(face, n)`. The type parameter is only there for the bytecode (see
      * [suspendOn]); the result is always `Unit`. A grant that kotlinx drops before the coroutine
      * suspends is given back here (see "A grant that arrives before the suspension").
      */
-    suspend fun <T> await(face: F, permits: Long): T = suspendCoroutineUninterceptedOrReturn { caller ->
-        KotlinxSupport.check()
-        try {
-            // invokeExact with these exact static types: (ContinuationAcquisition, Any, long, Continuation) -> Any?
-            SUSPEND_ON.invokeExact(this as ContinuationAcquisition<*>, face as Any, permits, caller as Continuation<*>)
-        } catch (dropped: Throwable) {
-            // kotlinx threw at once: a grant it dropped for a cancellation before the coroutine
-            // suspended is given back here (see "A grant that arrives before the suspension").
-            if (isGranted) {
-                takeBack(RUN_HERE) // on this coroutine's own thread
+    suspend fun <T> await(face: F, permits: Long): T =
+        suspendCoroutineUninterceptedOrReturn { caller ->
+            KotlinxSupport.check()
+            try {
+                // invokeExact with these exact static types: (ContinuationAcquisition, Any, long,
+                // Continuation) -> Any?
+                SUSPEND_ON.invokeExact(
+                    this as ContinuationAcquisition<*>,
+                    face as Any,
+                    permits,
+                    caller as Continuation<*>,
+                )
+            } catch (dropped: Throwable) {
+                // kotlinx threw at once: a grant it dropped for a cancellation before the coroutine
+                // suspended is given back here (see "A grant that arrives before the suspension").
+                if (isGranted) {
+                    takeBack(RUN_HERE) // on this coroutine's own thread
+                }
+                throw dropped
             }
-            throw dropped
         }
-    }
 
     /**
-     * The suspension itself, called by [await] with its caller's continuation (see [SUSPEND_ON]), so
-     * that a throw from kotlinx before the coroutine suspends reaches [await] and no state machine
-     * is allocated. The type parameter is only there for the bytecode: inlining
+     * The suspension itself, called by [await] with its caller's continuation (see [SUSPEND_ON]),
+     * so that a throw from kotlinx before the coroutine suspends reaches [await] and no state
+     * machine is allocated. The type parameter is only there for the bytecode: inlining
      * `suspendCancellableCoroutine<Unit>` across modules makes the compiler coerce the result to
      * `Unit` and give this function a state machine (one more allocation per suspension); with an
      * erased `T` it stays a plain tail call. Protected, not private, only so that [SUSPEND_ON]'s
      * lookup (in the companion, another class on the JVM) can find it; subclasses do not call it.
      */
-    protected suspend fun <T> suspendOn(face: F, permits: Long): T = suspendCancellableCoroutine<T> { cont ->
-        @Suppress("UNCHECKED_CAST") // T is Unit at every call site; the value resumed is Unit
-        continuation = cont as CancellableContinuation<Unit>
-        if (!cont.isActive) {
-            return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
+    protected suspend fun <T> suspendOn(face: F, permits: Long): T =
+        suspendCancellableCoroutine<T> { cont ->
+            @Suppress("UNCHECKED_CAST") // T is Unit at every call site; the value resumed is Unit
+            continuation = cont as CancellableContinuation<Unit>
+            if (!cont.isActive) {
+                return@suspendCancellableCoroutine // cancelled already: never queue, throw at once
+            }
+            // Before the core can see this node, so that a grant inside start() resumes directly. A
+            // release store: start() publishes the node afterwards (under the core's lock or by its
+            // tail CAS), and whoever finds it there sees STARTING; a full volatile write would add
+            // a
+            // fence per suspension for nothing.
+            PHASE.lazySet(this, PHASE_STARTING)
+            try {
+                start(face, permits)
+            } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
+                cont.resumeWithException(refused)
+                return@suspendCancellableCoroutine
+            } finally {
+                PHASE.compareAndSet(
+                    this,
+                    PHASE_STARTING,
+                    PHASE_OPEN,
+                ) // a CAS: never overwrites what another party set
+            }
+            cont.invokeOnCancellation(this) // always: see "Settling inside start()"
         }
-        // Before the core can see this node, so that a grant inside start() resumes directly. A
-        // release store: start() publishes the node afterwards (under the core's lock or by its
-        // tail CAS), and whoever finds it there sees STARTING; a full volatile write would add a
-        // fence per suspension for nothing.
-        PHASE.lazySet(this, PHASE_STARTING)
-        try {
-            start(face, permits)
-        } catch (refused: Throwable) { // shed (SemaphoreRejectedException): nothing queued
-            cont.resumeWithException(refused)
-            return@suspendCancellableCoroutine
-        } finally {
-            PHASE.compareAndSet(this, PHASE_STARTING, PHASE_OPEN) // a CAS: never overwrites what another party set
-        }
-        cont.invokeOnCancellation(this) // always: see "Settling inside start()"
-    }
 
-    /** A grant made while queued stays provisional until [wake] delivers it or a cancellation undoes it. */
+    /**
+     * A grant made while queued stays provisional until [wake] delivers it or a cancellation undoes
+     * it.
+     */
     final override fun provisionalGrant(): Boolean = true
 
-    /** Under the core's lock: take the grant iff the coroutine is not cancelled. One volatile read. */
+    /**
+     * Under the core's lock: take the grant iff the coroutine is not cancelled. One volatile read.
+     */
     final override fun claim(): Boolean {
         if (!continuation.isActive) {
             return false
@@ -320,33 +338,40 @@ internal abstract class ContinuationAcquisition<F : Any> :
     /** After the core's lock: run the coroutine (granted), or fail it (closed, failed). */
     final override fun wake() {
         when {
-            isGranted -> if (!KotlinxSupport.undispatchedResume || !dispatchedToOwnThread()) {
-                resumeDirectly()
-            }
+            isGranted ->
+                if (!KotlinxSupport.undispatchedResume || !dispatchedToOwnThread()) {
+                    resumeDirectly()
+                }
             isClosed -> continuation.resumeWithException(closedException())
-            else -> continuation.resumeWithException(
-                failure() ?: IllegalStateException("$this: woken without a grant, a close or a failure"),
-            )
+            else ->
+                continuation.resumeWithException(
+                    failure()
+                        ?: IllegalStateException(
+                            "$this: woken without a grant, a close or a failure"
+                        )
+                )
         }
     }
 
     /**
-     * Dispatches [run] to the coroutine's dispatcher if it wants a dispatch and [phase] is OPEN
-     * (a read, not a CAS: see the notes above); returns false (nothing dispatched) otherwise. A
+     * Dispatches [run] to the coroutine's dispatcher if it wants a dispatch and [phase] is OPEN (a
+     * read, not a CAS: see the notes above); returns false (nothing dispatched) otherwise. A
      * dispatcher that refuses the task has it run on Dispatchers.IO, as kotlinx does.
      */
     private fun dispatchedToOwnThread(): Boolean {
         val context = continuation.context
         val dispatcher = context[ContinuationInterceptor] as? CoroutineDispatcher ?: return false
-        val needed = try {
-            dispatcher.isDispatchNeeded(context)
-        } catch (failed: Throwable) {
-            false
-        }
+        val needed =
+            try {
+                dispatcher.isDispatchNeeded(context)
+            } catch (failed: Throwable) {
+                false
+            }
         if (!needed || phase != PHASE_OPEN) {
             return false
         }
-        confirmGrant() // delivered from here on: a cancellation before run() gives it back as a release
+        confirmGrant() // delivered from here on: a cancellation before run() gives it back as a
+        // release
         try {
             dispatcher.dispatch(context, this)
         } catch (refused: Throwable) { // a closed executor
@@ -357,8 +382,9 @@ internal abstract class ContinuationAcquisition<F : Any> :
 
     /**
      * Resumes the granted coroutine here with `resume(Unit, onCancellation)`, after moving [phase]
-     * from OPEN or STARTING to RESUMING; resumes nothing if the cancellation handler came first (the
-     * continuation is cancelled already), but returns only once the handler's give-back is done.
+     * from OPEN or STARTING to RESUMING; resumes nothing if the cancellation handler came first
+     * (the continuation is cancelled already), but returns only once the handler's give-back is
+     * done.
      */
     private fun resumeDirectly() {
         if (movedTo(PHASE_RESUMING)) {
@@ -390,15 +416,23 @@ internal abstract class ContinuationAcquisition<F : Any> :
      */
     final override fun invoke(cause: Throwable?) {
         // withTimeout's cancellation: the semaphore's WaitListener hears "timed out".
-        if (isPending && (if (cause is TimeoutCancellationException) cancelTimedOut(this) else cancel(this))) {
+        if (
+            isPending &&
+                (if (cause is TimeoutCancellationException) cancelTimedOut(this) else cancel(this))
+        ) {
             return
         }
         if (isGranted) {
-            takeBack(this) // the wake-ups it causes run on this coroutine's dispatcher, as a withdrawal's do
+            takeBack(
+                this
+            ) // the wake-ups it causes run on this coroutine's dispatcher, as a withdrawal's do
         }
     }
 
-    /** Where the wake-ups of a withdrawal or of the handler's give-back run: this coroutine's dispatcher. */
+    /**
+     * Where the wake-ups of a withdrawal or of the handler's give-back run: this coroutine's
+     * dispatcher.
+     */
     final override fun execute(command: Runnable) {
         runOnOwnDispatcher(continuation.context, command)
     }
@@ -414,9 +448,9 @@ internal abstract class ContinuationAcquisition<F : Any> :
     }
 
     /**
-     * For a grant that will not be delivered: gives it back unless another party already does
-     * (the CAS to HANDLED decides), and returns only once the permits are back either way. The
-     * wake-ups that the give-back causes run on [wakes].
+     * For a grant that will not be delivered: gives it back unless another party already does (the
+     * CAS to HANDLED decides), and returns only once the permits are back either way. The wake-ups
+     * that the give-back causes run on [wakes].
      */
     private fun takeBack(wakes: Executor) {
         if (movedTo(PHASE_HANDLED)) {
@@ -472,9 +506,9 @@ internal abstract class ContinuationAcquisition<F : Any> :
     }
 
     /**
-     * Waits until the party that won the CAS to HANDLED has given the grant back: it is inside
-     * a release (a short locked step, then the wake-ups of the waiters that the permits
-     * complete). Polls, then yields (the other thread may have been descheduled); gives up after
+     * Waits until the party that won the CAS to HANDLED has given the grant back: it is inside a
+     * release (a short locked step, then the wake-ups of the waiters that the permits complete).
+     * Polls, then yields (the other thread may have been descheduled); gives up after
      * [GIVE_BACK_PATIENCE_NANOS], so that a waker of those waiters that blocks until this thread
      * moves on delays it instead of deadlocking it (the permits still come back; only the promise
      * that they are back when this call returns is lost then).
@@ -501,17 +535,25 @@ internal abstract class ContinuationAcquisition<F : Any> :
     internal companion object {
         /**
          * [suspendOn] as the plain JVM method it is: (node, face, permits, continuation) ->
-         * COROUTINE_SUSPENDED or the result. Calling it with [await]'s own continuation keeps [await]
-         * free of a state machine; a method handle in a static final field passes `permits` as a
-         * primitive (a callable reference cast to a FunctionN would box it: 24 bytes per
-         * suspension whenever the JIT fails to eliminate the box) and is inlined like a direct call.
+         * COROUTINE_SUSPENDED or the result. Calling it with [await]'s own continuation keeps
+         * [await] free of a state machine; a method handle in a static final field passes `permits`
+         * as a primitive (a callable reference cast to a FunctionN would box it: 24 bytes per
+         * suspension whenever the JIT fails to eliminate the box) and is inlined like a direct
+         * call.
          */
         @JvmField
-        val SUSPEND_ON: MethodHandle = MethodHandles.lookup().findVirtual(
-            ContinuationAcquisition::class.java,
-            "suspendOn",
-            MethodType.methodType(Any::class.java, Any::class.java, Long::class.javaPrimitiveType, Continuation::class.java),
-        )
+        val SUSPEND_ON: MethodHandle =
+            MethodHandles.lookup()
+                .findVirtual(
+                    ContinuationAcquisition::class.java,
+                    "suspendOn",
+                    MethodType.methodType(
+                        Any::class.java,
+                        Any::class.java,
+                        Long::class.javaPrimitiveType,
+                        Continuation::class.java,
+                    ),
+                )
 
         const val PHASE_OPEN: Int = 0
         const val PHASE_STARTING: Int = 1
@@ -519,10 +561,16 @@ internal abstract class ContinuationAcquisition<F : Any> :
         const val PHASE_RESUMING: Int = 3
         const val PHASE_GIVEN: Int = 4
 
-        /** Runs the wake-ups of a give-back on the thread that gives back: where the grant was dropped. */
+        /**
+         * Runs the wake-ups of a give-back on the thread that gives back: where the grant was
+         * dropped.
+         */
         val RUN_HERE: Executor = Executor { it.run() }
 
-        /** [awaitGiven] polls this many times first: a give-back is usually well under a microsecond. */
+        /**
+         * [awaitGiven] polls this many times first: a give-back is usually well under a
+         * microsecond.
+         */
         const val GIVE_BACK_SPINS: Int = 256
 
         /** [awaitGiven] then yields for at most this long (200 ms), then stops waiting. */
@@ -533,23 +581,24 @@ internal abstract class ContinuationAcquisition<F : Any> :
 
         /**
          * Runs [task] on the dispatcher of [context] if it has one that wants to dispatch, so that
-         * the permits a cancellation frees, and the wakers they run, never land on the thread
-         * that cancelled (kotlinx's timer thread for withTimeout). Runs it here otherwise, and if
-         * the dispatcher refuses it (a closed executor), so that nothing is ever lost.
+         * the permits a cancellation frees, and the wakers they run, never land on the thread that
+         * cancelled (kotlinx's timer thread for withTimeout). Runs it here otherwise, and if the
+         * dispatcher refuses it (a closed executor), so that nothing is ever lost.
          */
         fun runOnOwnDispatcher(context: CoroutineContext, task: Runnable) {
             val dispatcher = context[ContinuationInterceptor] as? CoroutineDispatcher
             if (dispatcher != null) {
-                val dispatched = try {
-                    if (dispatcher.isDispatchNeeded(context)) {
-                        dispatcher.dispatch(context, task)
-                        true
-                    } else {
+                val dispatched =
+                    try {
+                        if (dispatcher.isDispatchNeeded(context)) {
+                            dispatcher.dispatch(context, task)
+                            true
+                        } else {
+                            false
+                        }
+                    } catch (refused: Throwable) {
                         false
                     }
-                } catch (refused: Throwable) {
-                    false
-                }
                 if (dispatched) {
                     return
                 }
@@ -568,31 +617,36 @@ internal abstract class ContinuationAcquisition<F : Any> :
 internal object KotlinxSupport {
     const val OLDEST_SUPPORTED: String = "1.9.0"
 
-    private val supported: Boolean = continuationHas("resume", Any::class.java, Function3::class.java)
+    private val supported: Boolean =
+        continuationHas("resume", Any::class.java, Function3::class.java)
 
     /**
      * Whether the public, experimental `CancellableContinuation.resumeUndispatched` is there (it is
-     * in every kotlinx since 1.0; checked so that a future kotlinx without it degrades to the direct
-     * resumption instead of failing a grant).
+     * in every kotlinx since 1.0; checked so that a future kotlinx without it degrades to the
+     * direct resumption instead of failing a grant).
      */
     val undispatchedResume: Boolean =
         continuationHas("resumeUndispatched", CoroutineDispatcher::class.java, Any::class.java)
 
-    /** Whether the kotlinx on the classpath has the public `CancellableContinuation` method [name]. */
-    private fun continuationHas(name: String, vararg parameterTypes: Class<*>): Boolean = try {
-        CancellableContinuation::class.java.getMethod(name, *parameterTypes)
-        true
-    } catch (missing: NoSuchMethodException) {
-        false
-    }
+    /**
+     * Whether the kotlinx on the classpath has the public `CancellableContinuation` method [name].
+     */
+    private fun continuationHas(name: String, vararg parameterTypes: Class<*>): Boolean =
+        try {
+            CancellableContinuation::class.java.getMethod(name, *parameterTypes)
+            true
+        } catch (missing: NoSuchMethodException) {
+            false
+        }
 
     fun check() {
         if (!supported) {
             throw UnsupportedOperationException(
                 "handoff-kotlin needs kotlinx-coroutines-core $OLDEST_SUPPORTED or newer, but the classpath has " +
-                    (CancellableContinuation::class.java.`package`?.implementationVersion ?: "an older version") +
+                    (CancellableContinuation::class.java.`package`?.implementationVersion
+                        ?: "an older version") +
                     " (CancellableContinuation.resume(value, onCancellation: (cause, value, context) -> Unit) is " +
-                    "missing); upgrade org.jetbrains.kotlinx:kotlinx-coroutines-core",
+                    "missing); upgrade org.jetbrains.kotlinx:kotlinx-coroutines-core"
             )
         }
     }

@@ -3,9 +3,9 @@
 
 package dev.handoff.coroutines
 
-import dev.handoff.spi.Adapters
 import dev.handoff.FairShareSemaphore
 import dev.handoff.SemaphoreClosedException
+import dev.handoff.spi.Adapters
 import java.util.concurrent.Executor
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
@@ -17,8 +17,8 @@ import kotlin.contracts.contract
  * Same order and rules as the Java faces of [FairShareSemaphore]: strictly FIFO within [key],
  * weighted fair queuing across keys (while several keys wait, each gets permits in proportion to
  * its share), no barging. When the permits are free and nothing waits, this function returns at
- * once without suspending and without allocating. Give the permits back with
- * `release(key, permits)`, or use [withPermits].
+ * once without suspending and without allocating. Give the permits back with `release(key,
+ * permits)`, or use [withPermits].
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -27,8 +27,8 @@ import kotlin.contracts.contract
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * Memory consistency: a [FairShareSemaphore.release] happens-before the return of every `acquire`
  * it grants.
@@ -50,8 +50,10 @@ import kotlin.contracts.contract
  * @param permits the number of permits, from `0` to the capacity and the per-key cap
  * @throws IllegalArgumentException if [permits] is negative, greater than the capacity or the
  *   per-key cap, or the key's share is out of range; thrown before anything is queued
- * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant; nothing is held
- * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and a queue bound is reached
+ * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant; nothing is
+ *   held
+ * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and a queue bound is
+ *   reached
  */
 public suspend fun <K : Any> FairShareSemaphore<K>.acquire(key: K, permits: Long = 1) {
     if (permits >= 0 && tryAcquire(key, permits)) {
@@ -63,7 +65,9 @@ public suspend fun <K : Any> FairShareSemaphore<K>.acquire(key: K, permits: Long
 /** The slow path of [acquire]: checks the arguments, then queues and suspends. */
 private suspend fun <K : Any> FairShareSemaphore<K>.acquireSuspending(key: K, permits: Long) {
     require(permits >= 0) { "acquire($key, $permits): the number of permits must not be negative" }
-    require(permits <= capacity()) { "acquire($key, $permits): exceeds the capacity ${capacity()}, so it could never be granted" }
+    require(permits <= capacity()) {
+        "acquire($key, $permits): exceeds the capacity ${capacity()}, so it could never be granted"
+    }
     require(permits <= maxPermitsPerKey()) {
         "acquire($key, $permits): exceeds maxPermitsPerKey ${maxPermitsPerKey()}, so it could never be granted"
     }
@@ -76,20 +80,24 @@ private suspend fun <K : Any> FairShareSemaphore<K>.acquireSuspending(key: K, pe
  * cancellation, the provisional grant that a cancellation undoes, where the grant resumes — is
  * [ContinuationAcquisition]'s, as for a [dev.handoff.Semaphore].
  */
-private class FairShareAcquisition<K : Any>(private val key: K) : ContinuationAcquisition<FairShareSemaphore<K>>() {
+private class FairShareAcquisition<K : Any>(private val key: K) :
+    ContinuationAcquisition<FairShareSemaphore<K>>() {
     override fun start(face: FairShareSemaphore<K>, permits: Long) {
         Adapters.startAcquisition(face, key, permits, this)
     }
 
     override fun giveBack(wakes: Executor) = face.release(key, permits(), wakes)
 
-    /** A refusal names the suspending `acquire(key, n)` its caller called, not `startAcquisition`. */
+    /**
+     * A refusal names the suspending `acquire(key, n)` its caller called, not `startAcquisition`.
+     */
     override fun callName(): String = "acquire"
 
     override fun closedException(): Throwable =
         SemaphoreClosedException("acquire($key, ${permits()}): the semaphore is closed")
 
-    override fun toString(): String = "FairShareAcquisition[acquire($key, ${permits()}) on ${startedOn()}]"
+    override fun toString(): String =
+        "FairShareAcquisition[acquire($key, ${permits()}) on ${startedOn()}]"
 }
 
 /**
@@ -104,8 +112,8 @@ private class FairShareAcquisition<K : Any>(private val key: K) : ContinuationAc
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * suspend fun handle(request: Request) = pool.withPermits(request.tenant, 1) {
@@ -122,10 +130,12 @@ private class FairShareAcquisition<K : Any>(private val key: K) : ContinuationAc
  *   does not run
  */
 @OptIn(ExperimentalContracts::class)
-public suspend inline fun <K : Any, T> FairShareSemaphore<K>.withPermits(key: K, permits: Long, action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+public suspend inline fun <K : Any, T> FairShareSemaphore<K>.withPermits(
+    key: K,
+    permits: Long,
+    action: () -> T,
+): T {
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     acquire(key, permits)
     try {
         return action()

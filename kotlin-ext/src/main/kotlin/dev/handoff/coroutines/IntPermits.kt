@@ -23,8 +23,8 @@ import kotlin.time.Duration
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * buffers.acquire(chunk.size)
@@ -98,8 +98,8 @@ public fun Semaphore.release(permits: Int) {
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * suspend fun upload(body: ByteArray) = inFlight.withPermits(body.size) { downstream.send(body) }
@@ -107,15 +107,13 @@ public fun Semaphore.release(permits: Int) {
  *
  * @param permits the number of permits, from `0` to [Semaphore.capacity]
  * @return what [action] returns
- * @throws IllegalArgumentException if [permits] is negative or greater than the capacity;
+ * @throws IllegalArgumentException if [permits] is negative or greater than the capacity; [action]
+ *   does not run
+ * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant;
  *   [action] does not run
- * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the
- *   grant; [action] does not run
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> Semaphore.withPermits(permits: Int, action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     return withPermits(permits.toLong(), action)
 }

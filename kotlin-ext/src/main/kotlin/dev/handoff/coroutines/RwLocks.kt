@@ -3,9 +3,9 @@
 
 package dev.handoff.coroutines
 
-import dev.handoff.spi.Adapters
 import dev.handoff.RwLock
 import dev.handoff.SemaphoreClosedException
+import dev.handoff.spi.Adapters
 import java.util.concurrent.Executor
 import kotlin.contracts.ExperimentalContracts
 import kotlin.contracts.InvocationKind
@@ -32,8 +32,8 @@ import kotlin.contracts.contract
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * Memory consistency: actions before [RwLock.writeUnlock] happen-before the return of every later
  * read lock.
@@ -76,7 +76,8 @@ private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
 
     override fun giveBack(wakes: Executor) = face.readUnlock(wakes)
 
-    override fun closedException(): Throwable = SemaphoreClosedException("readLock(): the lock is closed")
+    override fun closedException(): Throwable =
+        SemaphoreClosedException("readLock(): the lock is closed")
 
     /** A refusal names the suspending `readLock()` its caller called, not `startReadLock()`. */
     override fun callName(): String = "readLock()"
@@ -88,11 +89,11 @@ private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
  * Takes the write lock, suspending until it is granted. Release it with [RwLock.writeUnlock] (or
  * turn it into a read lock with [RwLock.downgrade]), or use [withWriteLock].
  *
- * The writer waits in the same FIFO queue as readers: it is granted once the readers and the
- * writer ahead of it have left, collecting their permits as they go, and the readers that arrive
- * after it wait for it. When nobody holds the lock and nobody waits, this function returns at
- * once without suspending and without allocating. [RwLock.isWriteLocked] is already `true` when
- * the coroutine resumes.
+ * The writer waits in the same FIFO queue as readers: it is granted once the readers and the writer
+ * ahead of it have left, collecting their permits as they go, and the readers that arrive after it
+ * wait for it. When nobody holds the lock and nobody waits, this function returns at once without
+ * suspending and without allocating. [RwLock.isWriteLocked] is already `true` when the coroutine
+ * resumes.
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -101,14 +102,14 @@ private class ReadLockAcquisition : ContinuationAcquisition<RwLock>() {
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * A cancelled writer that had already collected some read permits hands them on at once, so the
  * readers queued behind it get in.
  *
- * Memory consistency: actions before [RwLock.readUnlock] or [RwLock.writeUnlock] happen-before
- * the return of every later write lock.
+ * Memory consistency: actions before [RwLock.readUnlock] or [RwLock.writeUnlock] happen-before the
+ * return of every later write lock.
  *
  * ```kotlin
  * val lock = RwLock()
@@ -148,7 +149,8 @@ private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
 
     override fun giveBack(wakes: Executor) = face.writeUnlock(wakes)
 
-    override fun closedException(): Throwable = SemaphoreClosedException("writeLock(): the lock is closed")
+    override fun closedException(): Throwable =
+        SemaphoreClosedException("writeLock(): the lock is closed")
 
     /** A refusal names the suspending `writeLock()` its caller called, not `startWriteLock()`. */
     override fun callName(): String = "writeLock()"
@@ -168,8 +170,8 @@ private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * val lock = RwLock()
@@ -186,9 +188,7 @@ private class WriteLockAcquisition : ContinuationAcquisition<RwLock>() {
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> RwLock.withReadLock(action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     readLock()
     try {
         return action()
@@ -198,9 +198,9 @@ public suspend inline fun <T> RwLock.withReadLock(action: () -> T): T {
 }
 
 /**
- * Runs [action] holding the write lock: [takes][writeLock] it (suspending if needed), runs
- * [action] exactly once, and releases it when [action] returns, throws or leaves through a
- * non-local `return`. Nobody else holds the lock meanwhile.
+ * Runs [action] holding the write lock: [takes][writeLock] it (suspending if needed), runs [action]
+ * exactly once, and releases it when [action] returns, throws or leaves through a non-local
+ * `return`. Nobody else holds the lock meanwhile.
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -209,11 +209,11 @@ public suspend inline fun <T> RwLock.withReadLock(action: () -> T): T {
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
- * Do not call [RwLock.downgrade] inside [action]: the `finally` releases with
- * [RwLock.writeUnlock], which then throws. Downgrade with [writeLock] and explicit unlocks.
+ * Do not call [RwLock.downgrade] inside [action]: the `finally` releases with [RwLock.writeUnlock],
+ * which then throws. Downgrade with [writeLock] and explicit unlocks.
  *
  * ```kotlin
  * val lock = RwLock()
@@ -233,9 +233,7 @@ public suspend inline fun <T> RwLock.withReadLock(action: () -> T): T {
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> RwLock.withWriteLock(action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     writeLock()
     try {
         return action()

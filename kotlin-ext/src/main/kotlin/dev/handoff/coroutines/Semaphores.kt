@@ -3,27 +3,26 @@
 
 package dev.handoff.coroutines
 
-import dev.handoff.spi.Adapters
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
-import kotlinx.coroutines.future.await
-import kotlinx.coroutines.withTimeoutOrNull
+import dev.handoff.spi.Adapters
 import java.util.concurrent.Executor
 import kotlin.contracts.ExperimentalContracts
-import kotlin.time.Duration
 import kotlin.contracts.InvocationKind
 import kotlin.contracts.contract
+import kotlin.time.Duration
+import kotlinx.coroutines.future.await
 import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
+import kotlinx.coroutines.withTimeoutOrNull
 
 /**
  * Takes [permits] permits of this semaphore, suspending until they are granted.
  *
- * Same queue and rules as the Java faces of [Semaphore]: strictly FIFO by the moment the call
- * joins the queue, weighted, no barging, and head-of-line blocking is intended (a heavy acquisition
- * at the head makes lighter ones behind it wait, so it is never starved). Released permits are
- * handed directly to the waiting coroutines, partially to the head if it needs more. When the
- * permits are free and nobody waits, this function returns at once without suspending and without
- * allocating.
+ * Same queue and rules as the Java faces of [Semaphore]: strictly FIFO by the moment the call joins
+ * the queue, weighted, no barging, and head-of-line blocking is intended (a heavy acquisition at
+ * the head makes lighter ones behind it wait, so it is never starved). Released permits are handed
+ * directly to the waiting coroutines, partially to the head if it needs more. When the permits are
+ * free and nobody waits, this function returns at once without suspending and without allocating.
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -32,16 +31,15 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * In Kotlin, a name without a suffix suspends: the Java faces are [Semaphore.tryAcquire] (never
  * waits), [Semaphore.acquireThen] (a callback), [Semaphore.acquireAsync] (a future) and
  * [Semaphore.acquireBlocking] (parks the thread). So `semaphore.acquire(n)` in a coroutine always
  * means this function, and `semaphore.acquire(n) { ... }` does not compile (use [withPermits]).
  *
- * Memory consistency: a [Semaphore.release] happens-before the return of every `acquire` it
- * grants.
+ * Memory consistency: a [Semaphore.release] happens-before the return of every `acquire` it grants.
  *
  * ```kotlin
  * val budget = Semaphore(64L shl 20) // at most 64 MiB in flight
@@ -55,12 +53,13 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
  *     }
  * }
  * ```
+ *
  * [withPermits] writes the same in one line.
  *
- * With a timeout: on a multi-threaded dispatcher, [withTimeout][kotlinx.coroutines.withTimeout]
- * may fire after this function returned but before the timed block ends; the block's result is
- * then lost although the permits are held (kotlinx.coroutines issue 2233). Record the grant inside
- * the block and release in `finally`:
+ * With a timeout: on a multi-threaded dispatcher, [withTimeout][kotlinx.coroutines.withTimeout] may
+ * fire after this function returned but before the timed block ends; the block's result is then
+ * lost although the permits are held (kotlinx.coroutines issue 2233). Record the grant inside the
+ * block and release in `finally`:
  * ```kotlin
  * var acquired = false
  * try {
@@ -78,8 +77,8 @@ import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
  *   unless the semaphore is closed
  * @throws IllegalArgumentException if [permits] is negative or greater than the capacity (it could
  *   never be granted); thrown before anything is queued
- * @throws SemaphoreClosedException if the semaphore is or gets [closed][Semaphore.close] before
- *   the grant; nothing is held
+ * @throws SemaphoreClosedException if the semaphore is or gets [closed][Semaphore.close] before the
+ *   grant; nothing is held
  */
 public suspend fun Semaphore.acquire(permits: Long = 1) {
     if (permits >= 0 && tryAcquire(permits)) {
@@ -110,7 +109,8 @@ private suspend fun Semaphore.acquireSuspending(permits: Long, call: String = "a
 }
 
 /** The queue node of one suspended [acquire] (or [withPermits], its [call]) on a [Semaphore]. */
-private class SemaphoreAcquisition(private val call: String) : ContinuationAcquisition<Semaphore>() {
+private class SemaphoreAcquisition(private val call: String) :
+    ContinuationAcquisition<Semaphore>() {
     override fun start(face: Semaphore, permits: Long) {
         Adapters.startAcquisition(face, permits, this)
     }
@@ -137,11 +137,11 @@ private class SemaphoreAcquisition(private val call: String) : ContinuationAcqui
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
- * [action] itself is not interrupted by this function; a cancellation that arrives while it runs
- * is seen by the suspending calls inside it, and the permits are released on the way out.
+ * [action] itself is not interrupted by this function; a cancellation that arrives while it runs is
+ * seen by the suspending calls inside it, and the permits are released on the way out.
  *
  * ```kotlin
  * val rowsInFlight = Semaphore(10_000)
@@ -153,16 +153,14 @@ private class SemaphoreAcquisition(private val call: String) : ContinuationAcqui
  *
  * @param permits the number of permits, from `0` to [Semaphore.capacity]
  * @return what [action] returns
- * @throws IllegalArgumentException if [permits] is negative or greater than the capacity;
- *   [action] does not run
+ * @throws IllegalArgumentException if [permits] is negative or greater than the capacity; [action]
+ *   does not run
  * @throws SemaphoreClosedException if the semaphore is or gets closed before the grant; [action]
  *   does not run
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> Semaphore.withPermits(permits: Long, action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     acquireFor("withPermits", permits)
     try {
         return action()
@@ -181,8 +179,8 @@ public suspend inline fun <T> Semaphore.withPermits(permits: Long, action: () ->
  * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
  * normally from it, even if its permits were granted before the cancellation took effect; they are
  * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
- * cancellation came first. This function does not check for cancellation when it does not
- * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+ * cancellation came first. This function does not check for cancellation when it does not suspend;
+ * use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
  *
  * ```kotlin
  * val connections = Semaphore(8)
@@ -197,9 +195,7 @@ public suspend inline fun <T> Semaphore.withPermits(permits: Long, action: () ->
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> Semaphore.withPermit(action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     return withPermits(1, action)
 }
 
@@ -210,11 +206,10 @@ public suspend inline fun <T> Semaphore.withPermit(action: () -> T): T {
  *
  * The view follows the kotlinx contract: `acquire()` has the cancellation behaviour of [acquire]
  * (cancellable, prompt cancellation guarantee); `tryAcquire()` never suspends; `release()` of a
- * permit that nobody holds throws [IllegalStateException] and changes nothing;
- * `availablePermits` is [Semaphore.availablePermits], clamped to [Int.MAX_VALUE]. Beyond kotlinx:
- * after [Semaphore.close], `acquire()` throws [SemaphoreClosedException] (an
- * [IllegalStateException]) and `tryAcquire()` returns `false`. The view keeps no state of its own;
- * it is cheap to create.
+ * permit that nobody holds throws [IllegalStateException] and changes nothing; `availablePermits`
+ * is [Semaphore.availablePermits], clamped to [Int.MAX_VALUE]. Beyond kotlinx: after
+ * [Semaphore.close], `acquire()` throws [SemaphoreClosedException] (an [IllegalStateException]) and
+ * `tryAcquire()` returns `false`. The view keeps no state of its own; it is cheap to create.
  *
  * ```kotlin
  * // Before: val limit = kotlinx.coroutines.sync.Semaphore(4)
@@ -240,10 +235,10 @@ private class KotlinxSemaphoreView(private val semaphore: Semaphore) : KotlinxSe
      * (the permits already handed to it go on to the waiters behind it) and the function throws
      * [CancellationException][kotlinx.coroutines.CancellationException]. There is a **prompt
      * cancellation guarantee**: a coroutine that is cancelled while suspended here never returns
-     * normally from it, even if its permits were granted before the cancellation took effect; they are
-     * then released again. So a cancelled caller ends holding nothing, whichever of the grant and the
-     * cancellation came first. This function does not check for cancellation when it does not
-     * suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
+     * normally from it, even if its permits were granted before the cancellation took effect; they
+     * are then released again. So a cancelled caller ends holding nothing, whichever of the grant
+     * and the cancellation came first. This function does not check for cancellation when it does
+     * not suspend; use [ensureActive][kotlinx.coroutines.ensureActive] for that in tight loops.
      */
     override suspend fun acquire() {
         semaphore.acquire(1)
@@ -267,8 +262,8 @@ private class KotlinxSemaphoreView(private val semaphore: Semaphore) : KotlinxSe
  * `java.time.Duration` is named [Semaphore.tryAcquireBlocking], so a coroutine cannot block its
  * dispatcher's thread by importing the other `Duration`.
  *
- * Unlike `withTimeoutOrNull(timeout) { acquire(permits) }`, this never loses a grant that lands
- * as the timeout fires (kotlinx.coroutines issue 2233): the answer and the permits always agree.
+ * Unlike `withTimeoutOrNull(timeout) { acquire(permits) }`, this never loses a grant that lands as
+ * the timeout fires (kotlinx.coroutines issue 2233): the answer and the permits always agree.
  * Cancellation of the calling coroutine: as [acquire] (prompt; nothing held), then it throws
  * [CancellationException][kotlinx.coroutines.CancellationException].
  *
@@ -288,18 +283,22 @@ private class KotlinxSemaphoreView(private val semaphore: Semaphore) : KotlinxSe
  * @throws dev.handoff.SemaphoreRejectedException if it would have to wait and the queue is full
  */
 public suspend fun Semaphore.tryAcquire(permits: Long, timeout: Duration): Boolean {
-    require(permits >= 0) { "tryAcquire($permits, $timeout): the number of permits must not be negative" }
+    require(permits >= 0) {
+        "tryAcquire($permits, $timeout): the number of permits must not be negative"
+    }
     require(permits <= capacity()) {
         "tryAcquire($permits, $timeout): exceeds the capacity ${capacity()}, so it could never be granted"
     }
     if (tryAcquire(permits)) return true
-    if (isClosed) throw SemaphoreClosedException("tryAcquire($permits, $timeout): the semaphore is closed")
+    if (isClosed)
+        throw SemaphoreClosedException("tryAcquire($permits, $timeout): the semaphore is closed")
     if (!timeout.isPositive()) return false
     var acquired = false
     try {
         withTimeoutOrNull(timeout) {
             acquire(permits)
-            acquired = true // set with the grant, so a timeout that fires right after cannot hide it
+            acquired =
+                true // set with the grant, so a timeout that fires right after cannot hide it
         }
     } catch (e: Throwable) {
         if (acquired) release(permits)
@@ -310,13 +309,13 @@ public suspend fun Semaphore.tryAcquire(permits: Long, timeout: Duration): Boole
 
 /**
  * One FIFO request for between [min] and [max] permits: suspends until at least [min] can be
- * granted to it, then takes as many as are being handed out (or are free), up to [max], and
- * returns how many; the caller must release them. While nobody waits and at least [min] are
- * free it returns at once, without suspending and without allocating. In the queue it weighs
- * [min] (for shedding and [Semaphore.queuedPermits]). Cancellation as for [acquire]: the wait is
- * withdrawn at once (the permits already handed to it go on to the waiters behind it, whose
- * wake-ups run on this coroutine's dispatcher), prompt cancellation holds, and a cancelled caller
- * ends holding nothing, whichever of the grant and the cancellation came first.
+ * granted to it, then takes as many as are being handed out (or are free), up to [max], and returns
+ * how many; the caller must release them. While nobody waits and at least [min] are free it returns
+ * at once, without suspending and without allocating. In the queue it weighs [min] (for shedding
+ * and [Semaphore.queuedPermits]). Cancellation as for [acquire]: the wait is withdrawn at once (the
+ * permits already handed to it go on to the waiters behind it, whose wake-ups run on this
+ * coroutine's dispatcher), prompt cancellation holds, and a cancelled caller ends holding nothing,
+ * whichever of the grant and the cancellation came first.
  *
  * ```kotlin
  * val bytes = buffers.acquireUpTo(64L shl 10, 4L shl 20)
@@ -333,7 +332,8 @@ public suspend fun Semaphore.acquireUpTo(min: Long, max: Long): Long {
     require(min <= capacity()) {
         "acquireUpTo($min, $max): min exceeds the capacity ${capacity()}, so it could never be granted"
     }
-    val got = tryAcquireUpTo(min, max) // all or nothing: never holds fewer than min, even for an instant
+    val got =
+        tryAcquireUpTo(min, max) // all or nothing: never holds fewer than min, even for an instant
     if (got > 0) {
         return got // fast path: no suspension, no allocation
     }
@@ -355,19 +355,23 @@ private class SemaphoreUpToAcquisition(private val min: Long, private val max: L
 
     override fun giveBack(wakes: Executor) = face.release(permits(), wakes)
 
-    /** A refusal names the suspending `acquireUpTo(min, max)` its caller called, bounds included (also when equal). */
+    /**
+     * A refusal names the suspending `acquireUpTo(min, max)` its caller called, bounds included
+     * (also when equal).
+     */
     override fun callName(): String = "acquireUpTo($min, $max)"
 
     override fun closedException(): Throwable =
         SemaphoreClosedException("acquireUpTo($min, $max): the semaphore is closed")
 
-    override fun toString(): String = "SemaphoreUpToAcquisition[acquireUpTo($min, $max) on ${startedOn()}]"
+    override fun toString(): String =
+        "SemaphoreUpToAcquisition[acquireUpTo($min, $max) on ${startedOn()}]"
 }
 
 /**
- * Closes the semaphore and suspends until every held permit (and any debt after a shrink) has
- * come back: `closeAsync()` for coroutines, named like kotlinx's `cancelAndJoin`. Cancelling
- * the caller stops the waiting, not the drain.
+ * Closes the semaphore and suspends until every held permit (and any debt after a shrink) has come
+ * back: `closeAsync()` for coroutines, named like kotlinx's `cancelAndJoin`. Cancelling the caller
+ * stops the waiting, not the drain.
  *
  * ```kotlin
  * limiter.closeAndJoin() // refuse new work, let running work finish

@@ -3,17 +3,17 @@ package dev.handoff.coroutines
 
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
+import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
+import kotlin.test.assertFalse
+import kotlin.test.assertTrue
+import kotlin.time.Duration
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.yield
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
-import kotlin.test.assertEquals
-import kotlin.test.assertFailsWith
-import kotlin.test.assertFalse
-import kotlin.test.assertTrue
-import kotlin.time.Duration
 
 /** The Int overloads of the suspending faces, and refusals that name the call the caller made. */
 @Timeout(60) // a guard against hangs, not a speed check
@@ -40,7 +40,7 @@ class IntPermitsTest {
         val s = Semaphore(3)
         val three = 3
         s.acquire(three)
-        val waiter = launch(start = CoroutineStart.UNDISPATCHED) { s.withPermits(2) { } }
+        val waiter = launch(start = CoroutineStart.UNDISPATCHED) { s.withPermits(2) {} }
         assertEquals(1, s.queueLength())
         assertFalse(s.tryAcquire(1))
         s.release(three)
@@ -51,11 +51,14 @@ class IntPermitsTest {
     @Test
     fun `withPermits over the capacity names withPermits, Int or Long`(): Unit = runBlocking {
         val s = Semaphore(1000)
-        val int = assertFailsWith<IllegalArgumentException> { s.withPermits(2000) { } }
-        assertEquals("withPermits(2000): exceeds the capacity 1000, so it could never be granted", int.message)
-        val long = assertFailsWith<IllegalArgumentException> { s.withPermits(2000L) { } }
+        val int = assertFailsWith<IllegalArgumentException> { s.withPermits(2000) {} }
+        assertEquals(
+            "withPermits(2000): exceeds the capacity 1000, so it could never be granted",
+            int.message,
+        )
+        val long = assertFailsWith<IllegalArgumentException> { s.withPermits(2000L) {} }
         assertEquals(int.message, long.message)
-        val negative = assertFailsWith<IllegalArgumentException> { s.withPermits(-1) { } }
+        val negative = assertFailsWith<IllegalArgumentException> { s.withPermits(-1) {} }
         assertTrue(negative.message!!.startsWith("withPermits(-1)"), negative.message)
         val acquire = assertFailsWith<IllegalArgumentException> { s.acquire(2000) }
         assertTrue(acquire.message!!.startsWith("acquire(2000)"), acquire.message)
@@ -66,10 +69,11 @@ class IntPermitsTest {
     fun `a closed semaphore fails a waiting withPermits naming it`(): Unit = runBlocking {
         val s = Semaphore(1)
         s.acquire(1)
-        val waiter = launch(start = CoroutineStart.UNDISPATCHED) {
-            val e = assertFailsWith<SemaphoreClosedException> { s.withPermits(1) { } }
-            assertEquals("withPermits(1): the semaphore is closed", e.message)
-        }
+        val waiter =
+            launch(start = CoroutineStart.UNDISPATCHED) {
+                val e = assertFailsWith<SemaphoreClosedException> { s.withPermits(1) {} }
+                assertEquals("withPermits(1): the semaphore is closed", e.message)
+            }
         yield()
         s.close()
         waiter.join()

@@ -1,30 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
+import dev.handoff.Mutex as HandoffMutex
 import dev.handoff.SemaphoreClosedException
+import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
+import kotlin.test.assertFalse
+import kotlin.test.assertTrue
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.selects.select
+import kotlinx.coroutines.sync.Mutex as KotlinxMutex
 import kotlinx.coroutines.sync.withLock
 import kotlinx.coroutines.test.runCurrent
 import kotlinx.coroutines.test.runTest
 import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.Test
-import kotlin.test.assertEquals
-import kotlin.test.assertFailsWith
-import kotlin.test.assertFalse
-import kotlin.test.assertTrue
-import dev.handoff.Mutex as HandoffMutex
-import kotlinx.coroutines.sync.Mutex as KotlinxMutex
 
 /**
  * Behaviour checks of the `kotlinx.coroutines.sync.Mutex` contract, written once and run against
  * kotlinx's own implementation ([KotlinxOwnMutexTest]) and against our view
  * ([HandoffKotlinxMutexViewTest]): whatever kotlinx code may rely on, including the owner checks,
- * the view must do the same. Exception messages differ on purpose (ours name the call), so only
- * the exception types are compared.
+ * the view must do the same. Exception messages differ on purpose (ours name the call), so only the
+ * exception types are compared.
  */
 @OptIn(ExperimentalCoroutinesApi::class)
 abstract class KotlinxMutexBehaviour {
@@ -52,12 +52,13 @@ abstract class KotlinxMutexBehaviour {
         val m = mutex()
         m.lock()
         val order = mutableListOf<Int>()
-        val waiters = (1..3).map { i ->
-            launch {
-                m.lock()
-                order += i
+        val waiters =
+            (1..3).map { i ->
+                launch {
+                    m.lock()
+                    order += i
+                }
             }
-        }
         runCurrent()
         assertEquals(emptyList(), order)
         repeat(3) { k ->
@@ -72,18 +73,19 @@ abstract class KotlinxMutexBehaviour {
     }
 
     @Test
-    fun `unlock of an unlocked mutex throws IllegalStateException and changes nothing`(): Unit = runTest {
-        val m = mutex()
-        assertFailsWith<IllegalStateException> { m.unlock() }
-        assertFailsWith<IllegalStateException> { m.unlock(alice) }
-        assertFalse(m.isLocked)
-        m.lock()
-        m.unlock()
-        assertFailsWith<IllegalStateException> { m.unlock() }
-        assertFalse(m.isLocked)
-        assertTrue(m.tryLock())
-        m.unlock()
-    }
+    fun `unlock of an unlocked mutex throws IllegalStateException and changes nothing`(): Unit =
+        runTest {
+            val m = mutex()
+            assertFailsWith<IllegalStateException> { m.unlock() }
+            assertFailsWith<IllegalStateException> { m.unlock(alice) }
+            assertFalse(m.isLocked)
+            m.lock()
+            m.unlock()
+            assertFailsWith<IllegalStateException> { m.unlock() }
+            assertFalse(m.isLocked)
+            assertTrue(m.tryLock())
+            m.unlock()
+        }
 
     @Test
     fun `holdsLock tells the owner`(): Unit = runTest {
@@ -154,12 +156,13 @@ abstract class KotlinxMutexBehaviour {
     @Test
     fun `withLock unlocks when the action throws`(): Unit = runTest {
         val m = mutex()
-        val e = assertFailsWith<IllegalStateException> {
-            m.withLock(alice) {
-                assertTrue(m.holdsLock(alice))
-                error("boom")
+        val e =
+            assertFailsWith<IllegalStateException> {
+                m.withLock(alice) {
+                    assertTrue(m.holdsLock(alice))
+                    error("boom")
+                }
             }
-        }
         assertEquals("boom", e.message)
         assertFalse(m.isLocked)
         assertFalse(m.holdsLock(alice))
@@ -169,11 +172,7 @@ abstract class KotlinxMutexBehaviour {
     fun `withLock unlocks on an early return`(): Unit = runTest {
         val m = mutex()
         suspend fun find(): String {
-            listOf("a", "b").forEach { v ->
-                m.withLock {
-                    if (v == "a") return "found $v"
-                }
-            }
+            listOf("a", "b").forEach { v -> m.withLock { if (v == "a") return "found $v" } }
             return "none"
         }
         assertEquals("found a", find())
@@ -229,20 +228,21 @@ abstract class KotlinxMutexBehaviour {
     fun `lock under a timeout never leaks the lock`(): Unit = runTest {
         val m = mutex()
         var holders = 0
-        val jobs = (0 until 200).map { i ->
-            launch {
-                val owner = Any()
-                delay(i % 7L)
-                if (withTimeoutOrNull(i % 5L) { m.lock(owner) } != null) {
-                    holders++
-                    assertEquals(1, holders)
-                    assertTrue(m.holdsLock(owner))
-                    delay(i % 3L)
-                    holders--
-                    m.unlock(owner)
+        val jobs =
+            (0 until 200).map { i ->
+                launch {
+                    val owner = Any()
+                    delay(i % 7L)
+                    if (withTimeoutOrNull(i % 5L) { m.lock(owner) } != null) {
+                        holders++
+                        assertEquals(1, holders)
+                        assertTrue(m.holdsLock(owner))
+                        delay(i % 3L)
+                        holders--
+                        m.unlock(owner)
+                    }
                 }
             }
-        }
         jobs.forEach { it.join() }
         assertEquals(0, holders)
         assertFalse(m.isLocked)
@@ -344,7 +344,8 @@ class HandoffKotlinxMutexViewTest : KotlinxMutexBehaviour() {
     }
 
     @Test
-    fun `close fails the view's waiters with SemaphoreClosedException, and its tryLock is false`(): Unit = runTest {
+    fun `close fails the view's waiters with SemaphoreClosedException, and its tryLock is false`():
+        Unit = runTest {
         val mutex = HandoffMutex()
         val view = mutex.asKotlinxMutex()
         view.lock("alice")
@@ -356,13 +357,19 @@ class HandoffKotlinxMutexViewTest : KotlinxMutexBehaviour() {
         assertEquals(2, mutex.queueLength())
         mutex.close()
         runCurrent()
-        assertEquals(listOf("lock(): the mutex is closed", "lock(bob): the mutex is closed"), failures.sorted())
+        assertEquals(
+            listOf("lock(): the mutex is closed", "lock(bob): the mutex is closed"),
+            failures.sorted(),
+        )
         assertFalse(ranInside)
         assertFalse(view.holdsLock("bob"))
         assertTrue(view.holdsLock("alice"), "the holder keeps the lock")
         view.unlock("alice")
         assertFalse(view.tryLock())
-        assertEquals("lock(): the mutex is closed", assertFailsWith<SemaphoreClosedException> { view.lock() }.message)
+        assertEquals(
+            "lock(): the mutex is closed",
+            assertFailsWith<SemaphoreClosedException> { view.lock() }.message,
+        )
         assertFalse(view.isLocked)
         assertEquals(0, mutex.queueLength())
     }

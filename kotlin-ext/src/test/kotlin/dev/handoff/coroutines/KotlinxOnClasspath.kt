@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
-import kotlinx.coroutines.CancellableContinuation
 import java.io.File
 import java.net.URL
 import java.util.jar.JarFile
 import kotlin.test.assertEquals
 import kotlin.test.fail
+import kotlinx.coroutines.CancellableContinuation
 
 /**
  * Which kotlinx-coroutines jars the test JVM really loaded. kotlin-ext's pom runs the same compiled
@@ -24,23 +24,28 @@ internal object KotlinxOnClasspath {
      */
     private fun versionResource(module: String) = "META-INF/kotlinx_coroutines_$module.version"
 
-    /** The version of kotlinx-coroutines-core that `kotlinx.coroutines.CancellableContinuation` was loaded from. */
+    /**
+     * The version of kotlinx-coroutines-core that `kotlinx.coroutines.CancellableContinuation` was
+     * loaded from.
+     */
     fun coreVersion(): String = versionOf(CancellableContinuation::class.java, "core")
 
     /**
-     * The version of kotlinx-coroutines-test, found by name so that this object still loads
-     * where that jar is not on the classpath.
+     * The version of kotlinx-coroutines-test, found by name so that this object still loads where
+     * that jar is not on the classpath.
      */
-    fun testVersion(): String = versionOf(Class.forName("kotlinx.coroutines.test.TestScope"), "test")
+    fun testVersion(): String =
+        versionOf(Class.forName("kotlinx.coroutines.test.TestScope"), "test")
 
     /**
-     * Whether the loaded `CancellableContinuation` has the public
-     * `resume(value, onCancellation: (cause, value, context) -> Unit)` of kotlinx 1.9.0 and later,
-     * the call the adapter is built on. Checked by reflection, independently of any version string.
+     * Whether the loaded `CancellableContinuation` has the public `resume(value, onCancellation:
+     * (cause, value, context) -> Unit)` of kotlinx 1.9.0 and later, the call the adapter is built
+     * on. Checked by reflection, independently of any version string.
      */
     fun hasResumeWithContext(): Boolean =
         CancellableContinuation::class.java.methods.any {
-            it.name == "resume" && it.parameterTypes.contentEquals(arrayOf(Any::class.java, Function3::class.java))
+            it.name == "resume" &&
+                it.parameterTypes.contentEquals(arrayOf(Any::class.java, Function3::class.java))
         }
 
     /** Every jar or directory on the classpath that holds [resource]. */
@@ -57,20 +62,28 @@ internal object KotlinxOnClasspath {
         val resource = versionResource(module)
         val holders = locationsOf(resource)
         assertEquals(1, holders.size, "jars holding $resource on the test classpath: $holders")
-        val location = type.protectionDomain?.codeSource?.location
-            ?: fail("${type.name} has no code source, cannot tell which jar it came from")
+        val location =
+            type.protectionDomain?.codeSource?.location
+                ?: fail("${type.name} has no code source, cannot tell which jar it came from")
         val file = File(location.toURI())
         if (!file.isFile) {
             fail("${type.name} was loaded from $file, not from a kotlinx-coroutines-$module jar")
         }
         JarFile(file).use { jar ->
-            val entry = jar.getJarEntry(resource) ?: fail("$file, where ${type.name} comes from, has no $resource")
-            val version = jar.getInputStream(entry).use { it.readBytes().toString(Charsets.UTF_8).trim() }
+            val entry =
+                jar.getJarEntry(resource)
+                    ?: fail("$file, where ${type.name} comes from, has no $resource")
+            val version =
+                jar.getInputStream(entry).use { it.readBytes().toString(Charsets.UTF_8).trim() }
             val declared = jar.manifest?.mainAttributes?.getValue("Implementation-Version")
             if (declared != null) {
                 assertEquals(version, declared, "Implementation-Version in the manifest of $file")
             }
-            val named = Regex("""kotlinx-coroutines-$module(?:-jvm)?-(.+)\.jar""").matchEntire(file.name)?.groupValues?.get(1)
+            val named =
+                Regex("""kotlinx-coroutines-$module(?:-jvm)?-(.+)\.jar""")
+                    .matchEntire(file.name)
+                    ?.groupValues
+                    ?.get(1)
             if (named != null) {
                 assertEquals(version, named, "version in the file name $file")
             }
@@ -78,4 +91,3 @@ internal object KotlinxOnClasspath {
         }
     }
 }
-

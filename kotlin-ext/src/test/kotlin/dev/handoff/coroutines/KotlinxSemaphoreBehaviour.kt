@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
+import dev.handoff.Semaphore as HandoffSemaphore
+import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
+import kotlin.test.assertFalse
+import kotlin.test.assertTrue
 import kotlinx.coroutines.ExperimentalCoroutinesApi
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 import kotlinx.coroutines.sync.withPermit
 import kotlinx.coroutines.test.runCurrent
 import kotlinx.coroutines.test.runTest
 import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.Test
-import kotlin.test.assertEquals
-import kotlin.test.assertFailsWith
-import kotlin.test.assertFalse
-import kotlin.test.assertTrue
-import dev.handoff.Semaphore as HandoffSemaphore
-import kotlinx.coroutines.sync.Semaphore as KotlinxSemaphore
 
 /**
  * Behaviour checks of the `kotlinx.coroutines.sync.Semaphore` contract, written once and run
@@ -47,12 +47,13 @@ abstract class KotlinxSemaphoreBehaviour {
         val s = semaphore(1)
         s.acquire()
         val order = mutableListOf<Int>()
-        val waiters = (1..3).map { i ->
-            launch {
-                s.acquire()
-                order += i
+        val waiters =
+            (1..3).map { i ->
+                launch {
+                    s.acquire()
+                    order += i
+                }
             }
-        }
         runCurrent()
         assertEquals(emptyList(), order)
         assertFalse(s.tryAcquire(), "no barging while anyone waits")
@@ -83,12 +84,13 @@ abstract class KotlinxSemaphoreBehaviour {
     @Test
     fun `withPermit releases when the action throws`(): Unit = runTest {
         val s = semaphore(1)
-        val e = assertFailsWith<IllegalStateException> {
-            s.withPermit {
-                assertEquals(0, s.availablePermits)
-                error("boom")
+        val e =
+            assertFailsWith<IllegalStateException> {
+                s.withPermit {
+                    assertEquals(0, s.availablePermits)
+                    error("boom")
+                }
             }
-        }
         assertEquals("boom", e.message)
         assertEquals(1, s.availablePermits)
     }
@@ -97,11 +99,7 @@ abstract class KotlinxSemaphoreBehaviour {
     fun `withPermit releases on an early return`(): Unit = runTest {
         val s = semaphore(1)
         suspend fun find(): String {
-            listOf("a", "b").forEach { v ->
-                s.withPermit {
-                    if (v == "a") return "found $v"
-                }
-            }
+            listOf("a", "b").forEach { v -> s.withPermit { if (v == "a") return "found $v" } }
             return "none"
         }
         assertEquals("found a", find())
@@ -154,17 +152,18 @@ abstract class KotlinxSemaphoreBehaviour {
     fun `acquire under a timeout never leaks a permit`(): Unit = runTest {
         val s = semaphore(2)
         var held = 0
-        val jobs = (0 until 200).map { i ->
-            launch {
-                delay(i % 7L)
-                if (withTimeoutOrNull(i % 5L) { s.acquire() } != null) {
-                    held++
-                    delay(i % 3L)
-                    held--
-                    s.release()
+        val jobs =
+            (0 until 200).map { i ->
+                launch {
+                    delay(i % 7L)
+                    if (withTimeoutOrNull(i % 5L) { s.acquire() } != null) {
+                        held++
+                        delay(i % 3L)
+                        held--
+                        s.release()
+                    }
                 }
             }
-        }
         jobs.forEach { it.join() }
         assertEquals(0, held)
         assertEquals(2, s.availablePermits)

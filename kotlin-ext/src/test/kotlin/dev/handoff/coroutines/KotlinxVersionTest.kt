@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
-import org.junit.jupiter.api.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
 import kotlin.test.fail
+import org.junit.jupiter.api.Test
 
 /**
  * Proves which kotlinx-coroutines the suite runs on. kotlin-ext is compiled against the oldest
@@ -19,25 +19,34 @@ class KotlinxVersionTest {
         System.getProperty("handoff.expectedKotlinx")
             ?: fail(
                 "handoff.expectedKotlinx is not set: run through Maven (kotlin-ext/pom.xml sets it for each " +
-                    "test execution), or pass -Dhandoff.expectedKotlinx=<version>",
+                    "test execution), or pass -Dhandoff.expectedKotlinx=<version>"
             )
 
     @Test
     fun `runs on the kotlinx-coroutines-core this execution names`() {
-        assertEquals(expected, KotlinxOnClasspath.coreVersion(), "kotlinx-coroutines-core on the test classpath")
+        assertEquals(
+            expected,
+            KotlinxOnClasspath.coreVersion(),
+            "kotlinx-coroutines-core on the test classpath",
+        )
     }
 
     @Test
     fun `runs on the kotlinx-coroutines-test this execution names`() {
-        assertEquals(expected, KotlinxOnClasspath.testVersion(), "kotlinx-coroutines-test on the test classpath")
+        assertEquals(
+            expected,
+            KotlinxOnClasspath.testVersion(),
+            "kotlinx-coroutines-test on the test classpath",
+        )
     }
 
     @Test
     fun `exactly one copy of kotlinx-coroutines classes is on the classpath`() {
-        for (resource in listOf(
-            "kotlinx/coroutines/CancellableContinuation.class",
-            "kotlinx/coroutines/test/TestScope.class",
-        )) {
+        for (resource in
+            listOf(
+                "kotlinx/coroutines/CancellableContinuation.class",
+                "kotlinx/coroutines/test/TestScope.class",
+            )) {
             val holders = KotlinxOnClasspath.locationsOf(resource)
             assertEquals(1, holders.size, "places holding $resource: $holders")
         }

@@ -4,6 +4,10 @@ package dev.handoff.coroutines
 import dev.handoff.Mutex
 import dev.handoff.SemaphoreClosedException
 import dev.handoff.SemaphoreRejectedException
+import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
+import kotlin.test.assertFalse
+import kotlin.test.assertTrue
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.ExperimentalCoroutinesApi
@@ -13,10 +17,6 @@ import kotlinx.coroutines.test.currentTime
 import kotlinx.coroutines.test.runCurrent
 import kotlinx.coroutines.test.runTest
 import org.junit.jupiter.api.Test
-import kotlin.test.assertEquals
-import kotlin.test.assertFailsWith
-import kotlin.test.assertFalse
-import kotlin.test.assertTrue
 
 /**
  * The suspending face of [Mutex] on virtual time: the extension `lock()` (the Java callback face is
@@ -59,15 +59,16 @@ class MutexSuspendTest {
         mutex.lock()
         val granted = mutableListOf<Pair<Int, Long>>()
         // Launched 0..4, arriving at virtual times 40, 30, 20, 10, 0: arrival order 4..0.
-        val jobs = (0 until 5).map { i ->
-            launch {
-                delay((4 - i) * 10L)
-                mutex.withLock {
-                    granted += i to currentTime
-                    delay(5)
+        val jobs =
+            (0 until 5).map { i ->
+                launch {
+                    delay((4 - i) * 10L)
+                    mutex.withLock {
+                        granted += i to currentTime
+                        delay(5)
+                    }
                 }
             }
-        }
         delay(100)
         assertEquals(5, mutex.queueLength())
         assertFalse(mutex.tryLock(), "no barging while anyone waits")
@@ -82,17 +83,18 @@ class MutexSuspendTest {
         val mutex = Mutex()
         var inside = 0
         var maxInside = 0
-        val jobs = (0 until 50).map { i ->
-            launch {
-                delay(i % 4L)
-                mutex.withLock {
-                    inside++
-                    maxInside = maxOf(maxInside, inside)
-                    delay(1 + i % 3L)
-                    inside--
+        val jobs =
+            (0 until 50).map { i ->
+                launch {
+                    delay(i % 4L)
+                    mutex.withLock {
+                        inside++
+                        maxInside = maxOf(maxInside, inside)
+                        delay(1 + i % 3L)
+                        inside--
+                    }
                 }
             }
-        }
         jobs.forEach { it.join() }
         assertEquals(1, maxInside)
         mutex.assertIdle()
@@ -104,9 +106,7 @@ class MutexSuspendTest {
         mutex.lock()
         val first = launch { mutex.lock() }
         var secondRan = false
-        val second = launch {
-            mutex.withLock { secondRan = true }
-        }
+        val second = launch { mutex.withLock { secondRan = true } }
         runCurrent()
         assertEquals(2, mutex.queueLength())
         first.cancel()
@@ -121,30 +121,31 @@ class MutexSuspendTest {
     }
 
     @Test
-    fun `a coroutine cancelled after the grant but before it runs does not keep the lock`(): Unit = runTest {
-        val mutex = Mutex()
-        mutex.lock()
-        var ran = false
-        var caught: Throwable? = null
-        val waiter = launch {
-            try {
-                mutex.lock()
-                ran = true
-            } catch (e: Throwable) {
-                caught = e
-                throw e
+    fun `a coroutine cancelled after the grant but before it runs does not keep the lock`(): Unit =
+        runTest {
+            val mutex = Mutex()
+            mutex.lock()
+            var ran = false
+            var caught: Throwable? = null
+            val waiter = launch {
+                try {
+                    mutex.lock()
+                    ran = true
+                } catch (e: Throwable) {
+                    caught = e
+                    throw e
+                }
             }
+            runCurrent()
+            mutex.unlock() // handed to the waiter; its resumption is only scheduled
+            assertTrue(mutex.isLocked)
+            assertEquals(0, mutex.queueLength())
+            waiter.cancel()
+            runCurrent()
+            assertFalse(ran)
+            assertTrue(caught is CancellationException, "caught $caught")
+            mutex.assertIdle() // given back by the prompt cancellation
         }
-        runCurrent()
-        mutex.unlock() // handed to the waiter; its resumption is only scheduled
-        assertTrue(mutex.isLocked)
-        assertEquals(0, mutex.queueLength())
-        waiter.cancel()
-        runCurrent()
-        assertFalse(ran)
-        assertTrue(caught is CancellationException, "caught $caught")
-        mutex.assertIdle() // given back by the prompt cancellation
-    }
 
     @Test
     fun `a coroutine cancelled before it suspends does not stay queued`(): Unit = runTest {
@@ -159,12 +160,16 @@ class MutexSuspendTest {
     }
 
     @Test
-    fun `withLock unlocks on return, on exception, on a non-local return and on cancellation`(): Unit = runTest {
+    fun `withLock unlocks on return, on exception, on a non-local return and on cancellation`():
+        Unit = runTest {
         val mutex = Mutex()
-        assertEquals("value", mutex.withLock {
-            assertTrue(mutex.isLocked)
-            "value"
-        })
+        assertEquals(
+            "value",
+            mutex.withLock {
+                assertTrue(mutex.isLocked)
+                "value"
+            },
+        )
         mutex.assertIdle()
 
         val failure = assertFailsWith<IllegalStateException> { mutex.withLock { error("boom") } }
@@ -173,9 +178,7 @@ class MutexSuspendTest {
 
         suspend fun firstNegative(values: List<Int>): Int? {
             for (v in values) {
-                mutex.withLock {
-                    if (v < 0) return v
-                }
+                mutex.withLock { if (v < 0) return v }
             }
             return null
         }
@@ -201,7 +204,7 @@ class MutexSuspendTest {
         val mutex = Mutex()
         val e = assertFailsWith<IllegalStateException> { mutex.unlock() }
         assertEquals("unlock(): the mutex is not locked", e.message)
-        mutex.withLock { }
+        mutex.withLock {}
         mutex.assertIdle()
     }
 
@@ -229,7 +232,8 @@ class MutexSuspendTest {
     }
 
     @Test
-    fun `close fails every waiting lock with SemaphoreClosedException, and every later one at once`(): Unit = runTest {
+    fun `close fails every waiting lock with SemaphoreClosedException, and every later one at once`():
+        Unit = runTest {
         val mutex = Mutex()
         mutex.lock()
         val failures = mutableListOf<String>()
@@ -252,20 +256,21 @@ class MutexSuspendTest {
     }
 
     @Test
-    fun `a lock refused by a full queue names the suspending call and holds nothing`(): Unit = runTest {
-        val mutex = Mutex.builder().maxQueueLength(1).build()
-        mutex.lock()
-        var queuedRan = false
-        val queued = launch { mutex.withLock { queuedRan = true } }
-        runCurrent()
-        assertEquals(1, mutex.queueLength())
-        val refused = assertFailsWith<SemaphoreRejectedException> { mutex.lock() }
-        assertTrue(refused.message!!.startsWith("lock(): rejected"), refused.message)
-        assertEquals(1, mutex.queueLength(), "the refused call did not queue")
-        mutex.unlock()
-        runCurrent()
-        assertTrue(queuedRan)
-        assertTrue(queued.isCompleted)
-        mutex.assertIdle()
-    }
+    fun `a lock refused by a full queue names the suspending call and holds nothing`(): Unit =
+        runTest {
+            val mutex = Mutex.builder().maxQueueLength(1).build()
+            mutex.lock()
+            var queuedRan = false
+            val queued = launch { mutex.withLock { queuedRan = true } }
+            runCurrent()
+            assertEquals(1, mutex.queueLength())
+            val refused = assertFailsWith<SemaphoreRejectedException> { mutex.lock() }
+            assertTrue(refused.message!!.startsWith("lock(): rejected"), refused.message)
+            assertEquals(1, mutex.queueLength(), "the refused call did not queue")
+            mutex.unlock()
+            runCurrent()
+            assertTrue(queuedRan)
+            assertTrue(queued.isCompleted)
+            mutex.assertIdle()
+        }
 }

@@ -3,22 +3,22 @@ package dev.handoff.coroutines
 
 import dev.handoff.Semaphore
 import dev.handoff.SemaphoreClosedException
-import kotlinx.coroutines.CancellationException
-import kotlinx.coroutines.CoroutineStart
-import kotlinx.coroutines.ExperimentalCoroutinesApi
-import kotlinx.coroutines.Job
-import kotlinx.coroutines.currentCoroutineContext
-import kotlinx.coroutines.async
-import kotlinx.coroutines.delay
-import kotlinx.coroutines.launch
-import kotlinx.coroutines.test.runCurrent
-import kotlinx.coroutines.test.runTest
-import kotlinx.coroutines.test.currentTime
-import org.junit.jupiter.api.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
 import kotlin.test.assertFalse
 import kotlin.test.assertTrue
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.ExperimentalCoroutinesApi
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.async
+import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.test.currentTime
+import kotlinx.coroutines.test.runCurrent
+import kotlinx.coroutines.test.runTest
+import org.junit.jupiter.api.Test
 
 /**
  * Behaviour of the suspending face on virtual time (kotlinx-coroutines-test): order, weighted
@@ -50,15 +50,16 @@ class SuspendAcquireTest {
         semaphore.acquire(1)
         val granted = mutableListOf<Pair<Int, Long>>()
         // Launched 0..4, but coroutine i arrives at virtual time (4 - i) * 10: arrival order 4..0.
-        val jobs = (0 until 5).map { i ->
-            launch {
-                delay((4 - i) * 10L)
-                semaphore.acquire(1)
-                granted += i to currentTime
-                delay(5)
-                semaphore.release(1)
+        val jobs =
+            (0 until 5).map { i ->
+                launch {
+                    delay((4 - i) * 10L)
+                    semaphore.acquire(1)
+                    granted += i to currentTime
+                    delay(5)
+                    semaphore.release(1)
+                }
             }
-        }
         delay(100)
         assertEquals(5, semaphore.queueLength())
         semaphore.release(1)
@@ -115,53 +116,55 @@ class SuspendAcquireTest {
         var inUse = 0L
         var peak = 0L
         val weights = listOf(7L, 3L, 5L, 10L, 1L, 9L, 2L, 2L, 6L, 4L, 8L, 1L)
-        val jobs = weights.mapIndexed { i, w ->
-            launch {
-                delay(i % 3L)
-                semaphore.withPermits(w) {
-                    inUse += w
-                    peak = maxOf(peak, inUse)
-                    assertTrue(inUse <= 10, "in use $inUse > capacity")
-                    delay(10 + w)
-                    inUse -= w
+        val jobs =
+            weights.mapIndexed { i, w ->
+                launch {
+                    delay(i % 3L)
+                    semaphore.withPermits(w) {
+                        inUse += w
+                        peak = maxOf(peak, inUse)
+                        assertTrue(inUse <= 10, "in use $inUse > capacity")
+                        delay(10 + w)
+                        inUse -= w
+                    }
                 }
             }
-        }
         jobs.forEach { it.join() }
         assertEquals(10, peak)
         semaphore.assertIdle()
     }
 
     @Test
-    fun `cancelling a waiter returns its partial permits and wakes the followers`(): Unit = runTest {
-        val semaphore = Semaphore(5)
-        semaphore.acquire(5)
-        val heavy = launch { semaphore.acquire(4) }
-        runCurrent()
-        var lightGranted = false
-        val light = launch {
-            semaphore.acquire(2)
-            lightGranted = true
+    fun `cancelling a waiter returns its partial permits and wakes the followers`(): Unit =
+        runTest {
+            val semaphore = Semaphore(5)
+            semaphore.acquire(5)
+            val heavy = launch { semaphore.acquire(4) }
+            runCurrent()
+            var lightGranted = false
+            val light = launch {
+                semaphore.acquire(2)
+                lightGranted = true
+            }
+            runCurrent()
+            semaphore.release(3) // heavy now holds 3 of its 4, not granted
+            runCurrent()
+            assertFalse(heavy.isCompleted)
+            assertEquals(0, semaphore.availablePermits())
+            assertEquals(2, semaphore.queueLength())
+
+            heavy.cancel() // its 3 go on: light takes 2, 1 becomes free
+            runCurrent()
+            assertTrue(heavy.isCancelled)
+            assertTrue(lightGranted)
+            assertTrue(light.isCompleted)
+            assertEquals(0, semaphore.queueLength())
+            assertEquals(1, semaphore.availablePermits())
+
+            semaphore.release(2) // the test's remaining 2
+            semaphore.release(2) // light's 2
+            semaphore.assertIdle()
         }
-        runCurrent()
-        semaphore.release(3) // heavy now holds 3 of its 4, not granted
-        runCurrent()
-        assertFalse(heavy.isCompleted)
-        assertEquals(0, semaphore.availablePermits())
-        assertEquals(2, semaphore.queueLength())
-
-        heavy.cancel() // its 3 go on: light takes 2, 1 becomes free
-        runCurrent()
-        assertTrue(heavy.isCancelled)
-        assertTrue(lightGranted)
-        assertTrue(light.isCompleted)
-        assertEquals(0, semaphore.queueLength())
-        assertEquals(1, semaphore.availablePermits())
-
-        semaphore.release(2) // the test's remaining 2
-        semaphore.release(2) // light's 2
-        semaphore.assertIdle()
-    }
 
     @Test
     fun `a coroutine cancelled after the grant but before it runs holds nothing`(): Unit = runTest {
@@ -191,11 +194,12 @@ class SuspendAcquireTest {
         assertEquals(1, semaphore.queueLength())
         waiter.cancel()
         assertEquals(0, semaphore.queueLength())
-        val late = async(start = CoroutineStart.UNDISPATCHED) {
-            // Cancelled while it is still running; the acquire then fails without queueing.
-            currentCoroutineContext()[Job]!!.cancel()
-            semaphore.acquire(1)
-        }
+        val late =
+            async(start = CoroutineStart.UNDISPATCHED) {
+                // Cancelled while it is still running; the acquire then fails without queueing.
+                currentCoroutineContext()[Job]!!.cancel()
+                semaphore.acquire(1)
+            }
         assertTrue(late.isCancelled)
         assertEquals(0, semaphore.queueLength())
         semaphore.release(1)
@@ -207,15 +211,16 @@ class SuspendAcquireTest {
         val semaphore = Semaphore(4)
         semaphore.acquire(4)
         val failures = mutableListOf<Throwable>()
-        val waiters = listOf(3L, 1L).map { n ->
-            launch {
-                try {
-                    semaphore.acquire(n)
-                } catch (e: SemaphoreClosedException) {
-                    failures += e
+        val waiters =
+            listOf(3L, 1L).map { n ->
+                launch {
+                    try {
+                        semaphore.acquire(n)
+                    } catch (e: SemaphoreClosedException) {
+                        failures += e
+                    }
                 }
             }
-        }
         runCurrent()
         semaphore.release(2) // the head (3) holds 2 of 3
         runCurrent()
@@ -244,7 +249,10 @@ class SuspendAcquireTest {
         val negative = assertFailsWith<IllegalArgumentException> { semaphore.acquire(-1) }
         assertEquals("acquire(-1): the number of permits must not be negative", negative.message)
         val tooMany = assertFailsWith<IllegalArgumentException> { semaphore.acquire(17) }
-        assertEquals("acquire(17): exceeds the capacity 16, so it could never be granted", tooMany.message)
+        assertEquals(
+            "acquire(17): exceeds the capacity 16, so it could never be granted",
+            tooMany.message,
+        )
         var ran = false
         assertFailsWith<IllegalArgumentException> { semaphore.withPermits(17) { ran = true } }
         assertFalse(ran)
@@ -262,18 +270,22 @@ class SuspendAcquireTest {
     @Test
     fun `withPermits releases on return, on exception and on a non-local return`(): Unit = runTest {
         val semaphore = Semaphore(5)
-        assertEquals("value", semaphore.withPermits(3) {
-            assertEquals(2, semaphore.availablePermits())
-            "value"
-        })
+        assertEquals(
+            "value",
+            semaphore.withPermits(3) {
+                assertEquals(2, semaphore.availablePermits())
+                "value"
+            },
+        )
         semaphore.assertIdle()
 
-        val failure = assertFailsWith<IllegalStateException> {
-            semaphore.withPermits(5) {
-                assertEquals(0, semaphore.availablePermits())
-                error("boom")
+        val failure =
+            assertFailsWith<IllegalStateException> {
+                semaphore.withPermits(5) {
+                    assertEquals(0, semaphore.availablePermits())
+                    error("boom")
+                }
             }
-        }
         assertEquals("boom", failure.message)
         semaphore.assertIdle()
 
@@ -297,11 +309,7 @@ class SuspendAcquireTest {
     @Test
     fun `a cancellation while the action runs still releases`(): Unit = runTest {
         val semaphore = Semaphore(2)
-        val job = launch {
-            semaphore.withPermits(2) {
-                delay(1_000)
-            }
-        }
+        val job = launch { semaphore.withPermits(2) { delay(1_000) } }
         runCurrent()
         assertEquals(0, semaphore.availablePermits())
         job.cancel()

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.coroutines
 
-import org.junit.jupiter.api.Test
-import org.junit.jupiter.api.assertThrows
 import kotlin.test.assertFalse
 import kotlin.test.assertNotNull
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
 
 /**
  * The shape of the suspending slow path in the bytecode, which decides what a suspension allocates
@@ -29,10 +29,20 @@ class SuspensionShapeTest {
 
     @Test
     fun permitsReachTheSuspensionUnboxed() {
-        val bytes = assertNotNull(javaClass.classLoader.getResourceAsStream("$node.class")).use { it.readBytes() }
+        val bytes =
+            assertNotNull(javaClass.classLoader.getResourceAsStream("$node.class")).use {
+                it.readBytes()
+            }
         val constants = String(bytes, Charsets.ISO_8859_1)
-        assertFalse("boxLong" in constants, "ContinuationAcquisition boxes a Long (kotlin.coroutines Boxing.boxLong)")
-        // Long.valueOf or any other method returning or taking a boxed Long has this in its descriptor
-        assertFalse("Ljava/lang/Long;" in constants, "ContinuationAcquisition passes a boxed Long somewhere")
+        assertFalse(
+            "boxLong" in constants,
+            "ContinuationAcquisition boxes a Long (kotlin.coroutines Boxing.boxLong)",
+        )
+        // Long.valueOf or any other method returning or taking a boxed Long has this in its
+        // descriptor
+        assertFalse(
+            "Ljava/lang/Long;" in constants,
+            "ContinuationAcquisition passes a boxed Long somewhere",
+        )
     }
 }

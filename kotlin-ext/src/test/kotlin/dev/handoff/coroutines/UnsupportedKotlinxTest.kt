@@ -2,15 +2,15 @@
 package dev.handoff.coroutines
 
 import dev.handoff.Semaphore
+import kotlin.test.assertEquals
+import kotlin.test.assertFalse
+import kotlin.test.assertTrue
+import kotlin.test.fail
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.Test
-import kotlin.test.assertEquals
-import kotlin.test.assertFalse
-import kotlin.test.assertTrue
-import kotlin.test.fail
 
 /**
  * On a kotlinx-coroutines older than the oldest supported release, the first suspending acquire
@@ -23,9 +23,9 @@ import kotlin.test.fail
  * other executions exclude this class; run elsewhere (say through `-Dtest=`), it is skipped.
  *
  * Compiled against kotlinx `kotlinx.coroutines.oldest.version` (as all of kotlin-ext) but run on an
- * older release: only kotlinx API that links against that release may be called here.
- * `runBlocking` and `withTimeoutOrNull` (public since 1.0) do, when compiled against 1.9.0; compiled
- * against 1.10 or later, `runBlocking` would call `runBlockingK$default`, which 1.9.0 and older lack.
+ * older release: only kotlinx API that links against that release may be called here. `runBlocking`
+ * and `withTimeoutOrNull` (public since 1.0) do, when compiled against 1.9.0; compiled against 1.10
+ * or later, `runBlocking` would call `runBlockingK$default`, which 1.9.0 and older lack.
  */
 class UnsupportedKotlinxTest {
 
@@ -41,8 +41,13 @@ class UnsupportedKotlinxTest {
         }
         val oldest = System.getProperty("handoff.oldestKotlinx") ?: "1.9.0"
 
-        // The execution really swapped the jar: the version, and the API the adapter needs is absent.
-        assertEquals(unsupported, KotlinxOnClasspath.coreVersion(), "kotlinx-coroutines-core on the test classpath")
+        // The execution really swapped the jar: the version, and the API the adapter needs is
+        // absent.
+        assertEquals(
+            unsupported,
+            KotlinxOnClasspath.coreVersion(),
+            "kotlinx-coroutines-core on the test classpath",
+        )
         assertFalse(
             KotlinxOnClasspath.hasResumeWithContext(),
             "kotlinx $unsupported already has the 3-argument CancellableContinuation.resume: it does not test anything",
@@ -65,11 +70,15 @@ class UnsupportedKotlinxTest {
         }
 
         when (outcome) {
-            TimedOut -> fail(
-                "acquire(1) on kotlinx-coroutines $unsupported still waited after $TIMEOUT_MILLIS ms: " +
-                    "it must fail at once, saying that kotlinx-coroutines $oldest or newer is needed",
-            )
-            Granted -> fail("acquire(1) on kotlinx-coroutines $unsupported was granted a permit nobody released")
+            TimedOut ->
+                fail(
+                    "acquire(1) on kotlinx-coroutines $unsupported still waited after $TIMEOUT_MILLIS ms: " +
+                        "it must fail at once, saying that kotlinx-coroutines $oldest or newer is needed"
+                )
+            Granted ->
+                fail(
+                    "acquire(1) on kotlinx-coroutines $unsupported was granted a permit nobody released"
+                )
             is Throwable -> {
                 val message = outcome.message.orEmpty()
                 if ("kotlinx-coroutines" !in message || oldest !in message) {
@@ -86,7 +95,11 @@ class UnsupportedKotlinxTest {
         // The refused acquire left nothing behind: no waiter queued, no permit lost or created.
         assertEquals(0, semaphore.queueLength(), "queue length of $semaphore")
         semaphore.release(1)
-        assertEquals(semaphore.capacity(), semaphore.availablePermits(), "free permits of $semaphore")
+        assertEquals(
+            semaphore.capacity(),
+            semaphore.availablePermits(),
+            "free permits of $semaphore",
+        )
     }
 
     private companion object {

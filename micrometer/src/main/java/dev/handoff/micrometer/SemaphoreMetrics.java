@@ -135,6 +135,7 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
     private final String givenName;
     /** The prefix given to the builder, or null: then the default of the primitive's kind. */
     private final String givenPrefix;
+
     private final String baseUnit;
     /** The builder's tags, without {@value #NAME_TAG}. */
     private final Tags tags;
@@ -256,9 +257,11 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
                     + " or the metrics (SemaphoreMetrics.builder(\"uploads\"))");
         }
         if (attachedName != null && !attachedName.equals(primitiveName)) {
-            throw new IllegalArgumentException(call + ": this SemaphoreMetrics is the listener of the primitive named \""
-                    + attachedName + "\", not of " + what + " named " + (primitiveName == null ? "nothing"
-                    : "\"" + primitiveName + "\"") + "; monitor the primitive it listens to");
+            throw new IllegalArgumentException(
+                    call + ": this SemaphoreMetrics is the listener of the primitive named \""
+                            + attachedName + "\", not of " + what + " named "
+                            + (primitiveName == null ? "nothing" : "\"" + primitiveName + "\"")
+                            + "; monitor the primitive it listens to");
         }
     }
 
@@ -305,7 +308,8 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
      * @throws IllegalArgumentException if the primitive has no name (the primitive built is
      *     dropped, nothing is registered)
      */
-    public static <P extends PrimitiveView> P monitor(MeterRegistry registry, PrimitiveBuilder<?, WaitListener, P> builder) {
+    public static <P extends PrimitiveView> P monitor(
+            MeterRegistry registry, PrimitiveBuilder<?, WaitListener, P> builder) {
         SemaphoreMetrics metrics = forOneLine(registry, builder, "builder");
         P built = metrics.buildMonitored(builder);
         metrics.bindTo(registry);
@@ -414,16 +418,22 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
             String outcome = outcomeTag(o);
             waits[o.ordinal()] = Timer.builder(prefix + ".wait")
                     .description("How long callers waited in the queue, by how the wait ended")
-                    .tags(tags).tag(OUTCOME_TAG, outcome).register(registry);
+                    .tags(tags)
+                    .tag(OUTCOME_TAG, outcome)
+                    .register(registry);
             if (weighted) {
                 weights[o.ordinal()] = DistributionSummary.builder(prefix + ".wait.permits")
                         .description("The permits each waiting acquisition waited for, by how the wait ended")
-                        .baseUnit(baseUnit).tags(tags).tag(OUTCOME_TAG, outcome).register(registry);
+                        .baseUnit(baseUnit)
+                        .tags(tags)
+                        .tag(OUTCOME_TAG, outcome)
+                        .register(registry);
             }
         }
         Counter rejected = Counter.builder(prefix + ".rejected")
                 .description("Callers refused at once because the wait queue was full")
-                .tags(tags).register(registry);
+                .tags(tags)
+                .register(registry);
         bound = append(current, new Meters(registry, waits, weights, rejected));
     }
 
@@ -455,38 +465,54 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         PrimitiveView view = primitive;
         Gauge.builder(prefix + ".queue.length", view, PrimitiveView::queueLength)
                 .description("The acquisitions waiting in the queue")
-                .tags(tags).register(registry);
+                .tags(tags)
+                .register(registry);
         if (view instanceof Semaphore semaphore) {
             Gauge.builder(prefix + ".queue.permits", view, PrimitiveView::queuedPermits)
                     .description("The permits the waiting acquisitions wait for")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
+                    .baseUnit(baseUnit)
+                    .tags(tags)
+                    .register(registry);
             Gauge.builder(prefix + ".capacity", semaphore, Semaphore::capacity)
                     .description("The semaphore's capacity")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
+                    .baseUnit(baseUnit)
+                    .tags(tags)
+                    .register(registry);
             Gauge.builder(prefix + ".available", semaphore, Semaphore::availablePermits)
                     .description("The permits held by nobody and not handed to a waiter")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
+                    .baseUnit(baseUnit)
+                    .tags(tags)
+                    .register(registry);
         } else if (view instanceof FairShareSemaphore<?> pool) {
             Gauge.builder(prefix + ".queue.permits", view, PrimitiveView::queuedPermits)
                     .description("The permits the waiting acquisitions wait for")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
+                    .baseUnit(baseUnit)
+                    .tags(tags)
+                    .register(registry);
             Gauge.builder(prefix + ".capacity", pool, FairShareSemaphore::capacity)
                     .description("The fair share's capacity, across all keys")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
+                    .baseUnit(baseUnit)
+                    .tags(tags)
+                    .register(registry);
             Gauge.builder(prefix + ".available", pool, FairShareSemaphore::availablePermits)
                     .description("The permits held by no key and not handed to a waiter")
-                    .baseUnit(baseUnit).tags(tags).register(registry);
+                    .baseUnit(baseUnit)
+                    .tags(tags)
+                    .register(registry);
         } else if (view instanceof Mutex mutex) {
             Gauge.builder(prefix + ".locked", mutex, m -> m.isLocked() ? 1 : 0)
                     .description("1 while the mutex is locked, else 0")
-                    .tags(tags).register(registry);
+                    .tags(tags)
+                    .register(registry);
         } else if (view instanceof RwLock lock) {
             Gauge.builder(prefix + ".write.locked", lock, l -> l.isWriteLocked() ? 1 : 0)
                     .description("1 while a writer holds the lock, else 0")
-                    .tags(tags).register(registry);
+                    .tags(tags)
+                    .register(registry);
             Gauge.builder(prefix + ".read.locks", lock, RwLock::readLockCount)
                     .description("The readers holding the lock")
-                    .tags(tags).register(registry);
+                    .tags(tags)
+                    .register(registry);
         }
     }
 
@@ -497,8 +523,7 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
      * @param waitersAhead the queue length at entry
      */
     @Override
-    public void queued(long permits, int waitersAhead) {
-    }
+    public void queued(long permits, int waitersAhead) {}
 
     /**
      * Records the wait in the {@code wait} timer and the {@code wait.permits} summary of its
@@ -605,7 +630,10 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         final DistributionSummary @Nullable [] weights;
         final @Nullable Counter rejected;
 
-        Meters(MeterRegistry registry, Timer @Nullable [] waits, DistributionSummary @Nullable [] weights,
+        Meters(
+                MeterRegistry registry,
+                Timer @Nullable [] waits,
+                DistributionSummary @Nullable [] weights,
                 @Nullable Counter rejected) {
             this.registry = registry;
             this.waits = waits;
@@ -633,6 +661,7 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         private final String name;
         /** Null: the default of the primitive's kind. */
         private String prefix;
+
         private String baseUnit = DEFAULT_BASE_UNIT;
         private final List<Tag> tags = new ArrayList<>();
 
@@ -725,7 +754,8 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
                 }
                 if (t.getKey().equals(NAME_TAG) || t.getKey().equals(OUTCOME_TAG)) {
                     throw new IllegalArgumentException("tags(" + tags + "): the key \"" + t.getKey()
-                            + "\" is SemaphoreMetrics' own (" + NAME_TAG + " is the primitive's name or the one given to"
+                            + "\" is SemaphoreMetrics' own (" + NAME_TAG
+                            + " is the primitive's name or the one given to"
                             + " builder(name), "
                             + OUTCOME_TAG + " tags the waits); choose another key");
                 }

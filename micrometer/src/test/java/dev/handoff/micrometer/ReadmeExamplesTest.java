@@ -31,8 +31,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120) // a hang fails the test instead of holding the build
 class ReadmeExamplesTest {
 
-    record Part(String name, long size) {
-    }
+    record Part(String name, long size) {}
 
     interface Storage {
         void write(Part part) throws IOException;
@@ -40,28 +39,28 @@ class ReadmeExamplesTest {
 
     // ---- the README's code, as it stands there --------------------------------------------------
 
-    MeterRegistry registry = new SimpleMeterRegistry();         // your registry: Prometheus, OTLP, ...
+    MeterRegistry registry = new SimpleMeterRegistry(); // your registry: Prometheus, OTLP, ...
     Storage storage;
 
     Semaphore uploads() {
         SemaphoreMetrics metrics = SemaphoreMetrics.builder()
-                .baseUnit("bytes")                                  // the permits are bytes
+                .baseUnit("bytes") // the permits are bytes
                 .tags("service", "ingest")
                 .build();
-        Semaphore uploads = Semaphore.builder(64L << 20)            // 64 MiB in flight
-                .name("uploads")                                    // the meters' name tag, too
-                .maxQueuedPermits(256L << 20)                       // shed load beyond 256 MiB waiting
-                .listener(metrics)                                  // 1. times every wait
+        Semaphore uploads = Semaphore.builder(64L << 20) // 64 MiB in flight
+                .name("uploads") // the meters' name tag, too
+                .maxQueuedPermits(256L << 20) // shed load beyond 256 MiB waiting
+                .listener(metrics) // 1. times every wait
                 .build();
-        metrics.monitor(uploads)                                    // 2. the semaphore the gauges read
-                .bindTo(registry);                                  // 3. the meters
-        return uploads;                                             // keep it referenced: gauges are weak
+        metrics.monitor(uploads) // 2. the semaphore the gauges read
+                .bindTo(registry); // 3. the meters
+        return uploads; // keep it referenced: gauges are weak
     }
 
     boolean store(Semaphore uploads, Part part) throws IOException, InterruptedException {
         if (!uploads.tryAcquireBlocking(part.size(), Duration.ofSeconds(2))) {
-            return false;                                   // counted in wait{outcome=timed_out}
-        }                                                   // shed: SemaphoreRejectedException, counted in rejected
+            return false; // counted in wait{outcome=timed_out}
+        } // shed: SemaphoreRejectedException, counted in rejected
         try {
             storage.write(part);
         } finally {
@@ -91,8 +90,12 @@ class ReadmeExamplesTest {
     }
 
     private long waits(String outcome) {
-        return registry.get("handoff.semaphore.wait").tag("name", "uploads").tag("service", "ingest")
-                .tag("outcome", outcome).timer().count();
+        return registry.get("handoff.semaphore.wait")
+                .tag("name", "uploads")
+                .tag("service", "ingest")
+                .tag("outcome", outcome)
+                .timer()
+                .count();
     }
 
     private double gauge(String name) {
@@ -101,12 +104,14 @@ class ReadmeExamplesTest {
 
     @Test
     void success() throws Exception {
-        storage = part -> { };
+        storage = part -> {};
         Semaphore uploads = uploads();
         assertTrue(store(uploads, new Part("a", 10 * MIB)));
         assertEquals(0, waits("granted"), "granted at once: not a wait");
         assertEquals(64.0 * MIB, gauge("handoff.semaphore.available"));
-        assertEquals("bytes", registry.get("handoff.semaphore.capacity").gauge().getId().getBaseUnit());
+        assertEquals(
+                "bytes",
+                registry.get("handoff.semaphore.capacity").gauge().getId().getBaseUnit());
     }
 
     @Test
@@ -124,21 +129,25 @@ class ReadmeExamplesTest {
             }
         };
         Semaphore uploads = uploads();
-        CompletableFuture<Boolean> big = CompletableFuture.supplyAsync(() -> {
-            try {
-                return store(uploads, new Part("big", 60 * MIB));
-            } catch (IOException | InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, pool);
+        CompletableFuture<Boolean> big = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return store(uploads, new Part("big", 60 * MIB));
+                    } catch (IOException | InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                pool);
         assertTrue(writing.await(5, TimeUnit.SECONDS));
-        CompletableFuture<Boolean> small = CompletableFuture.supplyAsync(() -> {
-            try {
-                return store(uploads, new Part("small", 8 * MIB));
-            } catch (IOException | InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, pool);
+        CompletableFuture<Boolean> small = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return store(uploads, new Part("small", 8 * MIB));
+                    } catch (IOException | InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                pool);
         awaitQueued(uploads);
         assertEquals(8.0 * MIB, gauge("handoff.semaphore.queue.permits"));
         assertEquals(1.0, gauge("handoff.semaphore.queue.length"));
@@ -156,16 +165,18 @@ class ReadmeExamplesTest {
         };
         Semaphore uploads = uploads();
         assertTrue(uploads.tryAcquire(64 * MIB));
-        CompletableFuture<String> failed = CompletableFuture.supplyAsync(() -> {
-            try {
-                store(uploads, new Part("a", 1 * MIB));
-                return "stored";
-            } catch (IOException e) {
-                return e.getMessage();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, pool);
+        CompletableFuture<String> failed = CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        store(uploads, new Part("a", 1 * MIB));
+                        return "stored";
+                    } catch (IOException e) {
+                        return e.getMessage();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                pool);
         awaitQueued(uploads);
         uploads.release(64 * MIB);
         assertEquals("disk full", failed.get(5, TimeUnit.SECONDS));
@@ -181,16 +192,21 @@ class ReadmeExamplesTest {
         Semaphore uploads = uploads();
         assertTrue(uploads.tryAcquire(64 * MIB));
 
-        assertFalse(store(uploads, new Part("late", 1 * MIB)));     // waits 2 s, times out
+        assertFalse(store(uploads, new Part("late", 1 * MIB))); // waits 2 s, times out
         assertEquals(1, waits("timed_out"));
 
         CompletableFuture<Permits> queued = uploads.acquireAsync(64 * MIB);
         CompletableFuture<Permits> more = uploads.acquireAsync(64 * MIB);
         CompletableFuture<Permits> evenMore = uploads.acquireAsync(64 * MIB);
-        CompletableFuture<Permits> full = uploads.acquireAsync(64 * MIB);  // 256 MiB wait now
+        CompletableFuture<Permits> full = uploads.acquireAsync(64 * MIB); // 256 MiB wait now
         assertEquals(256.0 * MIB, gauge("handoff.semaphore.queue.permits"));
         assertThrows(SemaphoreRejectedException.class, () -> store(uploads, new Part("shed", 1 * MIB)));
-        assertEquals(1.0, registry.get("handoff.semaphore.rejected").tag("name", "uploads").counter().count());
+        assertEquals(
+                1.0,
+                registry.get("handoff.semaphore.rejected")
+                        .tag("name", "uploads")
+                        .counter()
+                        .count());
 
         uploads.close();
         for (CompletableFuture<Permits> f : List.of(queued, more, evenMore, full)) {

@@ -51,8 +51,7 @@ class SemaphoreMetricsTest {
 
     private static final Waker NO_OP = new Waker() {
         @Override
-        public void wake() {
-        }
+        public void wake() {}
     };
 
     private double gauge(String name) {
@@ -66,7 +65,9 @@ class SemaphoreMetricsTest {
     }
 
     private Timer timer(String prefix, String name, WaitOutcome outcome) {
-        Timer t = registry.find(prefix + ".wait").tag("name", name).tag("outcome", SemaphoreMetrics.outcomeTag(outcome))
+        Timer t = registry.find(prefix + ".wait")
+                .tag("name", name)
+                .tag("outcome", SemaphoreMetrics.outcomeTag(outcome))
                 .timer();
         assertNotNull(t, "no timer " + prefix + ".wait " + name + " " + outcome);
         return t;
@@ -77,22 +78,28 @@ class SemaphoreMetricsTest {
     }
 
     private DistributionSummary weights(WaitOutcome outcome) {
-        DistributionSummary d = registry.find("handoff.semaphore.wait.permits").tag("name", "test")
-                .tag("outcome", SemaphoreMetrics.outcomeTag(outcome)).summary();
+        DistributionSummary d = registry.find("handoff.semaphore.wait.permits")
+                .tag("name", "test")
+                .tag("outcome", SemaphoreMetrics.outcomeTag(outcome))
+                .summary();
         assertNotNull(d, "no summary for " + outcome);
         return d;
     }
 
     private Counter rejected() {
-        Counter c = registry.find("handoff.semaphore.rejected").tag("name", "test").counter();
+        Counter c =
+                registry.find("handoff.semaphore.rejected").tag("name", "test").counter();
         assertNotNull(c);
         return c;
     }
 
     /** The count of each outcome's timer, in outcome order. */
     private List<Long> waitCounts() {
-        return List.of(timer(WaitOutcome.GRANTED).count(), timer(WaitOutcome.CANCELLED).count(),
-                timer(WaitOutcome.TIMED_OUT).count(), timer(WaitOutcome.CLOSED).count(),
+        return List.of(
+                timer(WaitOutcome.GRANTED).count(),
+                timer(WaitOutcome.CANCELLED).count(),
+                timer(WaitOutcome.TIMED_OUT).count(),
+                timer(WaitOutcome.CLOSED).count(),
                 timer(WaitOutcome.FAILED).count());
     }
 
@@ -151,7 +158,8 @@ class SemaphoreMetricsTest {
         s.release(3);
         granted.get(5, TimeUnit.SECONDS);
         assertEquals(List.of(1L, 0L, 0L, 0L, 0L), waitCounts());
-        assertTrue(timer(WaitOutcome.GRANTED).totalTime(TimeUnit.MILLISECONDS) >= 30,
+        assertTrue(
+                timer(WaitOutcome.GRANTED).totalTime(TimeUnit.MILLISECONDS) >= 30,
                 "waited " + timer(WaitOutcome.GRANTED).totalTime(TimeUnit.MILLISECONDS) + " ms");
         assertEquals(3.0, weights(WaitOutcome.GRANTED).totalAmount());
         s.release(4); // the 1 left of the first 4, and the 3 granted
@@ -165,7 +173,9 @@ class SemaphoreMetricsTest {
         // timed out, blocking
         assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(20)));
         assertEquals(List.of(1L, 1L, 1L, 0L, 0L), waitCounts());
-        assertTrue(timer(WaitOutcome.TIMED_OUT).totalTime(TimeUnit.MILLISECONDS) >= 15, // measured from joining the queue, a little after the call
+        assertTrue(
+                timer(WaitOutcome.TIMED_OUT).totalTime(TimeUnit.MILLISECONDS)
+                        >= 15, // measured from joining the queue, a little after the call
                 "waited " + timer(WaitOutcome.TIMED_OUT).totalTime(TimeUnit.MILLISECONDS) + " ms");
 
         // failed: the capacity shrank below the weight
@@ -203,7 +213,8 @@ class SemaphoreMetricsTest {
         assertTrue(s.tryAcquire(2));
         CompletableFuture<Permits> waiting = s.acquireAsync(1);
         assertThrows(SemaphoreRejectedException.class, () -> s.tryAcquireBlocking(1, Duration.ofSeconds(5)));
-        ExecutionException e = assertThrows(ExecutionException.class, () -> s.acquireAsync(2).get());
+        ExecutionException e =
+                assertThrows(ExecutionException.class, () -> s.acquireAsync(2).get());
         assertInstanceOf(SemaphoreRejectedException.class, e.getCause());
         assertEquals(2.0, rejected().count());
         assertEquals(List.of(0L, 0L, 0L, 0L, 0L), waitCounts(), "a rejection is not a wait");
@@ -233,19 +244,26 @@ class SemaphoreMetricsTest {
         installed.bindTo(second);
         assertTrue(s.tryAcquire(1));
         assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(5)));
-        assertEquals(1, second.get("handoff.semaphore.wait").tag("outcome", "timed_out").timer().count());
+        assertEquals(
+                1,
+                second.get("handoff.semaphore.wait")
+                        .tag("outcome", "timed_out")
+                        .timer()
+                        .count());
     }
 
     @Test
     void composesWithOtherListeners() throws Exception {
         SemaphoreMetrics metrics = SemaphoreMetrics.of("test");
         AtomicLong mine = new AtomicLong();
-        Semaphore s = Semaphore.builder(1).listener(WaitListener.all(metrics, new WaitListener() {
-            @Override
-            public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
-                mine.incrementAndGet();
-            }
-        })).build();
+        Semaphore s = Semaphore.builder(1)
+                .listener(WaitListener.all(metrics, new WaitListener() {
+                    @Override
+                    public void settled(long permits, WaitOutcome outcome, long waitNanos, int waitersAhead) {
+                        mine.incrementAndGet();
+                    }
+                }))
+                .build();
         metrics.monitor(s).bindTo(registry);
         assertTrue(s.tryAcquire(1));
         assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(5)));
@@ -261,7 +279,11 @@ class SemaphoreMetricsTest {
         Map<String, String> units = new TreeMap<>();
         for (Meter m : registry.getMeters()) {
             assertEquals("test", m.getId().getTag("name"), m.getId().toString());
-            units.put(m.getId().getName() + (m.getId().getTag("outcome") == null ? "" : "/" + m.getId().getTag("outcome")),
+            units.put(
+                    m.getId().getName()
+                            + (m.getId().getTag("outcome") == null
+                                    ? ""
+                                    : "/" + m.getId().getTag("outcome")),
                     String.valueOf(m.getId().getBaseUnit()));
         }
         assertEquals("permits", units.get("handoff.semaphore.capacity"));
@@ -286,28 +308,51 @@ class SemaphoreMetricsTest {
         metrics.bindTo(registry);
         assertEquals(15, registry.getMeters().size());
         for (Meter m : registry.getMeters()) {
-            assertTrue(m.getId().getName().startsWith("uploads.limiter."), m.getId().getName());
+            assertTrue(
+                    m.getId().getName().startsWith("uploads.limiter."),
+                    m.getId().getName());
             assertEquals("eu", m.getId().getTag("region"));
             assertEquals("free", m.getId().getTag("tier"));
             assertEquals("b", m.getId().getTag("zone"));
             assertEquals("test", m.getId().getTag("name"));
         }
         assertNull(registry.find("handoff.semaphore.capacity").gauge());
-        assertEquals("bytes", registry.get("uploads.limiter.capacity").gauge().getId().getBaseUnit());
-        assertEquals("bytes", registry.get("uploads.limiter.available").gauge().getId().getBaseUnit());
-        assertEquals("bytes", registry.get("uploads.limiter.queue.permits").gauge().getId().getBaseUnit());
-        assertEquals("bytes", registry.get("uploads.limiter.wait.permits").tag("outcome", "granted").summary()
-                .getId().getBaseUnit());
-        assertEquals(1024.0, registry.get("uploads.limiter.capacity").tag("region", "eu").gauge().value());
+        assertEquals(
+                "bytes",
+                registry.get("uploads.limiter.capacity").gauge().getId().getBaseUnit());
+        assertEquals(
+                "bytes",
+                registry.get("uploads.limiter.available").gauge().getId().getBaseUnit());
+        assertEquals(
+                "bytes",
+                registry.get("uploads.limiter.queue.permits").gauge().getId().getBaseUnit());
+        assertEquals(
+                "bytes",
+                registry.get("uploads.limiter.wait.permits")
+                        .tag("outcome", "granted")
+                        .summary()
+                        .getId()
+                        .getBaseUnit());
+        assertEquals(
+                1024.0,
+                registry.get("uploads.limiter.capacity")
+                        .tag("region", "eu")
+                        .gauge()
+                        .value());
 
         assertTrue(s.tryAcquire(1000));
         CompletableFuture<Permits> w = s.acquireAsync(100);
-        assertEquals(100.0, registry.get("uploads.limiter.queue.permits").gauge().value());
+        assertEquals(
+                100.0, registry.get("uploads.limiter.queue.permits").gauge().value());
         s.release(1000);
         w.get(5, TimeUnit.SECONDS);
         assertEquals(1, timer("uploads.limiter", WaitOutcome.GRANTED).count());
-        assertEquals(100.0, registry.get("uploads.limiter.wait.permits").tag("outcome", "granted").summary()
-                .totalAmount());
+        assertEquals(
+                100.0,
+                registry.get("uploads.limiter.wait.permits")
+                        .tag("outcome", "granted")
+                        .summary()
+                        .totalAmount());
     }
 
     @Test
@@ -321,38 +366,51 @@ class SemaphoreMetricsTest {
         assertTrue(s.tryAcquire(1));
         assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(5)));
         assertEquals(1, timer(WaitOutcome.TIMED_OUT).count());
-        assertEquals(1, other.get("handoff.semaphore.wait").tag("outcome", "timed_out").timer().count());
+        assertEquals(
+                1,
+                other.get("handoff.semaphore.wait")
+                        .tag("outcome", "timed_out")
+                        .timer()
+                        .count());
     }
 
     /** The snippet of the Javadoc of the core's {@code Semaphore.Builder.listener}. */
     @Test
     void theCoreJavadocSnippet() throws Exception {
-        SemaphoreMetrics metrics = SemaphoreMetrics.builder("uploads").baseUnit("bytes").build();  // handoff-micrometer
-        Semaphore budget = Semaphore.builder(64 << 20)
-                .name("uploads")
-                .listener(metrics)
-                .build();
+        SemaphoreMetrics metrics =
+                SemaphoreMetrics.builder("uploads").baseUnit("bytes").build(); // handoff-micrometer
+        Semaphore budget =
+                Semaphore.builder(64 << 20).name("uploads").listener(metrics).build();
         metrics.monitor(budget).bindTo(registry);
 
         assertTrue(budget.tryAcquire(64 << 20));
         assertFalse(budget.tryAcquireBlocking(1, Duration.ofMillis(5)));
-        assertEquals(1, registry.get("handoff.semaphore.wait").tag("name", "uploads").tag("outcome", "timed_out")
-                .timer().count());
-        assertEquals("bytes", registry.get("handoff.semaphore.capacity").gauge().getId().getBaseUnit());
+        assertEquals(
+                1,
+                registry.get("handoff.semaphore.wait")
+                        .tag("name", "uploads")
+                        .tag("outcome", "timed_out")
+                        .timer()
+                        .count());
+        assertEquals(
+                "bytes",
+                registry.get("handoff.semaphore.capacity").gauge().getId().getBaseUnit());
     }
 
     /** What the README warns about: the gauges hold the semaphore weakly. */
     @Test
     void anUnreferencedSemaphoreIsCollectedAndItsGaugesReadNaN() throws Exception {
         bindAndForget();
-        Gauge capacity = registry.get("handoff.semaphore.capacity").tag("name", "test").gauge();
+        Gauge capacity =
+                registry.get("handoff.semaphore.capacity").tag("name", "test").gauge();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!Double.isNaN(capacity.value())) {
             assertTrue(System.nanoTime() < deadline, "the semaphore was never collected");
             System.gc();
             Thread.sleep(10);
         }
-        assertTrue(Double.isNaN(registry.get("handoff.semaphore.available").gauge().value()));
+        assertTrue(
+                Double.isNaN(registry.get("handoff.semaphore.available").gauge().value()));
     }
 
     private void bindAndForget() {
@@ -377,13 +435,20 @@ class SemaphoreMetricsTest {
         }
         assertTrue(s.tryAcquire(5));
         assertTrue(s.acquireAsync(1).cancel(false));
-        assertEquals(1, registry.get("handoff.semaphore.wait").tag("name", "uploads").tag("outcome", "cancelled")
-                .timer().count());
+        assertEquals(
+                1,
+                registry.get("handoff.semaphore.wait")
+                        .tag("name", "uploads")
+                        .tag("outcome", "cancelled")
+                        .timer()
+                        .count());
 
         SemaphoreMetrics built = SemaphoreMetrics.builder().prefix("ingest").build();
         Semaphore other = built.buildMonitored(Semaphore.builder(2).name("parts"));
         built.bindTo(registry);
-        assertEquals(2.0, registry.get("ingest.capacity").tag("name", "parts").gauge().value());
+        assertEquals(
+                2.0,
+                registry.get("ingest.capacity").tag("name", "parts").gauge().value());
         assertEquals("parts", other.name());
     }
 
@@ -403,18 +468,26 @@ class SemaphoreMetricsTest {
         SemaphoreMetrics metrics = SemaphoreMetrics.builder().build();
         Semaphore unnamed = new Semaphore(1);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> metrics.monitor(unnamed));
-        assertEquals("monitor(" + unnamed + "): neither the semaphore nor this SemaphoreMetrics has a name, and every"
-                + " meter is tagged with one; name the semaphore in its builder (.name(\"uploads\")) or the metrics"
-                + " (SemaphoreMetrics.builder(\"uploads\"))", e.getMessage());
+        assertEquals(
+                "monitor(" + unnamed + "): neither the semaphore nor this SemaphoreMetrics has a name, and every"
+                        + " meter is tagged with one; name the semaphore in its builder (.name(\"uploads\")) or the metrics"
+                        + " (SemaphoreMetrics.builder(\"uploads\"))",
+                e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> metrics.monitor(new Mutex()));
         assertThrows(IllegalArgumentException.class, () -> metrics.buildMonitored(RwLock.builder(2)));
         IllegalStateException unbound = assertThrows(IllegalStateException.class, () -> metrics.bindTo(registry));
-        assertTrue(unbound.getMessage().contains("SemaphoreMetrics (unnamed) monitors nothing yet"), unbound.getMessage());
+        assertTrue(
+                unbound.getMessage().contains("SemaphoreMetrics (unnamed) monitors nothing yet"), unbound.getMessage());
 
         Semaphore named = Semaphore.builder(1).name("named").build();
         assertSame(metrics, metrics.monitor(named), "nothing was monitored by the refused calls");
         metrics.bindTo(registry);
-        assertEquals(1.0, registry.get("handoff.semaphore.capacity").tag("name", "named").gauge().value());
+        assertEquals(
+                1.0,
+                registry.get("handoff.semaphore.capacity")
+                        .tag("name", "named")
+                        .gauge()
+                        .value());
     }
 
     // ------------------------------------------------------------------ Mutex and RwLock
@@ -428,12 +501,22 @@ class SemaphoreMetricsTest {
         for (Meter meter : registry.getMeters()) {
             assertEquals("journal", meter.getId().getTag("name"), meter.getId().toString());
             if (!meter.getId().getName().endsWith(".wait")) { // the timers' unit is time
-                assertNull(meter.getId().getBaseUnit(), "a mutex's meters count callers, not permits: " + meter.getId());
+                assertNull(
+                        meter.getId().getBaseUnit(), "a mutex's meters count callers, not permits: " + meter.getId());
             }
             seen.merge(meter.getId().getName(), "1", (a, b) -> String.valueOf(Integer.parseInt(a) + 1));
         }
-        assertEquals(Map.of("handoff.mutex.locked", "1", "handoff.mutex.queue.length", "1", "handoff.mutex.wait", "5",
-                "handoff.mutex.rejected", "1"), seen);
+        assertEquals(
+                Map.of(
+                        "handoff.mutex.locked",
+                        "1",
+                        "handoff.mutex.queue.length",
+                        "1",
+                        "handoff.mutex.wait",
+                        "5",
+                        "handoff.mutex.rejected",
+                        "1"),
+                seen);
 
         Gauge locked = registry.get("handoff.mutex.locked").gauge();
         Gauge queued = registry.get("handoff.mutex.queue.length").gauge();
@@ -442,7 +525,8 @@ class SemaphoreMetricsTest {
         assertEquals(1.0, locked.value());
         CompletableFuture<Permits> next = m.lockAsync();
         assertEquals(1.0, queued.value());
-        ExecutionException shed = assertThrows(ExecutionException.class, () -> m.lockAsync().get());
+        ExecutionException shed =
+                assertThrows(ExecutionException.class, () -> m.lockAsync().get());
         assertInstanceOf(SemaphoreRejectedException.class, shed.getCause());
         assertEquals(1.0, registry.get("handoff.mutex.rejected").counter().count());
         held.release();
@@ -459,11 +543,13 @@ class SemaphoreMetricsTest {
 
     @Test
     void anRwLockHasItsOwnMeters() throws Exception {
-        SemaphoreMetrics metrics = SemaphoreMetrics.builder().tags("tier", "hot").build();
+        SemaphoreMetrics metrics =
+                SemaphoreMetrics.builder().tags("tier", "hot").build();
         RwLock index = RwLock.builder(4).name("index").listener(metrics).build();
         metrics.monitor(index).bindTo(registry);
         assertEquals("handoff.rwlock", metrics.prefix());
-        assertEquals(3 + 5 + 1, registry.getMeters().size(), registry.getMeters().toString());
+        assertEquals(
+                3 + 5 + 1, registry.getMeters().size(), registry.getMeters().toString());
         for (Meter meter : registry.getMeters()) {
             assertEquals("index", meter.getId().getTag("name"), meter.getId().toString());
             assertEquals("hot", meter.getId().getTag("tier"), meter.getId().toString());
@@ -496,11 +582,14 @@ class SemaphoreMetricsTest {
 
     @Test
     void aPrefixGivenReplacesTheDefaultOfEveryKind() {
-        SemaphoreMetrics metrics = SemaphoreMetrics.builder("test").prefix("journal.lock").build();
+        SemaphoreMetrics metrics =
+                SemaphoreMetrics.builder("test").prefix("journal.lock").build();
         assertEquals("journal.lock", metrics.prefix());
         metrics.buildMonitored(Mutex.builder());
         metrics.bindTo(registry);
-        assertEquals(0.0, registry.get("journal.lock.locked").tag("name", "test").gauge().value());
+        assertEquals(
+                0.0,
+                registry.get("journal.lock.locked").tag("name", "test").gauge().value());
         assertNull(registry.find("handoff.mutex.locked").gauge());
     }
 
@@ -514,16 +603,27 @@ class SemaphoreMetricsTest {
         Semaphore.Builder uploads = Semaphore.builder(2).name("uploads").listener(metrics);
         Semaphore first = uploads.build();
         IllegalStateException twice = assertThrows(IllegalStateException.class, uploads::build);
-        assertTrue(twice.getMessage().startsWith("attached(\"uploads\"): SemaphoreMetrics (unnamed) is the listener"
-                + " of the primitive named \"uploads\" already"), twice.getMessage());
-        assertThrows(IllegalStateException.class,
-                () -> Mutex.builder().name("journal").listener(WaitListener.all(new WaitListener() { }, metrics)).build(),
+        assertTrue(
+                twice.getMessage()
+                        .startsWith("attached(\"uploads\"): SemaphoreMetrics (unnamed) is the listener"
+                                + " of the primitive named \"uploads\" already"),
+                twice.getMessage());
+        assertThrows(
+                IllegalStateException.class,
+                () -> Mutex.builder()
+                        .name("journal")
+                        .listener(WaitListener.all(new WaitListener() {}, metrics))
+                        .build(),
                 "WaitListener.all tells each of its listeners");
 
-        IllegalArgumentException other = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException other = assertThrows(
+                IllegalArgumentException.class,
                 () -> metrics.monitor(Semaphore.builder(2).name("downloads").build()));
-        assertTrue(other.getMessage().contains("is the listener of the primitive named \"uploads\", not of the"
-                + " semaphore named \"downloads\""), other.getMessage());
+        assertTrue(
+                other.getMessage()
+                        .contains("is the listener of the primitive named \"uploads\", not of the"
+                                + " semaphore named \"downloads\""),
+                other.getMessage());
         assertSame(metrics, metrics.monitor(first));
     }
 
@@ -533,7 +633,9 @@ class SemaphoreMetricsTest {
     void bindingBeforeASemaphoreIsKnownIsRefused() {
         SemaphoreMetrics metrics = SemaphoreMetrics.of("uploads");
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> metrics.bindTo(registry));
-        assertTrue(e.getMessage().startsWith("bindTo(SimpleMeterRegistry): SemaphoreMetrics \"uploads\" monitors nothing yet"),
+        assertTrue(
+                e.getMessage()
+                        .startsWith("bindTo(SimpleMeterRegistry): SemaphoreMetrics \"uploads\" monitors nothing yet"),
                 e.getMessage());
         assertTrue(registry.getMeters().isEmpty(), "nothing registered");
     }
@@ -551,34 +653,50 @@ class SemaphoreMetricsTest {
         metrics.bindTo(registry);
         assertEquals(3.0, gauge("handoff.semaphore.capacity"), "still the first semaphore");
         assertThrows(NullPointerException.class, () -> metrics.monitor((Semaphore) null));
-        assertEquals("monitor(null): the primitive is null (SemaphoreMetrics \"test\")",
-                assertThrows(NullPointerException.class, () -> metrics.monitor((Mutex) null)).getMessage());
+        assertEquals(
+                "monitor(null): the primitive is null (SemaphoreMetrics \"test\")",
+                assertThrows(NullPointerException.class, () -> metrics.monitor((Mutex) null))
+                        .getMessage());
         assertThrows(NullPointerException.class, () -> metrics.monitor((RwLock) null));
-        assertThrows(IllegalStateException.class, () -> metrics.monitor(Mutex.builder().build()));
+        assertThrows(
+                IllegalStateException.class,
+                () -> metrics.monitor(Mutex.builder().build()));
         assertThrows(NullPointerException.class, () -> metrics.bindTo(null));
-        assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored((Semaphore.Builder) null));
+        assertThrows(
+                NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored((Semaphore.Builder) null));
         assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored((Mutex.Builder) null));
         assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of("x").buildMonitored((RwLock.Builder) null));
     }
 
     @Test
     void badOptionsAreRefusedWithTheCallTheValueAndTheRule() {
-        assertEquals("SemaphoreMetrics.builder(null): the name is null",
-                assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of(null)).getMessage());
-        assertEquals("SemaphoreMetrics.builder(\" \"): the name must not be blank",
-                assertThrows(IllegalArgumentException.class, () -> SemaphoreMetrics.builder(" ")).getMessage());
+        assertEquals(
+                "SemaphoreMetrics.builder(null): the name is null",
+                assertThrows(NullPointerException.class, () -> SemaphoreMetrics.of(null))
+                        .getMessage());
+        assertEquals(
+                "SemaphoreMetrics.builder(\" \"): the name must not be blank",
+                assertThrows(IllegalArgumentException.class, () -> SemaphoreMetrics.builder(" "))
+                        .getMessage());
 
         SemaphoreMetrics.Builder b = SemaphoreMetrics.builder("test");
-        assertEquals("prefix(\"handoff.\"): must not start or end with a dot (the meter names add \".wait\", \".capacity\", ...)",
-                assertThrows(IllegalArgumentException.class, () -> b.prefix("handoff.")).getMessage());
+        assertEquals(
+                "prefix(\"handoff.\"): must not start or end with a dot (the meter names add \".wait\", \".capacity\", ...)",
+                assertThrows(IllegalArgumentException.class, () -> b.prefix("handoff."))
+                        .getMessage());
         assertThrows(IllegalArgumentException.class, () -> b.prefix(""));
         assertThrows(NullPointerException.class, () -> b.prefix(null));
-        assertEquals("baseUnit(\"\"): the base unit must not be blank",
-                assertThrows(IllegalArgumentException.class, () -> b.baseUnit("")).getMessage());
-        assertEquals("tags([region, eu, tier]): 3 strings, but keys and values come in pairs",
-                assertThrows(IllegalArgumentException.class, () -> b.tags("region", "eu", "tier")).getMessage());
+        assertEquals(
+                "baseUnit(\"\"): the base unit must not be blank",
+                assertThrows(IllegalArgumentException.class, () -> b.baseUnit(""))
+                        .getMessage());
+        assertEquals(
+                "tags([region, eu, tier]): 3 strings, but keys and values come in pairs",
+                assertThrows(IllegalArgumentException.class, () -> b.tags("region", "eu", "tier"))
+                        .getMessage());
         assertThrows(NullPointerException.class, () -> b.tags("region", null));
-        IllegalArgumentException own = assertThrows(IllegalArgumentException.class, () -> b.tags("region", "eu", "name", "x"));
+        IllegalArgumentException own =
+                assertThrows(IllegalArgumentException.class, () -> b.tags("region", "eu", "name", "x"));
         assertTrue(own.getMessage().contains("the key \"name\" is SemaphoreMetrics' own"), own.getMessage());
         assertThrows(IllegalArgumentException.class, () -> b.tags(List.of(Tag.of("outcome", "x"))));
 

@@ -53,8 +53,7 @@ import reactor.core.publisher.Mono;
  */
 public final class ReactorAdaptive {
 
-    private ReactorAdaptive() {
-    }
+    private ReactorAdaptive() {}
 
     /**
      * Runs the {@code Mono} that {@code body} supplies while holding {@code n} permits of the
@@ -84,8 +83,12 @@ public final class ReactorAdaptive {
         checkPermits(arguments, n, adaptive.minCapacity());
         checkBody(arguments, body);
         Semaphore semaphore = adaptive.semaphore();
-        return sampled(ReactorSemaphores.lazyAcquisition(() -> semaphore.acquireAsync(n)), n,
-                adaptive::recordRejection, () -> adaptive.startSample(n), body);
+        return sampled(
+                ReactorSemaphores.lazyAcquisition(() -> semaphore.acquireAsync(n)),
+                n,
+                adaptive::recordRejection,
+                () -> adaptive.startSample(n),
+                body);
     }
 
     /**
@@ -114,10 +117,11 @@ public final class ReactorAdaptive {
      *     subscription instead
      * @throws NullPointerException if {@code adaptive}, {@code key} or {@code body} is null
      */
-    public static <K, T> Mono<T> withPermits(AdaptiveFairShare<K> adaptive, K key, long n,
-            Supplier<? extends Mono<T>> body) {
+    public static <K, T> Mono<T> withPermits(
+            AdaptiveFairShare<K> adaptive, K key, long n, Supplier<? extends Mono<T>> body) {
         if (adaptive == null) {
-            throw new NullPointerException("withPermits(null, " + key + ", " + n + "): the adaptive fair share is null");
+            throw new NullPointerException(
+                    "withPermits(null, " + key + ", " + n + "): the adaptive fair share is null");
         }
         if (key == null) {
             throw new NullPointerException("withPermits(null, " + n + "): the key is null");
@@ -131,8 +135,12 @@ public final class ReactorAdaptive {
                     + ") of the fair share, so it could never be granted");
         }
         checkBody(arguments, body);
-        return sampled(ReactorSemaphores.lazyAcquisition(() -> fairShare.acquireAsync(key, n)), n,
-                adaptive::recordRejection, () -> adaptive.startSample(key, n), body);
+        return sampled(
+                ReactorSemaphores.lazyAcquisition(() -> fairShare.acquireAsync(key, n)),
+                n,
+                adaptive::recordRejection,
+                () -> adaptive.startSample(key, n),
+                body);
     }
 
     /**
@@ -142,12 +150,18 @@ public final class ReactorAdaptive {
      * sample releases by count, to the key; the core's handle is not used again), and
      * {@code usingWhen} ends it exactly once: one of its three cleanups runs, once.
      */
-    private static <T> Mono<T> sampled(Mono<Permits> acquisition, long n, LongConsumer recordRejection,
-            Supplier<SampledPermits> startSample, Supplier<? extends Mono<T>> body) {
+    private static <T> Mono<T> sampled(
+            Mono<Permits> acquisition,
+            long n,
+            LongConsumer recordRejection,
+            Supplier<SampledPermits> startSample,
+            Supplier<? extends Mono<T>> body) {
         Mono<SampledPermits> granted = acquisition
                 .doOnError(SemaphoreRejectedException.class, rejected -> recordRejection.accept(n))
                 .map(permits -> startSample.get());
-        return Mono.usingWhen(granted, sample -> body.get(),
+        return Mono.usingWhen(
+                granted,
+                sample -> body.get(),
                 sample -> Mono.fromRunnable(sample::release),
                 (sample, failure) -> Mono.fromRunnable(() -> {
                     if (Outcome.of(failure) == Outcome.DROPPED) {
@@ -165,8 +179,9 @@ public final class ReactorAdaptive {
 
     private static void checkPermits(String arguments, long n, long minCapacity) {
         if (n < 0 || n > minCapacity) {
-            throw new IllegalArgumentException("withPermits(" + arguments + "): the number of permits must be between 0"
-                    + " and minCapacity (" + minCapacity + "), so that no shrink of the capacity can leave it unable to fit");
+            throw new IllegalArgumentException(
+                    "withPermits(" + arguments + "): the number of permits must be between 0" + " and minCapacity ("
+                            + minCapacity + "), so that no shrink of the capacity can leave it unable to fit");
         }
     }
 

@@ -60,8 +60,7 @@ import reactor.core.publisher.Mono;
  */
 public final class ReactorSemaphores {
 
-    private ReactorSemaphores() {
-    }
+    private ReactorSemaphores() {}
 
     // ------------------------------------------------------------------ Semaphore
 
@@ -113,8 +112,7 @@ public final class ReactorSemaphores {
      * @throws IllegalArgumentException if {@code n < 0} or {@code n > semaphore.capacity()}
      * @throws NullPointerException if {@code semaphore} or {@code body} is null
      */
-    public static <T> Flux<T> withPermitsMany(Semaphore semaphore, long n,
-            Supplier<? extends Publisher<T>> body) {
+    public static <T> Flux<T> withPermitsMany(Semaphore semaphore, long n, Supplier<? extends Publisher<T>> body) {
         checkSemaphore("withPermitsMany", semaphore, n);
         checkBody("withPermitsMany(" + n + ", null)", body);
         return scopedMany(acquireUnchecked(semaphore, n), body);
@@ -394,14 +392,18 @@ public final class ReactorSemaphores {
     }
 
     private static <T> Mono<T> scoped(Mono<Permits> acquisition, Supplier<? extends Mono<T>> body) {
-        return Mono.usingWhen(acquisition, permits -> body.get(),
+        return Mono.usingWhen(
+                acquisition,
+                permits -> body.get(),
                 ReactorSemaphores::releasing,
                 (permits, failure) -> releasing(permits),
                 ReactorSemaphores::releasing);
     }
 
     private static <T> Flux<T> scopedMany(Mono<Permits> acquisition, Supplier<? extends Publisher<T>> body) {
-        return Flux.usingWhen(acquisition, permits -> body.get(),
+        return Flux.usingWhen(
+                acquisition,
+                permits -> body.get(),
                 ReactorSemaphores::releasing,
                 (permits, failure) -> releasing(permits),
                 ReactorSemaphores::releasing);
@@ -424,8 +426,8 @@ public final class ReactorSemaphores {
         }
         long capacity = semaphore.capacity();
         if (n > capacity) {
-            throw new IllegalArgumentException(call + "(" + n + "): exceeds the capacity " + capacity
-                    + ", so it could never be granted");
+            throw new IllegalArgumentException(
+                    call + "(" + n + "): exceeds the capacity " + capacity + ", so it could never be granted");
         }
     }
 

@@ -60,9 +60,10 @@ class CancelRacingGrantTest {
             // Odd rounds: a body that never ends, so a late cancel goes through usingWhen's cancel path.
             Mono<Integer> body = round % 2 == 0 ? Mono.just(round) : Mono.never();
             Disposable subscription = ReactorSemaphores.withPermits(semaphore, 1, () -> {
-                bodies.incrementAndGet();
-                return body;
-            }).subscribe();
+                        bodies.incrementAndGet();
+                        return body;
+                    })
+                    .subscribe();
             assertEquals(1, semaphore.queueLength());
             int before = bodies.get();
             if (round % 4 < 2) {
@@ -85,9 +86,10 @@ class CancelRacingGrantTest {
             assertTrue(semaphore.tryAcquire(1));
             Flux<Integer> body = round % 2 == 0 ? Flux.range(0, 3) : Flux.never();
             Disposable subscription = ReactorSemaphores.withPermitsMany(semaphore, 1, () -> {
-                bodies.incrementAndGet();
-                return body;
-            }).subscribe();
+                        bodies.incrementAndGet();
+                        return body;
+                    })
+                    .subscribe();
             int before = bodies.get();
             if (round % 4 < 2) { // which side runs on the partner thread alternates, so both orders win often
                 racer.race(subscription::dispose, () -> semaphore.release(1));
@@ -149,8 +151,7 @@ class CancelRacingGrantTest {
         }
 
         @Override
-        public void onComplete() {
-        }
+        public void onComplete() {}
 
         void cancel() {
             subscription.cancel();

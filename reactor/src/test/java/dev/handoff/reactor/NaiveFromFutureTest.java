@@ -71,12 +71,13 @@ class NaiveFromFutureTest {
         // Mono's own grant is about to land (the callback releases, which grants the Mono).
         CompletableFuture<Permits> first = s.acquireAsync(1);
         subscription.set(ReactorSemaphores.withPermits(s, 1, () -> {
-            bodies.incrementAndGet();
-            return Mono.never();
-        }).subscribe());
+                    bodies.incrementAndGet();
+                    return Mono.never();
+                })
+                .subscribe());
         first.thenAccept(permits -> {
-            permits.release();              // grants the Mono ...
-            subscription.get().dispose();   // ... which is cancelled at once
+            permits.release(); // grants the Mono ...
+            subscription.get().dispose(); // ... which is cancelled at once
         });
         s.release(1);
         assertEquals(1, s.availablePermits(), "nothing held after the cancel");

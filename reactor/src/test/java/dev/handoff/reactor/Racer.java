@@ -16,6 +16,7 @@ final class Racer implements AutoCloseable {
     private volatile long started;
     /** The last round the partner finished; written by the partner. */
     private volatile long finished;
+
     private volatile Throwable partnerFailure;
     private volatile boolean closed;
 

@@ -54,12 +54,12 @@ class ReactorAdaptiveTest {
         }
 
         @Override
-        public void notifyOnChange(Consumer<Integer> consumer) {
-        }
+        public void notifyOnChange(Consumer<Integer> consumer) {}
 
         @Override
         public synchronized void onSample(long startTime, long rtt, int inflight, boolean didDrop) {
-            samples.add("start=" + startTime / MS + " rtt=" + rtt / MS + " inflight=" + inflight + (didDrop ? " dropped" : ""));
+            samples.add("start=" + startTime / MS + " rtt=" + rtt / MS + " inflight=" + inflight
+                    + (didDrop ? " dropped" : ""));
         }
 
         synchronized int count() {
@@ -68,11 +68,21 @@ class ReactorAdaptiveTest {
     }
 
     AdaptiveCapacity bridged(Semaphore s, RecordingLimit limit) {
-        return AdaptiveCapacity.builder(s).minCapacity(2).maxCapacity(50).limit(limit).nanoClock(now::get).build();
+        return AdaptiveCapacity.builder(s)
+                .minCapacity(2)
+                .maxCapacity(50)
+                .limit(limit)
+                .nanoClock(now::get)
+                .build();
     }
 
     AdaptiveFairShare<String> bridged(FairShareSemaphore<String> fair, RecordingLimit limit) {
-        return AdaptiveFairShare.builder(fair).minCapacity(2).maxCapacity(50).limit(limit).nanoClock(now::get).build();
+        return AdaptiveFairShare.builder(fair)
+                .minCapacity(2)
+                .maxCapacity(50)
+                .limit(limit)
+                .nanoClock(now::get)
+                .build();
     }
 
     // ------------------------------------------------------------------ success, error, timeout
@@ -83,13 +93,16 @@ class ReactorAdaptiveTest {
         RecordingLimit limit = new RecordingLimit(10);
         AdaptiveCapacity a = bridged(s, limit);
         AtomicInteger bodies = new AtomicInteger();
-        Mono<String> call = ReactorAdaptive.withPermits(a, 2, () -> Mono.fromCallable(() -> {
-            bodies.incrementAndGet();
-            assertEquals(8, s.availablePermits());
-            assertEquals(2, a.inFlight());
-            now.addAndGet(7 * MS);
-            return "ok";
-        }));
+        Mono<String> call = ReactorAdaptive.withPermits(
+                a,
+                2,
+                () -> Mono.fromCallable(() -> {
+                    bodies.incrementAndGet();
+                    assertEquals(8, s.availablePermits());
+                    assertEquals(2, a.inFlight());
+                    now.addAndGet(7 * MS);
+                    return "ok";
+                }));
         assertEquals(0, bodies.get(), "lazy: nothing before a subscription");
         StepVerifier.create(call.map(v -> v + ", then " + s.availablePermits() + " free"))
                 .expectNext("ok, then 10 free") // the value comes after the release
@@ -114,12 +127,16 @@ class ReactorAdaptiveTest {
                     throw new IllegalStateException("no body");
                 }))
                 .verifyErrorMessage("no body");
-        StepVerifier.create(ReactorAdaptive.<String>withPermits(a, 1, () -> null)).verifyError(NullPointerException.class);
+        StepVerifier.create(ReactorAdaptive.<String>withPermits(a, 1, () -> null))
+                .verifyError(NullPointerException.class);
         assertEquals(List.of(), limit.samples, "failures are not latency samples (nor sent to a Limit)");
-        StepVerifier.create(ReactorAdaptive.withPermits(a, 2, () -> Mono.defer(() -> {
-                    now.addAndGet(3 * MS);
-                    return Mono.error(new TimeoutException("slow"));
-                })))
+        StepVerifier.create(ReactorAdaptive.withPermits(
+                        a,
+                        2,
+                        () -> Mono.defer(() -> {
+                            now.addAndGet(3 * MS);
+                            return Mono.error(new TimeoutException("slow"));
+                        })))
                 .verifyError(TimeoutException.class);
         StepVerifier.create(ReactorAdaptive.withPermits(a, 1, () -> Mono.never().timeout(Duration.ofMillis(1))))
                 .verifyError(TimeoutException.class); // Reactor's own timeout, inside the body
@@ -138,9 +155,10 @@ class ReactorAdaptiveTest {
         assertTrue(s.tryAcquire(2)); // every permit held elsewhere
         AtomicInteger bodies = new AtomicInteger();
         Disposable waiting = ReactorAdaptive.withPermits(a, 1, () -> {
-            bodies.incrementAndGet();
-            return Mono.just(1);
-        }).subscribe();
+                    bodies.incrementAndGet();
+                    return Mono.just(1);
+                })
+                .subscribe();
         assertEquals(1, s.queueLength());
         waiting.dispose();
         assertEquals(0, s.queueLength(), "the wait is withdrawn");
@@ -184,7 +202,11 @@ class ReactorAdaptiveTest {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(1)); // the bystander
         RecordingLimit limit = new RecordingLimit(2); // never moves: the capacity stays 2
-        AdaptiveCapacity a = AdaptiveCapacity.builder(s).minCapacity(1).maxCapacity(2).limit(limit).build();
+        AdaptiveCapacity a = AdaptiveCapacity.builder(s)
+                .minCapacity(1)
+                .maxCapacity(2)
+                .limit(limit)
+                .build();
         AtomicInteger bodies = new AtomicInteger();
         int rounds = 20_000;
         int ran = 0;
@@ -193,9 +215,10 @@ class ReactorAdaptiveTest {
                 assertTrue(s.tryAcquire(1));
                 Mono<Integer> body = round % 2 == 0 ? Mono.just(round) : Mono.never();
                 Disposable subscription = ReactorAdaptive.withPermits(a, 1, () -> {
-                    bodies.incrementAndGet();
-                    return body;
-                }).subscribe();
+                            bodies.incrementAndGet();
+                            return body;
+                        })
+                        .subscribe();
                 int bodiesBefore = bodies.get();
                 int samplesBefore = limit.count();
                 if (round % 4 < 2) {
@@ -206,7 +229,9 @@ class ReactorAdaptiveTest {
                 int bodyRan = bodies.get() - bodiesBefore;
                 int sampled = limit.count() - samplesBefore;
                 ran += bodyRan;
-                if (s.availablePermits() != 1 || s.queueLength() != 0 || a.inFlight() != 0
+                if (s.availablePermits() != 1
+                        || s.queueLength() != 0
+                        || a.inFlight() != 0
                         || sampled > (round % 2 == 0 ? bodyRan : 0)) {
                     throw new AssertionError("round " + round + ": " + s + ", inFlight " + a.inFlight() + ", body ran "
                             + bodyRan + ", samples sent " + sampled);
@@ -233,7 +258,11 @@ class ReactorAdaptiveTest {
     private long capacityAfterAWindow(boolean rejectOne) throws Exception {
         now.set(5 * MS);
         Semaphore s = Semaphore.builder(4).maxQueueLength(0).build();
-        AdaptiveCapacity a = AdaptiveCapacity.builder(s).minCapacity(1).maxCapacity(100).nanoClock(now::get).build();
+        AdaptiveCapacity a = AdaptiveCapacity.builder(s)
+                .minCapacity(1)
+                .maxCapacity(100)
+                .nanoClock(now::get)
+                .build();
         for (int i = 0; i < 10; i++) {
             a.withPermitsBlocking(1, () -> now.addAndGet(5 * MS)); // one at a time: a quarter in use
         }
@@ -261,11 +290,15 @@ class ReactorAdaptiveTest {
         FairShareSemaphore<String> fair = FairShareSemaphore.<String>builder(10).build();
         RecordingLimit limit = new RecordingLimit(10);
         AdaptiveFairShare<String> a = bridged(fair, limit);
-        StepVerifier.create(ReactorAdaptive.withPermits(a, "a", 2, () -> Mono.fromCallable(() -> {
-                    assertEquals(2, fair.heldPermits("a"));
-                    now.addAndGet(6 * MS);
-                    return fair.heldPermits("b");
-                })))
+        StepVerifier.create(ReactorAdaptive.withPermits(
+                        a,
+                        "a",
+                        2,
+                        () -> Mono.fromCallable(() -> {
+                            assertEquals(2, fair.heldPermits("a"));
+                            now.addAndGet(6 * MS);
+                            return fair.heldPermits("b");
+                        })))
                 .expectNext(0L)
                 .verifyComplete();
         assertEquals(0, fair.heldPermits("a"));
@@ -279,7 +312,8 @@ class ReactorAdaptiveTest {
         assertEquals(0, fair.heldPermits("b"));
 
         assertTrue(fair.tryAcquire("x", 10)); // every permit held elsewhere
-        Disposable waiting = ReactorAdaptive.withPermits(a, "b", 1, () -> Mono.just(1)).subscribe();
+        Disposable waiting =
+                ReactorAdaptive.withPermits(a, "b", 1, () -> Mono.just(1)).subscribe();
         assertEquals(1, fair.queueLength("b"));
         waiting.dispose();
         assertEquals(0, fair.queueLength());
@@ -299,29 +333,52 @@ class ReactorAdaptiveTest {
         Supplier<Mono<Integer>> body = () -> Mono.just(1);
         String tooMany = "): the number of permits must be between 0 and minCapacity (4),"
                 + " so that no shrink of the capacity can leave it unable to fit";
-        assertEquals("withPermits(5" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(a, 5, body)).getMessage());
-        assertEquals("withPermits(-1" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(a, -1, body)).getMessage());
-        assertEquals("withPermits(null, 1): the adaptive capacity is null",
-                assertThrows(NullPointerException.class, () -> ReactorAdaptive.withPermits((AdaptiveCapacity) null, 1, body))
+        assertEquals(
+                "withPermits(5" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(a, 5, body))
                         .getMessage());
-        assertEquals("withPermits(1, null): the body is null",
-                assertThrows(NullPointerException.class, () -> ReactorAdaptive.<Integer>withPermits(a, 1, null)).getMessage());
+        assertEquals(
+                "withPermits(-1" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(a, -1, body))
+                        .getMessage());
+        assertEquals(
+                "withPermits(null, 1): the adaptive capacity is null",
+                assertThrows(
+                                NullPointerException.class,
+                                () -> ReactorAdaptive.withPermits((AdaptiveCapacity) null, 1, body))
+                        .getMessage());
+        assertEquals(
+                "withPermits(1, null): the body is null",
+                assertThrows(NullPointerException.class, () -> ReactorAdaptive.<Integer>withPermits(a, 1, null))
+                        .getMessage());
 
-        FairShareSemaphore<String> fair = FairShareSemaphore.<String>builder(10).maxPermitsPerKey(3).build();
-        AdaptiveFairShare<String> f = AdaptiveFairShare.builder(fair).minCapacity(4).build();
-        assertEquals("withPermits(a, 5" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(f, "a", 5, body)).getMessage());
-        assertEquals("withPermits(a, 4): exceeds maxPermitsPerKey (3) of the fair share, so it could never be granted",
-                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(f, "a", 4, body)).getMessage());
-        assertEquals("withPermits(null, 1): the key is null",
-                assertThrows(NullPointerException.class, () -> ReactorAdaptive.withPermits(f, null, 1, body)).getMessage());
-        assertEquals("withPermits(null, a, 1): the adaptive fair share is null",
-                assertThrows(NullPointerException.class,
-                        () -> ReactorAdaptive.withPermits((AdaptiveFairShare<String>) null, "a", 1, body)).getMessage());
-        assertEquals("withPermits(a, 1, null): the body is null",
-                assertThrows(NullPointerException.class, () -> ReactorAdaptive.<String, Integer>withPermits(f, "a", 1, null))
+        FairShareSemaphore<String> fair =
+                FairShareSemaphore.<String>builder(10).maxPermitsPerKey(3).build();
+        AdaptiveFairShare<String> f =
+                AdaptiveFairShare.builder(fair).minCapacity(4).build();
+        assertEquals(
+                "withPermits(a, 5" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(f, "a", 5, body))
+                        .getMessage());
+        assertEquals(
+                "withPermits(a, 4): exceeds maxPermitsPerKey (3) of the fair share, so it could never be granted",
+                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(f, "a", 4, body))
+                        .getMessage());
+        assertEquals(
+                "withPermits(null, 1): the key is null",
+                assertThrows(NullPointerException.class, () -> ReactorAdaptive.withPermits(f, null, 1, body))
+                        .getMessage());
+        assertEquals(
+                "withPermits(null, a, 1): the adaptive fair share is null",
+                assertThrows(
+                                NullPointerException.class,
+                                () -> ReactorAdaptive.withPermits((AdaptiveFairShare<String>) null, "a", 1, body))
+                        .getMessage());
+        assertEquals(
+                "withPermits(a, 1, null): the body is null",
+                assertThrows(
+                                NullPointerException.class,
+                                () -> ReactorAdaptive.<String, Integer>withPermits(f, "a", 1, null))
                         .getMessage());
         assertEquals(0, s.queueLength());
         assertEquals(10, s.availablePermits());
@@ -356,7 +413,8 @@ class ReactorAdaptiveTest {
     public static final class WithoutAdaptive {
         public static String run() {
             Semaphore s = new Semaphore(2);
-            return ReactorSemaphores.withPermits(s, 1, () -> Mono.fromCallable(s::availablePermits)).block() + " free while held";
+            return ReactorSemaphores.withPermits(s, 1, () -> Mono.fromCallable(s::availablePermits))
+                            .block() + " free while held";
         }
     }
 }

@@ -84,8 +84,8 @@ class ReactorSemaphoresTest {
                 .expectNext(1L)
                 .verifyComplete();
         assertEquals(4, s.availablePermits());
-        StepVerifier.create(ReactorSemaphores.withPermitsMany(s, 3,
-                        () -> Flux.range(0, 3).map(i -> s.availablePermits())))
+        StepVerifier.create(ReactorSemaphores.withPermitsMany(
+                        s, 3, () -> Flux.range(0, 3).map(i -> s.availablePermits())))
                 .expectNext(1L, 1L, 1L)
                 .verifyComplete();
         assertEquals(4, s.availablePermits());
@@ -106,8 +106,8 @@ class ReactorSemaphoresTest {
         StepVerifier.create(ReactorSemaphores.withPermits(s, 2, () -> Mono.error(new IOException("disk"))))
                 .verifyErrorMessage("disk");
         assertEquals(2, s.availablePermits());
-        StepVerifier.create(ReactorSemaphores.withPermitsMany(s, 2,
-                        () -> Flux.concat(Flux.just(1), Flux.error(new IOException("net")))))
+        StepVerifier.create(ReactorSemaphores.withPermitsMany(
+                        s, 2, () -> Flux.concat(Flux.just(1), Flux.error(new IOException("net")))))
                 .expectNext(1)
                 .verifyErrorMessage("net");
         assertEquals(2, s.availablePermits());
@@ -139,7 +139,8 @@ class ReactorSemaphoresTest {
                 .verify();
         assertEquals(3, s.availablePermits());
 
-        StepVerifier.create(ReactorSemaphores.withPermitsMany(s, 2, () -> Flux.range(0, 1000)).take(2))
+        StepVerifier.create(ReactorSemaphores.withPermitsMany(s, 2, () -> Flux.range(0, 1000))
+                        .take(2))
                 .expectNext(0, 1)
                 .verifyComplete();
         assertEquals(3, s.availablePermits());
@@ -151,9 +152,10 @@ class ReactorSemaphoresTest {
         assertTrue(s.tryAcquire(2));
         AtomicInteger bodies = new AtomicInteger();
         Disposable waiting = ReactorSemaphores.withPermits(s, 2, () -> {
-            bodies.incrementAndGet();
-            return Mono.just(1);
-        }).subscribe();
+                    bodies.incrementAndGet();
+                    return Mono.just(1);
+                })
+                .subscribe();
         assertEquals(1, s.queueLength());
         waiting.dispose();
         assertEquals(0, s.queueLength());
@@ -167,8 +169,8 @@ class ReactorSemaphoresTest {
     @Test
     void holdsWhileADelayedBodyRunsAndReleasesAfterIt() {
         Semaphore s = new Semaphore(5);
-        StepVerifier.withVirtualTime(() -> ReactorSemaphores.withPermits(s, 2,
-                        () -> Mono.delay(Duration.ofMinutes(5)).thenReturn("done")))
+        StepVerifier.withVirtualTime(() -> ReactorSemaphores.withPermits(
+                        s, 2, () -> Mono.delay(Duration.ofMinutes(5)).thenReturn("done")))
                 .expectSubscription()
                 .then(() -> assertEquals(3, s.availablePermits()))
                 .thenAwait(Duration.ofMinutes(4))
@@ -183,8 +185,8 @@ class ReactorSemaphoresTest {
     void timeoutWhileWaitingLeavesNothingHeldNorQueued() {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
-        StepVerifier.withVirtualTime(() -> ReactorSemaphores.withPermits(s, 1, () -> Mono.just(1))
-                        .timeout(Duration.ofSeconds(30)))
+        StepVerifier.withVirtualTime(() ->
+                        ReactorSemaphores.withPermits(s, 1, () -> Mono.just(1)).timeout(Duration.ofSeconds(30)))
                 .expectSubscription()
                 .then(() -> assertEquals(1, s.queueLength()))
                 .thenAwait(Duration.ofSeconds(30))
@@ -197,8 +199,12 @@ class ReactorSemaphoresTest {
     @Test
     void timeoutOfARunningBodyReleases() {
         Semaphore s = new Semaphore(2);
-        StepVerifier.withVirtualTime(() -> ReactorSemaphores.withPermitsMany(s, 2,
-                        () -> Flux.interval(Duration.ofSeconds(1)).take(2).concatWith(Flux.never()))
+        StepVerifier.withVirtualTime(() -> ReactorSemaphores.withPermitsMany(
+                                s,
+                                2,
+                                () -> Flux.interval(Duration.ofSeconds(1))
+                                        .take(2)
+                                        .concatWith(Flux.never()))
                         .timeout(Duration.ofSeconds(5)))
                 .expectSubscription()
                 .thenAwait(Duration.ofSeconds(2))
@@ -220,18 +226,18 @@ class ReactorSemaphoresTest {
         List<String> order = new CopyOnWriteArrayList<>();
         CompletableFuture<Permits> first = s.acquireAsync(1);
         first.thenRun(() -> order.add("future 1"));
-        Disposable mono = ReactorSemaphores.withPermits(s, 1, () -> Mono.<Void>never()
-                        .doOnSubscribe(x -> order.add("mono")))
+        Disposable mono = ReactorSemaphores.withPermits(
+                        s, 1, () -> Mono.<Void>never().doOnSubscribe(x -> order.add("mono")))
                 .subscribe();
         CompletableFuture<Permits> third = s.acquireAsync(1);
         third.thenRun(() -> order.add("future 3"));
         assertEquals(3, s.queueLength());
 
-        s.release(1);                       // to the Java future at the head
+        s.release(1); // to the Java future at the head
         assertEquals(List.of("future 1"), order);
-        s.release(1);                       // to the Mono behind it
+        s.release(1); // to the Mono behind it
         assertEquals(List.of("future 1", "mono"), order);
-        mono.dispose();                     // releases: the next future is served
+        mono.dispose(); // releases: the next future is served
         assertEquals(List.of("future 1", "mono", "future 3"), order);
         s.release(1);
         assertEquals(1, s.availablePermits());
@@ -242,22 +248,28 @@ class ReactorSemaphoresTest {
         Semaphore s = new Semaphore(10);
         assertTrue(s.tryAcquire(8));
         AtomicReference<Long> inside = new AtomicReference<>();
-        Disposable heavy = ReactorSemaphores.withPermits(s, 5,
-                () -> Mono.fromRunnable(() -> inside.set(s.availablePermits())).then(Mono.never())).subscribe();
+        Disposable heavy = ReactorSemaphores.withPermits(
+                        s,
+                        5,
+                        () -> Mono.fromRunnable(() -> inside.set(s.availablePermits()))
+                                .then(Mono.never()))
+                .subscribe();
         assertEquals(1, s.queueLength());
         assertFalse(s.tryAcquire(1), "no barging past a waiting Mono");
-        s.release(2);                       // 4 free: still short of 5
+        s.release(2); // 4 free: still short of 5
         assertEquals(null, inside.get());
-        s.release(1);                       // 5: granted
+        s.release(1); // 5: granted
         assertEquals(0L, inside.get());
         heavy.dispose();
         s.release(5);
         assertEquals(10, s.availablePermits());
 
         StepVerifier.create(ReactorSemaphores.withPermits(s, 0, () -> Mono.fromCallable(s::availablePermits)))
-                .expectNext(10L).verifyComplete();
+                .expectNext(10L)
+                .verifyComplete();
         StepVerifier.create(ReactorSemaphores.withPermits(s, 10, () -> Mono.fromCallable(s::availablePermits)))
-                .expectNext(0L).verifyComplete();
+                .expectNext(0L)
+                .verifyComplete();
         assertEquals(10, s.availablePermits());
     }
 
@@ -307,11 +319,11 @@ class ReactorSemaphoresTest {
     @Test
     void argumentErrorsAreThrownAtAssembly() {
         Semaphore s = new Semaphore(4);
-        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
-                () -> ReactorSemaphores.withPermits(s, -1, () -> Mono.just(1)));
+        IllegalArgumentException negative = assertThrows(
+                IllegalArgumentException.class, () -> ReactorSemaphores.withPermits(s, -1, () -> Mono.just(1)));
         assertEquals("withPermits(-1): the number of permits must not be negative", negative.getMessage());
-        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,
-                () -> ReactorSemaphores.withPermitsMany(s, 5, () -> Flux.just(1)));
+        IllegalArgumentException tooMany = assertThrows(
+                IllegalArgumentException.class, () -> ReactorSemaphores.withPermitsMany(s, 5, () -> Flux.just(1)));
         assertEquals("withPermitsMany(5): exceeds the capacity 4, so it could never be granted", tooMany.getMessage());
         assertThrows(IllegalArgumentException.class, () -> ReactorSemaphores.acquire(s, 5));
         assertThrows(NullPointerException.class, () -> ReactorSemaphores.withPermits(null, 1, () -> Mono.just(1)));
@@ -362,7 +374,7 @@ class ReactorSemaphoresTest {
         ReactorSemaphores.acquire(s, 2).subscribe(got::set);
         assertEquals(1, s.queueLength());
         assertEquals(null, got.get());
-        s.release(3);                       // grants the waiting subscription
+        s.release(3); // grants the waiting subscription
         assertEquals(2, s.availablePermits());
         try (Permits held = got.get()) {
             assertEquals(2, held.permits());
@@ -414,7 +426,7 @@ class ReactorSemaphoresTest {
     @Test
     void permitsHandleGrantedBeforeRequestAndThenCancelledIsReleased() {
         Semaphore s = new Semaphore(2);
-        StepVerifier.create(ReactorSemaphores.acquire(s, 2), 0)  // granted at once, but no demand yet
+        StepVerifier.create(ReactorSemaphores.acquire(s, 2), 0) // granted at once, but no demand yet
                 .expectSubscription()
                 .then(() -> assertEquals(0, s.availablePermits()))
                 .thenCancel()
@@ -428,10 +440,12 @@ class ReactorSemaphoresTest {
     void mutexFaces() {
         Mutex m = new Mutex();
         StepVerifier.create(ReactorSemaphores.withLock(m, () -> Mono.fromCallable(m::isLocked)))
-                .expectNext(true).verifyComplete();
+                .expectNext(true)
+                .verifyComplete();
         assertFalse(m.isLocked());
         StepVerifier.create(ReactorSemaphores.withLockMany(m, () -> Flux.just(m.isLocked(), m.isLocked())))
-                .expectNext(true, true).verifyComplete();
+                .expectNext(true, true)
+                .verifyComplete();
         assertFalse(m.isLocked());
 
         Permits lock = ReactorSemaphores.lock(m).block(Duration.ofSeconds(5));
@@ -461,8 +475,9 @@ class ReactorSemaphoresTest {
         Disposable reader2 = ReactorSemaphores.withReadLockMany(rw, Flux::never).subscribe();
         assertEquals(2, rw.readLockCount());
         AtomicReference<Boolean> writing = new AtomicReference<>();
-        Disposable writer = ReactorSemaphores.withWriteLock(rw,
-                () -> Mono.fromRunnable(() -> writing.set(rw.isWriteLocked()))).subscribe();
+        Disposable writer = ReactorSemaphores.withWriteLock(
+                        rw, () -> Mono.fromRunnable(() -> writing.set(rw.isWriteLocked())))
+                .subscribe();
         assertEquals(1, rw.queueLength());
         assertFalse(rw.tryReadLock(), "a waiting writer blocks later readers");
         reader1.dispose();
@@ -473,7 +488,8 @@ class ReactorSemaphoresTest {
         writer.dispose();
 
         StepVerifier.create(ReactorSemaphores.withWriteLockMany(rw, () -> Flux.just(rw.isWriteLocked())))
-                .expectNext(true).verifyComplete();
+                .expectNext(true)
+                .verifyComplete();
         Permits write = ReactorSemaphores.writeLock(rw).block(Duration.ofSeconds(5));
         assertEquals(4, write.permits());
         assertTrue(rw.isWriteLocked());

@@ -25,20 +25,23 @@ public final class AdaptiveCapacitySample {
     static final long TIMEOUT_MS = 40;
 
     /** What a run measured: the capacity just before the knee halved, at the end, and every 500 ms. */
-    public record Figures(KneeSimulation.Totals totals, long dropped, long capacityBeforeChange, long finalCapacity,
-                          long adaptiveInFlight, List<String> timeline) {
-    }
+    public record Figures(
+            KneeSimulation.Totals totals,
+            long dropped,
+            long capacityBeforeChange,
+            long finalCapacity,
+            long adaptiveInFlight,
+            List<String> timeline) {}
 
-    private AdaptiveCapacitySample() {
-    }
+    private AdaptiveCapacitySample() {}
 
     /** Runs the simulation, then lets every admitted and queued request finish, and returns the figures. */
     public static Figures run() {
         KneeSimulation sim = new KneeSimulation(8, 40, KNEE);
         AdaptiveCapacity adaptive = AdaptiveCapacity.builder(sim.limit)
-                .minCapacity(4)                                     // the heaviest request: it must always fit
+                .minCapacity(4) // the heaviest request: it must always fit
                 .maxCapacity(200)
-                .nanoClock(() -> sim.now * 1_000_000L)              // the virtual clock, in nanoseconds
+                .nanoClock(() -> sim.now * 1_000_000L) // the virtual clock, in nanoseconds
                 .build();
         List<String> timeline = new ArrayList<>();
         long[] dropped = {0};
@@ -47,21 +50,27 @@ public final class AdaptiveCapacitySample {
             beforeChange[0] = adaptive.capacity();
             sim.knee = KNEE_AFTER;
         });
-        KneeSimulation.Totals totals = sim.run(DURATION_MS, TICK_MS, () -> {
-            if (sim.now % 500 == 0) {
-                timeline.add(String.format("t=%4d ms  knee %2d  capacity %3d  in flight %3d  queued %3d",
-                        sim.now, sim.knee, adaptive.capacity(), sim.inFlight, sim.limit.queuedPermits()));
-            }
-        }, weight -> {
-            SampledPermits permits = adaptive.startSample(weight);  // times the call from the grant on
-            return latencyMillis -> {
-                if (latencyMillis > TIMEOUT_MS) {
-                    dropped[0]++;
-                    permits.markDropped();                          // the caller gave up: overload
-                }
-                permits.close();                                    // releases (debt first, then the queue) and samples
-            };
-        }, adaptive::recordRejection);                              // shed: demand above the capacity
+        KneeSimulation.Totals totals = sim.run(
+                DURATION_MS,
+                TICK_MS,
+                () -> {
+                    if (sim.now % 500 == 0) {
+                        timeline.add(String.format(
+                                "t=%4d ms  knee %2d  capacity %3d  in flight %3d  queued %3d",
+                                sim.now, sim.knee, adaptive.capacity(), sim.inFlight, sim.limit.queuedPermits()));
+                    }
+                },
+                weight -> {
+                    SampledPermits permits = adaptive.startSample(weight); // times the call from the grant on
+                    return latencyMillis -> {
+                        if (latencyMillis > TIMEOUT_MS) {
+                            dropped[0]++;
+                            permits.markDropped(); // the caller gave up: overload
+                        }
+                        permits.close(); // releases (debt first, then the queue) and samples
+                    };
+                },
+                adaptive::recordRejection); // shed: demand above the capacity
         return new Figures(totals, dropped[0], beforeChange[0], adaptive.capacity(), adaptive.inFlight(), timeline);
     }
 
@@ -71,11 +80,14 @@ public final class AdaptiveCapacitySample {
         Figures f = run();
         KneeSimulation.Totals t = f.totals();
         f.timeline().forEach(line -> System.out.println("   " + line));
-        System.out.printf("   %d requests: %d admitted, %d shed by the queue bound, %d completed, %d timed out%n",
+        System.out.printf(
+                "   %d requests: %d admitted, %d shed by the queue bound, %d completed, %d timed out%n",
                 t.arrivals(), t.admitted(), t.shed(), t.completed(), f.dropped());
-        System.out.printf("   capacity between %d and %d, %d before the knee halved, %d at the end%n",
+        System.out.printf(
+                "   capacity between %d and %d, %d before the knee halved, %d at the end%n",
                 t.minCapacity(), t.maxCapacity(), f.capacityBeforeChange(), f.finalCapacity());
-        System.out.printf("   admissions over the capacity in force: %d; every permit back at the end: %b%n",
+        System.out.printf(
+                "   admissions over the capacity in force: %d; every permit back at the end: %b%n",
                 t.violations(), t.allPermitsBack() && f.adaptiveInFlight() == 0);
     }
 }

@@ -25,11 +25,9 @@ public final class AdaptiveLimitSample {
     static final long MAX_QUEUED_PERMITS = 40;
 
     /** What a run measured, and the capacity every 250 ms. */
-    public record Figures(KneeSimulation.Totals totals, long finalCapacity, List<String> timeline) {
-    }
+    public record Figures(KneeSimulation.Totals totals, long finalCapacity, List<String> timeline) {}
 
-    private AdaptiveLimitSample() {
-    }
+    private AdaptiveLimitSample() {}
 
     /** Runs the simulation, then lets every admitted and queued request finish, and returns the figures. */
     public static Figures run() {
@@ -37,24 +35,31 @@ public final class AdaptiveLimitSample {
         Semaphore limit = sim.limit;
         List<String> timeline = new ArrayList<>();
         long[] window = {0, 0}; // latency sum, calls
-        KneeSimulation.Totals totals = sim.run(DURATION_MS, TICK_MS, () -> {
-            long avg = window[1] == 0 ? 0 : window[0] / window[1];
-            if (window[1] > 0 && avg > TARGET_LATENCY_MS) {
-                limit.setCapacity(Math.max(4, limit.capacity() / 2)); // below what is in flight: a debt, nothing revoked
-            } else {
-                limit.addCapacity(2);                                 // atomic: no read-modify-write of capacity()
-            }
-            if (sim.now % 250 == 0) {
-                timeline.add(String.format("t=%4d ms  capacity %3d  in flight %3d  queued %3d  avg latency %2d ms",
-                        sim.now, limit.capacity(), sim.inFlight, limit.queuedPermits(), avg));
-            }
-            window[0] = 0;
-            window[1] = 0;
-        }, weight -> latencyMillis -> {
-            window[0] += latencyMillis;
-            window[1]++;
-            limit.release(weight); // pays any debt first, then the queue, in FIFO order
-        }, shedWeight -> { });
+        KneeSimulation.Totals totals = sim.run(
+                DURATION_MS,
+                TICK_MS,
+                () -> {
+                    long avg = window[1] == 0 ? 0 : window[0] / window[1];
+                    if (window[1] > 0 && avg > TARGET_LATENCY_MS) {
+                        limit.setCapacity(
+                                Math.max(4, limit.capacity() / 2)); // below what is in flight: a debt, nothing revoked
+                    } else {
+                        limit.addCapacity(2); // atomic: no read-modify-write of capacity()
+                    }
+                    if (sim.now % 250 == 0) {
+                        timeline.add(String.format(
+                                "t=%4d ms  capacity %3d  in flight %3d  queued %3d  avg latency %2d ms",
+                                sim.now, limit.capacity(), sim.inFlight, limit.queuedPermits(), avg));
+                    }
+                    window[0] = 0;
+                    window[1] = 0;
+                },
+                weight -> latencyMillis -> {
+                    window[0] += latencyMillis;
+                    window[1]++;
+                    limit.release(weight); // pays any debt first, then the queue, in FIFO order
+                },
+                shedWeight -> {});
         return new Figures(totals, limit.capacity(), timeline);
     }
 
@@ -64,11 +69,14 @@ public final class AdaptiveLimitSample {
         Figures f = run();
         KneeSimulation.Totals t = f.totals();
         f.timeline().forEach(line -> System.out.println("   " + line));
-        System.out.printf("   %d requests: %d admitted, %d shed by the queue bound (%d permits), %d completed%n",
+        System.out.printf(
+                "   %d requests: %d admitted, %d shed by the queue bound (%d permits), %d completed%n",
                 t.arrivals(), t.admitted(), t.shed(), MAX_QUEUED_PERMITS, t.completed());
-        System.out.printf("   capacity between %d and %d (%d rises, %d falls), %d at the end%n",
+        System.out.printf(
+                "   capacity between %d and %d (%d rises, %d falls), %d at the end%n",
                 t.minCapacity(), t.maxCapacity(), t.rises(), t.falls(), f.finalCapacity());
-        System.out.printf("   admissions over the capacity in force: %d; every permit back at the end: %b%n",
+        System.out.printf(
+                "   admissions over the capacity in force: %d; every permit back at the end: %b%n",
                 t.violations(), t.allPermitsBack());
     }
 }

@@ -22,8 +22,8 @@ public final class CallbackSample {
     static final int REQUESTS = 24;
 
     /** What the run measured. */
-    public record Figures(int completed, int grantedAtOnce, int stepsOffLoop, long peakSlotsInUse, long availableAfter) {
-    }
+    public record Figures(
+            int completed, int grantedAtOnce, int stepsOffLoop, long peakSlotsInUse, long availableAfter) {}
 
     // The server (also of samples 4 and 5): touched on the loop thread only, so it needs no synchronization.
     final EventLoop loop = new EventLoop();
@@ -46,7 +46,11 @@ public final class CallbackSample {
             loop.execute(() -> IntStream.range(0, REQUESTS).forEach(i -> server.submit(1 + i % 3, 1 + i % 5)));
             server.settled.await();
         } // the loop has stopped: what it wrote is visible here
-        return new Figures(server.completed, server.grantedAtOnce, server.loop.stepsOffLoop(), server.peakInUse,
+        return new Figures(
+                server.completed,
+                server.grantedAtOnce,
+                server.loop.stepsOffLoop(),
+                server.peakInUse,
                 server.slots.availablePermits());
     }
 
@@ -60,7 +64,7 @@ public final class CallbackSample {
 
     private void handle(Acquisition acquisition, long n, long workMillis) {
         loop.checkOnLoop();
-        if (!acquisition.isGranted()) {                 // closed (sample 5): nothing held, nothing to give back
+        if (!acquisition.isGranted()) { // closed (sample 5): nothing held, nothing to give back
             wokenWithoutGrant++;
             settled.countDown();
             return;
@@ -70,7 +74,7 @@ public final class CallbackSample {
         loop.schedule(workMillis, () -> {
             loop.checkOnLoop();
             inUse -= n;
-            slots.release(n);                           // may grant waiters: their wakers post to the loop
+            slots.release(n); // may grant waiters: their wakers post to the loop
             completed++;
             settled.countDown();
         });
@@ -80,9 +84,11 @@ public final class CallbackSample {
     public static void main(String[] args) throws InterruptedException {
         Figures f = run();
         System.out.println("3. Callbacks: acquireThen(n, Waker) on a single event-loop thread");
-        System.out.printf("   %d requests for %d backend slots: %d granted at once, %d after waiting; %d completed%n",
+        System.out.printf(
+                "   %d requests for %d backend slots: %d granted at once, %d after waiting; %d completed%n",
                 REQUESTS, SLOTS, f.grantedAtOnce(), REQUESTS - f.grantedAtOnce(), f.completed());
-        System.out.printf("   handler steps off the loop thread: %d; peak slots in use: %d of %d; back at the end: %d%n",
+        System.out.printf(
+                "   handler steps off the loop thread: %d; peak slots in use: %d of %d; back at the end: %d%n",
                 f.stepsOffLoop(), f.peakSlotsInUse(), SLOTS, f.availableAfter());
     }
 }

@@ -19,29 +19,29 @@ public final class CallbackTimeoutSample {
     static final int PINGS = 5;
 
     /** What the run measured. */
-    public record Figures(int timedOut, int wokenWithoutGrant, int completed, long availableAfter) {
-    }
+    public record Figures(int timedOut, int wokenWithoutGrant, int completed, long availableAfter) {}
 
-    private CallbackTimeoutSample() {
-    }
+    private CallbackTimeoutSample() {}
 
     /** Runs the export, the pings and the report, and returns the figures. */
     public static Figures run() throws InterruptedException {
-        CallbackSample server = new CallbackSample(PINGS + 2);                // the server and handler of sample 3
-        int[] timedOut = {0};                                                 // touched on the loop only
+        CallbackSample server = new CallbackSample(PINGS + 2); // the server and handler of sample 3
+        int[] timedOut = {0}; // touched on the loop only
         try (EventLoop loop = server.loop) {
             loop.execute(() -> {
-                server.submit(SLOTS, 100);                                    // "export": every slot, for 100 ms
+                server.submit(SLOTS, 100); // "export": every slot, for 100 ms
                 for (int i = 0; i < PINGS; i++) {
-                    Acquisition ping = server.submit(1, 5);                   // "ping": waits behind the export...
-                    loop.schedule(20, () -> {                                 // ...for 20 ms at most
-                        if (ping.cancel()) {                                  // still waiting: withdrawn, nothing held
-                            timedOut[0]++;
-                            server.settled.countDown();
-                        }                                                     // else granted first: its handler runs
-                    });
+                    Acquisition ping = server.submit(1, 5); // "ping": waits behind the export...
+                    loop.schedule(
+                            20,
+                            () -> { // ...for 20 ms at most
+                                if (ping.cancel()) { // still waiting: withdrawn, nothing held
+                                    timedOut[0]++;
+                                    server.settled.countDown();
+                                } // else granted first: its handler runs
+                            });
                 }
-                server.submit(2, 10);                                         // "report": waits as long as it takes
+                server.submit(2, 10); // "report": waits as long as it takes
             });
             server.settled.await();
         } // the loop has stopped: what it wrote is visible here
@@ -52,9 +52,11 @@ public final class CallbackTimeoutSample {
     public static void main(String[] args) throws InterruptedException {
         Figures f = run();
         System.out.println("4. Callbacks: a timeout withdraws a waiting request with Acquisition.cancel()");
-        System.out.printf("   %d pings behind an export of all %d slots: %d withdrawn by their 20 ms timeout,%n",
+        System.out.printf(
+                "   %d pings behind an export of all %d slots: %d withdrawn by their 20 ms timeout,%n",
                 PINGS, SLOTS, f.timedOut());
-        System.out.printf("   handlers run without a grant: %d; completed: %d; slots back at the end: %d of %d%n",
+        System.out.printf(
+                "   handlers run without a grant: %d; completed: %d; slots back at the end: %d of %d%n",
                 f.wokenWithoutGrant(), f.completed(), f.availableAfter(), SLOTS);
     }
 }

@@ -24,17 +24,16 @@ public final class ClusterBudgetSample {
 
     /** At most 12 MiB in flight across all replicas. */
     static final long BUDGET_MIB = 12;
+
     static final String PATH = "/budgets/downstream-mib";
     static final int REPLICAS = 3;
     private static final int WORKERS_PER_REPLICA = 3;
     private static final int UPLOADS_PER_WORKER = 12;
 
     /** What the run measured. */
-    public record Figures(long budget, long peakInFlight, int uploads, long completed) {
-    }
+    public record Figures(long budget, long peakInFlight, int uploads, long completed) {}
 
-    private ClusterBudgetSample() {
-    }
+    private ClusterBudgetSample() {}
 
     /** Runs the three replicas against a fresh in-process ZooKeeper and returns the figures. */
     public static Figures run() throws Exception {
@@ -52,8 +51,8 @@ public final class ClusterBudgetSample {
                             long mib = 1 + sizes.nextInt(6);
                             try (Lease lease = replica.acquireBlocking(mib)) { // released when the block ends
                                 peak.accumulateAndGet(inFlight.addAndGet(mib), Math::max);
-                                Thread.sleep(2);                          // the upload
-                                inFlight.addAndGet(-mib);                 // counted out before the release
+                                Thread.sleep(2); // the upload
+                                inFlight.addAndGet(-mib); // counted out before the release
                             }
                             completed.incrementAndGet();
                         }
@@ -68,7 +67,8 @@ public final class ClusterBudgetSample {
         } finally {
             workers.shutdownNow();
         }
-        return new Figures(BUDGET_MIB, peak.get(), REPLICAS * WORKERS_PER_REPLICA * UPLOADS_PER_WORKER, completed.get());
+        return new Figures(
+                BUDGET_MIB, peak.get(), REPLICAS * WORKERS_PER_REPLICA * UPLOADS_PER_WORKER, completed.get());
     }
 
     /** Runs the sample and prints its figures ({@code args} are ignored). */
@@ -76,6 +76,7 @@ public final class ClusterBudgetSample {
         System.out.println("13. Cluster budget: three replicas share " + BUDGET_MIB + " MiB through ZooKeeper");
         Figures f = run();
         System.out.println("   uploads of 1..6 MiB completed: " + f.completed() + " of " + f.uploads());
-        System.out.println("   peak MiB in flight across the replicas: " + f.peakInFlight() + " (budget " + f.budget() + ")");
+        System.out.println(
+                "   peak MiB in flight across the replicas: " + f.peakInFlight() + " (budget " + f.budget() + ")");
     }
 }

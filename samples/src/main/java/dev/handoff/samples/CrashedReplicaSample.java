@@ -26,11 +26,9 @@ public final class CrashedReplicaSample {
     static final long CRASH_HOLD_MIB = 8;
 
     /** What the run measured. */
-    public record Figures(long crashedHeld, int waitingBeforeCrash, int grantedAfterCrash, boolean fullBudgetAfter) {
-    }
+    public record Figures(long crashedHeld, int waitingBeforeCrash, int grantedAfterCrash, boolean fullBudgetAfter) {}
 
-    private CrashedReplicaSample() {
-    }
+    private CrashedReplicaSample() {}
 
     /** Runs the three replicas against a fresh in-process ZooKeeper and returns the figures. */
     public static Figures run() throws Exception {
@@ -39,12 +37,13 @@ public final class CrashedReplicaSample {
             ZooKeeperSemaphore a = new ZooKeeperSemaphore(zookeeper.connect(), ClusterBudgetSample.PATH, budget);
             ZooKeeperSemaphore b = new ZooKeeperSemaphore(zookeeper.connect(), ClusterBudgetSample.PATH, budget);
             CuratorFramework clientC = zookeeper.connect();
-            Lease held = new ZooKeeperSemaphore(clientC, ClusterBudgetSample.PATH, budget).acquireBlocking(CRASH_HOLD_MIB);
+            Lease held =
+                    new ZooKeeperSemaphore(clientC, ClusterBudgetSample.PATH, budget).acquireBlocking(CRASH_HOLD_MIB);
             CompletableFuture<Lease> fromA = a.acquireAsync(6);
             CompletableFuture<Lease> fromB = b.acquireAsync(6);
-            Thread.sleep(200);                                       // time enough to be granted, were 6 MiB free
+            Thread.sleep(200); // time enough to be granted, were 6 MiB free
             int waiting = (fromA.isDone() ? 0 : 1) + (fromB.isDone() ? 0 : 1);
-            clientC.close();                                         // the crash: no release; C's session ends
+            clientC.close(); // the crash: no release; C's session ends
             int granted = 0;
             for (CompletableFuture<Lease> request : List.of(fromA, fromB)) {
                 try (Lease lease = request.get(30, TimeUnit.SECONDS)) {
@@ -61,8 +60,9 @@ public final class CrashedReplicaSample {
     public static void main(String[] args) throws Exception {
         System.out.println("14. A crashed replica's permits come back with its ZooKeeper session");
         Figures f = run();
-        System.out.println("   replica C crashed holding " + f.crashedHeld() + " MiB; requests of A and B waiting before: "
-                + f.waitingBeforeCrash() + ", granted after: " + f.grantedAfterCrash());
+        System.out.println(
+                "   replica C crashed holding " + f.crashedHeld() + " MiB; requests of A and B waiting before: "
+                        + f.waitingBeforeCrash() + ", granted after: " + f.grantedAfterCrash());
         System.out.println("   the whole budget granted again at the end: " + f.fullBudgetAfter());
     }
 }

@@ -30,11 +30,9 @@ public final class FairShareSample {
     static final Map<String, Long> SHARES = Map.of("free", 1L, "pro", 2L, "enterprise", 4L);
 
     /** What the run measured: the tenant of every grant, in grant order (as recorded by the granting threads). */
-    public record Figures(List<String> grantOrder, int completed, long availableAfter) {
-    }
+    public record Figures(List<String> grantOrder, int completed, long availableAfter) {}
 
-    private FairShareSample() {
-    }
+    private FairShareSample() {}
 
     /** Floods the backend from the three tenants, records the order of the grants and returns the figures. */
     public static Figures run() throws InterruptedException {
@@ -49,10 +47,10 @@ public final class FairShareSample {
             for (int i = 0; i < REQUESTS_PER_TENANT; i++) {
                 for (String tenant : List.of("free", "pro", "enterprise")) {
                     backend.acquireAsync(tenant, 1).thenAccept(slot -> {
-                        grants.add(tenant);                                 // on the granting thread: in grant order
+                        grants.add(tenant); // on the granting thread: in grant order
                         workers.execute(() -> {
-                            try (slot) {                                    // released however the call ends
-                                LockSupport.parkNanos(20_000);              // the call to the backend
+                            try (slot) { // released however the call ends
+                                LockSupport.parkNanos(20_000); // the call to the backend
                             } finally {
                                 done.countDown();
                             }
@@ -65,8 +63,8 @@ public final class FairShareSample {
         } finally {
             workers.shutdown();
         }
-        return new Figures(List.copyOf(grants), (int) (3L * REQUESTS_PER_TENANT - done.getCount()),
-                backend.availablePermits());
+        return new Figures(
+                List.copyOf(grants), (int) (3L * REQUESTS_PER_TENANT - done.getCount()), backend.availablePermits());
     }
 
     /** Runs the flood and prints the figures ({@code args} are ignored). */
@@ -75,9 +73,14 @@ public final class FairShareSample {
         System.out.println("20. Fair share: three tenants with shares 1:2:4 flood one backend of " + SLOTS + " slots");
         System.out.println("   grants so far    free    pro  enterprise");
         for (int n = 70; n < f.grantOrder().size() + 70; n += 70) {
-            List<String> first = f.grantOrder().subList(0, Math.min(n, f.grantOrder().size()));
-            System.out.printf("   %13d  %6d %6d %11d%n", first.size(), Collections.frequency(first, "free"),
-                    Collections.frequency(first, "pro"), Collections.frequency(first, "enterprise"));
+            List<String> first =
+                    f.grantOrder().subList(0, Math.min(n, f.grantOrder().size()));
+            System.out.printf(
+                    "   %13d  %6d %6d %11d%n",
+                    first.size(),
+                    Collections.frequency(first, "free"),
+                    Collections.frequency(first, "pro"),
+                    Collections.frequency(first, "enterprise"));
         }
         System.out.println("   completed " + f.completed() + " of " + 3 * REQUESTS_PER_TENANT + ", free slots after: "
                 + f.availableAfter());

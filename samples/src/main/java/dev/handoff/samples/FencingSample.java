@@ -22,8 +22,8 @@ import org.apache.curator.framework.CuratorFramework;
 public final class FencingSample {
 
     /** What the run measured; {@code aValidAtTheEnd}: what A's lease says once A is told of the expiry. */
-    public record Figures(long tokenA, long tokenB, boolean staleWriteRefused, String finalValue, boolean aValidAtTheEnd) {
-    }
+    public record Figures(
+            long tokenA, long tokenB, boolean staleWriteRefused, String finalValue, boolean aValidAtTheEnd) {}
 
     /** The shared store: keeps, for each key, the highest token that wrote it, and refuses lower ones. */
     static final class FencedStore {
@@ -33,7 +33,7 @@ public final class FencingSample {
         /** Writes value under key if token is not lower than the highest that wrote key; says whether it did. */
         synchronized boolean write(String key, String value, long token) {
             if (token < highest.getOrDefault(key, Long.MIN_VALUE)) {
-                return false;                                        // an overtaken holder
+                return false; // an overtaken holder
             }
             highest.put(key, token);
             values.put(key, value);
@@ -45,8 +45,7 @@ public final class FencingSample {
         }
     }
 
-    private FencingSample() {
-    }
+    private FencingSample() {}
 
     /** Runs the two replicas against a fresh in-process ZooKeeper and returns the figures. */
     public static Figures run() throws Exception {
@@ -57,15 +56,19 @@ public final class FencingSample {
             ZooKeeperSemaphore lockB = new ZooKeeperSemaphore(zookeeper.connect(), "/locks/report", 1);
             Lease leaseA = lockA.acquireBlocking(1);
             store.write("report", "A: draft", leaseA.fencingToken());
-            zookeeper.expireSession(a);                              // A "pauses" past its session timeout
-            try (Lease leaseB = lockB.acquireBlocking(1)) {          // granted once A's node is gone
+            zookeeper.expireSession(a); // A "pauses" past its session timeout
+            try (Lease leaseB = lockB.acquireBlocking(1)) { // granted once A's node is gone
                 store.write("report", "B: final", leaseB.fencingToken());
                 // A resumes and writes on its stale plan, without checking its lease first:
                 boolean accepted = store.write("report", "A: stale overwrite", leaseA.fencingToken());
                 leaseA.whenLost().toCompletableFuture().get(30, TimeUnit.SECONDS); // A is told, later
-                Figures f = new Figures(leaseA.fencingToken(), leaseB.fencingToken(), !accepted, store.read("report"),
+                Figures f = new Figures(
+                        leaseA.fencingToken(),
+                        leaseB.fencingToken(),
+                        !accepted,
+                        store.read("report"),
                         leaseA.isValid());
-                leaseA.close();                                      // releasing a lost lease is harmless
+                leaseA.close(); // releasing a lost lease is harmless
                 return f;
             }
         }
@@ -75,8 +78,10 @@ public final class FencingSample {
     public static void main(String[] args) throws Exception {
         System.out.println("15. Fencing: a store refuses a holder whose lease was overtaken");
         Figures f = run();
-        System.out.println("   A's token " + f.tokenA() + ", B's token " + f.tokenB() + " (granted after A's session expired)");
-        System.out.println("   A's stale write after B's: " + (f.staleWriteRefused() ? "refused by the store" : "ACCEPTED"));
+        System.out.println(
+                "   A's token " + f.tokenA() + ", B's token " + f.tokenB() + " (granted after A's session expired)");
+        System.out.println(
+                "   A's stale write after B's: " + (f.staleWriteRefused() ? "refused by the store" : "ACCEPTED"));
         System.out.println("   the store holds: " + f.finalValue() + "; A's lease says valid: " + f.aValidAtTheEnd());
     }
 }

@@ -28,8 +28,8 @@ final class InProcessZooKeeper implements AutoCloseable {
 
     /** A new client of the server, started and connected: a replica. */
     CuratorFramework connect() throws InterruptedException {
-        CuratorFramework client = CuratorFrameworkFactory.newClient(server.getConnectString(), 8_000, 5_000,
-                new ExponentialBackoffRetry(50, 8));
+        CuratorFramework client = CuratorFrameworkFactory.newClient(
+                server.getConnectString(), 8_000, 5_000, new ExponentialBackoffRetry(50, 8));
         clients.add(client);
         client.start();
         if (!client.blockUntilConnected(10, TimeUnit.SECONDS)) {
@@ -41,8 +41,8 @@ final class InProcessZooKeeper implements AutoCloseable {
     /** Ends a client's session on the server, as a pause longer than the session timeout would. */
     void expireSession(CuratorFramework client) throws Exception {
         ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
-        ZooKeeper twin = new ZooKeeper(server.getConnectString(), 8_000, event -> { }, zk.getSessionId(),
-                zk.getSessionPasswd());
+        ZooKeeper twin =
+                new ZooKeeper(server.getConnectString(), 8_000, event -> {}, zk.getSessionId(), zk.getSessionPasswd());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!twin.getState().isConnected() && System.nanoTime() < deadline) {
             Thread.sleep(10);

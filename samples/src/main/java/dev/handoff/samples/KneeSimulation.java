@@ -26,13 +26,22 @@ final class KneeSimulation {
     }
 
     /** The counts of a run; {@code rises} and {@code falls} are capacity changes seen from tick to tick. */
-    record Totals(long arrivals, long admitted, long completed, long shed, long violations, long maxInFlight,
-                  long maxWaitMillis, long maxQueuedPermits, long minCapacity, long maxCapacity, long rises, long falls,
-                  boolean allPermitsBack) {
-    }
+    record Totals(
+            long arrivals,
+            long admitted,
+            long completed,
+            long shed,
+            long violations,
+            long maxInFlight,
+            long maxWaitMillis,
+            long maxQueuedPermits,
+            long minCapacity,
+            long maxCapacity,
+            long rises,
+            long falls,
+            boolean allPermitsBack) {}
 
-    private record Event(long at, long seq, Runnable action) {
-    }
+    private record Event(long at, long seq, Runnable action) {}
 
     final Semaphore limit;
     long now;
@@ -48,7 +57,9 @@ final class KneeSimulation {
     private long lastCapacity;
 
     KneeSimulation(long initialCapacity, long maxQueuedPermits, long knee) {
-        this.limit = Semaphore.builder(initialCapacity).maxQueuedPermits(maxQueuedPermits).build();
+        this.limit = Semaphore.builder(initialCapacity)
+                .maxQueuedPermits(maxQueuedPermits)
+                .build();
         this.knee = knee;
         this.lastCapacity = initialCapacity;
     }
@@ -77,8 +88,20 @@ final class KneeSimulation {
             now = e.at;
             e.action.run();
         }
-        return new Totals(arrivals, admitted, completed, shed, violations, maxInFlight, maxWait, maxQueued, minCapacity,
-                maxCapacity, rises, falls, limit.queueLength() == 0 && limit.availablePermits() == limit.capacity());
+        return new Totals(
+                arrivals,
+                admitted,
+                completed,
+                shed,
+                violations,
+                maxInFlight,
+                maxWait,
+                maxQueued,
+                minCapacity,
+                maxCapacity,
+                rises,
+                falls,
+                limit.queueLength() == 0 && limit.availablePermits() == limit.capacity());
     }
 
     void schedule(long at, Runnable action) {
@@ -90,10 +113,12 @@ final class KneeSimulation {
         long weight = 1 + random.nextInt(4);
         long arrived = now;
         try {
-            limit.acquireThen(weight, () -> {                 // the waker: called once, on the grant
-                maxWait = Math.max(maxWait, now - arrived);
-                start(weight, granted.apply(weight));
-            });
+            limit.acquireThen(
+                    weight,
+                    () -> { // the waker: called once, on the grant
+                        maxWait = Math.max(maxWait, now - arrived);
+                        start(weight, granted.apply(weight));
+                    });
             maxQueued = Math.max(maxQueued, limit.queuedPermits());
         } catch (SemaphoreRejectedException full) {
             shed++;

@@ -24,11 +24,9 @@ public final class LoadSheddingSample {
     static final long DURATION_MS = 2_000;
 
     /** The same overload in front of an unbounded queue and of a bounded one. */
-    public record Figures(KneeSimulation.Totals unbounded, KneeSimulation.Totals bounded) {
-    }
+    public record Figures(KneeSimulation.Totals unbounded, KneeSimulation.Totals bounded) {}
 
-    private LoadSheddingSample() {
-    }
+    private LoadSheddingSample() {}
 
     /** Runs the overload twice, without and with the bound, and returns the figures. */
     public static Figures run() {
@@ -37,9 +35,12 @@ public final class LoadSheddingSample {
 
     private static KneeSimulation.Totals overload(long maxQueuedPermits) {
         KneeSimulation sim = new KneeSimulation(CAPACITY, maxQueuedPermits, CAPACITY); // never slower than 10 ms
-        return sim.run(DURATION_MS, DURATION_MS, () -> { },
+        return sim.run(
+                DURATION_MS,
+                DURATION_MS,
+                () -> {},
                 weight -> latencyMillis -> sim.limit.release(weight),
-                shedWeight -> { });                                        // refused: nothing held, nothing to release
+                shedWeight -> {}); // refused: nothing held, nothing to release
     }
 
     /** Runs the sample and prints its figures ({@code args} are ignored). */
@@ -47,11 +48,16 @@ public final class LoadSheddingSample {
         System.out.println("10. Shedding by weight: maxQueuedPermits(" + BOUND + ") against an unbounded queue");
         Figures f = run();
         for (KneeSimulation.Totals t : new KneeSimulation.Totals[] {f.unbounded(), f.bounded()}) {
-            System.out.printf("   %-22s %,5d of %,d requests shed; up to %,5d permits queued; longest wait %,5d ms%n",
-                    t == f.bounded() ? "queue bounded at " + BOUND + ":" : "queue unbounded:", t.shed(), t.arrivals(),
-                    t.maxQueuedPermits(), t.maxWaitMillis());
+            System.out.printf(
+                    "   %-22s %,5d of %,d requests shed; up to %,5d permits queued; longest wait %,5d ms%n",
+                    t == f.bounded() ? "queue bounded at " + BOUND + ":" : "queue unbounded:",
+                    t.shed(),
+                    t.arrivals(),
+                    t.maxQueuedPermits(),
+                    t.maxWaitMillis());
         }
-        System.out.printf("   admissions over the capacity: %d; every permit back at the end: %b%n",
+        System.out.printf(
+                "   admissions over the capacity: %d; every permit back at the end: %b%n",
                 f.unbounded().violations() + f.bounded().violations(),
                 f.unbounded().allPermitsBack() && f.bounded().allPermitsBack());
     }

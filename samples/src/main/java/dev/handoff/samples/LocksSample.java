@@ -24,11 +24,9 @@ public final class LocksSample {
      * @param audits the ledger rewrites done while the readers read
      * @param mutex the mutex's description at the end (its name, unlocked, nobody waiting)
      */
-    public record Figures(long balance, int audits, String mutex) {
-    }
+    public record Figures(long balance, int audits, String mutex) {}
 
-    private LocksSample() {
-    }
+    private LocksSample() {}
 
     /** Runs the threads and returns the figures. */
     public static Figures run() throws InterruptedException {
@@ -46,7 +44,7 @@ public final class LocksSample {
                         }
                         if (i % 100 == 0) {
                             try (Permits reading = ledger.readLockBlocking()) {
-                                Thread.onSpinWait();                     // many readers at once
+                                Thread.onSpinWait(); // many readers at once
                             }
                         }
                     }
@@ -58,7 +56,7 @@ public final class LocksSample {
             threads.add(thread);
         }
         for (int a = 0; a < 10; a++) {
-            try (Permits writing = ledger.writeLockBlocking()) {   // never starved by the readers
+            try (Permits writing = ledger.writeLockBlocking()) { // never starved by the readers
                 audits[0]++;
             }
         }
@@ -72,7 +70,8 @@ public final class LocksSample {
     public static void main(String[] args) throws InterruptedException {
         System.out.println("18. Mutex and RwLock with handles");
         Figures f = run();
-        System.out.printf("   balance %,d (expected %,d), %d audits under the write lock%n",
+        System.out.printf(
+                "   balance %,d (expected %,d), %d audits under the write lock%n",
                 f.balance(), (long) THREADS * DEPOSITS, f.audits());
         System.out.println("   at the end: " + f.mutex());
     }

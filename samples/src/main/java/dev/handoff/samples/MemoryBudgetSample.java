@@ -23,15 +23,20 @@ public final class MemoryBudgetSample {
 
     /** At most 64 MiB in flight. */
     static final long BUDGET = 64L << 20;
+
     static final int DOWNLOADS = 400;
 
     /** What the run measured; {@code millis} is the wall-clock time of the batch. */
-    public record Figures(long budget, long peakBytesInFlight, int downloads, long completed, long totalBytes,
-                          long millis, long availableAfter) {
-    }
+    public record Figures(
+            long budget,
+            long peakBytesInFlight,
+            int downloads,
+            long completed,
+            long totalBytes,
+            long millis,
+            long availableAfter) {}
 
-    private MemoryBudgetSample() {
-    }
+    private MemoryBudgetSample() {}
 
     /** Runs the batch and returns its figures. */
     public static Figures run() {
@@ -42,16 +47,27 @@ public final class MemoryBudgetSample {
             long start = System.nanoTime();
             List<CompletableFuture<Long>> downloads = new ArrayList<>();
             for (long size : Network.sizes(DOWNLOADS)) {
-                downloads.add(withinBudget(budget, size, () -> {           // weight = bytes
-                    peak.accumulateAndGet(inFlight.addAndGet(size), Math::max);
-                    // Counted out before the permits go back, which is when this stage completes.
-                    return network.download(size).whenComplete((body, failure) -> inFlight.addAndGet(-size));
-                }));
+                downloads.add(withinBudget(
+                        budget,
+                        size,
+                        () -> { // weight = bytes
+                            peak.accumulateAndGet(inFlight.addAndGet(size), Math::max);
+                            // Counted out before the permits go back, which is when this stage completes.
+                            return network.download(size).whenComplete((body, failure) -> inFlight.addAndGet(-size));
+                        }));
             }
             CompletableFuture.allOf(downloads.toArray(CompletableFuture[]::new)).join();
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            return new Figures(BUDGET, peak.get(), DOWNLOADS, downloads.stream().filter(d -> !d.isCompletedExceptionally()).count(),
-                    downloads.stream().mapToLong(CompletableFuture::join).sum(), millis, budget.availablePermits());
+            return new Figures(
+                    BUDGET,
+                    peak.get(),
+                    DOWNLOADS,
+                    downloads.stream()
+                            .filter(d -> !d.isCompletedExceptionally())
+                            .count(),
+                    downloads.stream().mapToLong(CompletableFuture::join).sum(),
+                    millis,
+                    budget.availablePermits());
         }
     }
 
@@ -62,8 +78,8 @@ public final class MemoryBudgetSample {
      * nothing; a {@code whenComplete} on the acquisition would give back another holder's permits.
      * That is {@link Semaphore#withPermitsAsync(long, Supplier)}, named here for the tests.
      */
-    static <T> CompletableFuture<T> withinBudget(Semaphore budget, long size,
-            Supplier<? extends CompletionStage<T>> download) {
+    static <T> CompletableFuture<T> withinBudget(
+            Semaphore budget, long size, Supplier<? extends CompletionStage<T>> download) {
         return budget.withPermitsAsync(size, download);
     }
 
@@ -71,10 +87,16 @@ public final class MemoryBudgetSample {
     public static void main(String[] args) {
         Figures f = run();
         System.out.println("1. Memory budget with CompletableFuture (withPermitsAsync, weight = bytes)");
-        System.out.printf("   %d downloads of 16 KiB .. 8 MiB; peak bytes in flight: %,d (budget %,d, never above it: %b)%n",
+        System.out.printf(
+                "   %d downloads of 16 KiB .. 8 MiB; peak bytes in flight: %,d (budget %,d, never above it: %b)%n",
                 f.downloads(), f.peakBytesInFlight(), f.budget(), f.peakBytesInFlight() <= f.budget());
-        System.out.printf("   completed %d/%d, %,d MiB in %d ms = %.0f MiB/s%n", f.completed(), f.downloads(),
-                f.totalBytes() >> 20, f.millis(), (f.totalBytes() / (double) (1 << 20)) / Math.max(f.millis(), 1) * 1000.0);
+        System.out.printf(
+                "   completed %d/%d, %,d MiB in %d ms = %.0f MiB/s%n",
+                f.completed(),
+                f.downloads(),
+                f.totalBytes() >> 20,
+                f.millis(),
+                (f.totalBytes() / (double) (1 << 20)) / Math.max(f.millis(), 1) * 1000.0);
         System.out.printf("   permits back at the end: %,d of %,d%n", f.availableAfter(), f.budget());
     }
 }

@@ -23,20 +23,18 @@ public final class NoStarvationSample {
     static final long HUGE_SIZE = 60L << 20;
 
     /** What the run measured. */
-    public record Figures(int downloads, int overtook, int heldBackWhileFree, long completed, long budget,
-                          long availableAfter) {
-    }
+    public record Figures(
+            int downloads, int overtook, int heldBackWhileFree, long completed, long budget, long availableAfter) {}
 
-    private NoStarvationSample() {
-    }
+    private NoStarvationSample() {}
 
     /** Runs the batch and returns its figures. */
     public static Figures run() {
         Semaphore budget = new Semaphore(MemoryBudgetSample.BUDGET);
         long[] sizes = Network.sizes(MemoryBudgetSample.DOWNLOADS);
         sizes[HUGE_INDEX] = HUGE_SIZE;
-        List<Integer> startOrder = new ArrayList<>();   // these three: on the network thread only
-        long[] held = {0};                              // bytes of the downloads under way
+        List<Integer> startOrder = new ArrayList<>(); // these three: on the network thread only
+        long[] held = {0}; // bytes of the downloads under way
         int[] heldBackWhileFree = {0};
         try (Network network = new Network()) {
             // Submitted on the network thread, where every later grant happens: starts in grant order.
@@ -52,17 +50,24 @@ public final class NoStarvationSample {
                         return network.download(sizes[index]).whenComplete((body, failure) -> held[0] -= sizes[index]);
                     }));
                     if (free && startOrder.size() == started) {
-                        heldBackWhileFree[0]++;         // free of running downloads, yet behind a waiting one
+                        heldBackWhileFree[0]++; // free of running downloads, yet behind a waiting one
                     }
                 }
                 return all;
             });
             CompletableFuture.allOf(downloads.toArray(CompletableFuture[]::new)).join();
             int overtook = (int) startOrder.subList(0, startOrder.indexOf(HUGE_INDEX)).stream()
-                    .filter(index -> index > HUGE_INDEX).count();
-            return new Figures(sizes.length, overtook, heldBackWhileFree[0],
-                    downloads.stream().filter(d -> !d.isCompletedExceptionally()).count(),
-                    MemoryBudgetSample.BUDGET, budget.availablePermits());
+                    .filter(index -> index > HUGE_INDEX)
+                    .count();
+            return new Figures(
+                    sizes.length,
+                    overtook,
+                    heldBackWhileFree[0],
+                    downloads.stream()
+                            .filter(d -> !d.isCompletedExceptionally())
+                            .count(),
+                    MemoryBudgetSample.BUDGET,
+                    budget.availablePermits());
         }
     }
 
@@ -70,11 +75,14 @@ public final class NoStarvationSample {
     public static void main(String[] args) {
         Figures f = run();
         System.out.println("2. Strict FIFO: a 60 MiB download is not starved by the small ones behind it");
-        System.out.printf("   %d downloads on a %d MiB budget; later downloads that overtook the huge one: %d%n",
+        System.out.printf(
+                "   %d downloads on a %d MiB budget; later downloads that overtook the huge one: %d%n",
                 f.downloads(), f.budget() >> 20, f.overtook());
-        System.out.printf("   downloads that waited behind it although no running download held their bytes: %d%n",
+        System.out.printf(
+                "   downloads that waited behind it although no running download held their bytes: %d%n",
                 f.heldBackWhileFree());
-        System.out.printf("   completed %d/%d; permits back at the end: %,d of %,d%n",
+        System.out.printf(
+                "   completed %d/%d; permits back at the end: %,d of %,d%n",
                 f.completed(), f.downloads(), f.availableAfter(), f.budget());
     }
 }

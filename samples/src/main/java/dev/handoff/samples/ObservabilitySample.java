@@ -26,11 +26,9 @@ public final class ObservabilitySample {
      * @param timedOut waits that gave up at their deadline
      * @param available the free permits at the end, read from the gauge: the whole capacity
      */
-    public record Figures(long granted, long timedOut, double available) {
-    }
+    public record Figures(long granted, long timedOut, double available) {}
 
-    private ObservabilitySample() {
-    }
+    private ObservabilitySample() {}
 
     /** Runs the threads and returns what the meters read. */
     public static Figures run() throws InterruptedException {
@@ -40,7 +38,7 @@ public final class ObservabilitySample {
                 .listener(WaitListener.all(metrics, new JfrWaitListener("connections")))
                 .build();
         metrics.monitor(connections).bindTo(registry);
-        Permits all = connections.acquireBlocking(4);          // everyone below has to wait
+        Permits all = connections.acquireBlocking(4); // everyone below has to wait
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < 6; t++) {
             boolean impatient = t == 0;
@@ -60,13 +58,20 @@ public final class ObservabilitySample {
             thread.start();
             threads.add(thread);
         }
-        threads.get(0).join();                                  // the impatient one has given up
+        threads.get(0).join(); // the impatient one has given up
         all.release();
         for (Thread t : threads) {
             t.join();
         }
-        return new Figures(registry.get("handoff.semaphore.wait").tag("outcome", "granted").timer().count(),
-                registry.get("handoff.semaphore.wait").tag("outcome", "timed_out").timer().count(),
+        return new Figures(
+                registry.get("handoff.semaphore.wait")
+                        .tag("outcome", "granted")
+                        .timer()
+                        .count(),
+                registry.get("handoff.semaphore.wait")
+                        .tag("outcome", "timed_out")
+                        .timer()
+                        .count(),
                 registry.get("handoff.semaphore.available").gauge().value());
     }
 
@@ -74,7 +79,8 @@ public final class ObservabilitySample {
     public static void main(String[] args) throws InterruptedException {
         System.out.println("17. Micrometer and JFR");
         Figures f = run();
-        System.out.printf("   waits: %d granted, %d timed out; available at the end: %.0f of 4%n",
+        System.out.printf(
+                "   waits: %d granted, %d timed out; available at the end: %.0f of 4%n",
                 f.granted(), f.timedOut(), f.available());
     }
 }

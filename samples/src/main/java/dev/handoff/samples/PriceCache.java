@@ -15,19 +15,19 @@ import java.util.concurrent.locks.LockSupport;
 final class PriceCache {
 
     private final RwLock lock = new RwLock();
-    private final long[] versions = new long[100];             // guarded by lock
+    private final long[] versions = new long[100]; // guarded by lock
 
     /** True if every entry has the same version, as it must. */
     boolean readConsistent() throws InterruptedException {
-        try (Permits read = lock.readLockBlocking()) {         // read-unlocked when the block ends
+        try (Permits read = lock.readLockBlocking()) { // read-unlocked when the block ends
             long first = versions[0];
-            LockSupport.parkNanos(20_000);                     // a slow-ish read
+            LockSupport.parkNanos(20_000); // a slow-ish read
             return Arrays.stream(versions).allMatch(v -> v == first);
         }
     }
 
     void refresh(long version) throws InterruptedException {
-        try (Permits write = lock.writeLockBlocking()) {       // write-unlocked when the block ends
+        try (Permits write = lock.writeLockBlocking()) { // write-unlocked when the block ends
             Arrays.fill(versions, version);
         }
     }

@@ -26,11 +26,9 @@ public final class ReactorSample {
      * @param peakBytes the most bytes in flight at once, at most {@link #BUDGET}
      * @param availableAfter the free permits at the end: the whole budget
      */
-    public record Figures(int reads, long timedOut, long peakBytes, long availableAfter) {
-    }
+    public record Figures(int reads, long timedOut, long peakBytes, long availableAfter) {}
 
-    private ReactorSample() {
-    }
+    private ReactorSample() {}
 
     /**
      * Runs the pipeline.
@@ -44,23 +42,26 @@ public final class ReactorSample {
         AtomicLong timedOut = new AtomicLong();
         int reads = 60;
         Flux.range(0, reads)
-                .flatMap(i -> {
-                    boolean hangs = i % 10 == 9;
-                    long size = (hangs ? 1 : 1 + i % 8) << 20;
-                    Duration work = Duration.ofMillis(hangs ? 5_000 : 2);
-                    Mono<Long> read = Mono.defer(() -> {
-                        peak.accumulateAndGet(inFlight.addAndGet(size), Math::max);
-                        return Mono.delay(work).thenReturn(size)              // counted out before the release
-                                .doOnTerminate(() -> inFlight.addAndGet(-size))
-                                .doOnCancel(() -> inFlight.addAndGet(-size));
-                    });
-                    return ReactorSemaphores.withPermits(memory, size, () -> read)
-                            .timeout(Duration.ofMillis(300))                     // cancels a read waiting or running
-                            .onErrorResume(e -> {
-                                timedOut.incrementAndGet();
-                                return Mono.empty();
+                .flatMap(
+                        i -> {
+                            boolean hangs = i % 10 == 9;
+                            long size = (hangs ? 1 : 1 + i % 8) << 20;
+                            Duration work = Duration.ofMillis(hangs ? 5_000 : 2);
+                            Mono<Long> read = Mono.defer(() -> {
+                                peak.accumulateAndGet(inFlight.addAndGet(size), Math::max);
+                                return Mono.delay(work)
+                                        .thenReturn(size) // counted out before the release
+                                        .doOnTerminate(() -> inFlight.addAndGet(-size))
+                                        .doOnCancel(() -> inFlight.addAndGet(-size));
                             });
-                }, reads)
+                            return ReactorSemaphores.withPermits(memory, size, () -> read)
+                                    .timeout(Duration.ofMillis(300)) // cancels a read waiting or running
+                                    .onErrorResume(e -> {
+                                        timedOut.incrementAndGet();
+                                        return Mono.empty();
+                                    });
+                        },
+                        reads)
                 .blockLast();
         return new Figures(reads, timedOut.get(), peak.get(), memory.availablePermits());
     }
@@ -73,7 +74,8 @@ public final class ReactorSample {
     public static void main(String[] args) {
         System.out.println("16. Reactor: withPermits in a pipeline");
         Figures f = run();
-        System.out.printf("   %d reads of 1-8 MiB, at most %d MiB in flight (budget %d MiB); %d cancelled by their timeout%n",
+        System.out.printf(
+                "   %d reads of 1-8 MiB, at most %d MiB in flight (budget %d MiB); %d cancelled by their timeout%n",
                 f.reads(), f.peakBytes() >> 20, BUDGET >> 20, f.timedOut());
         System.out.printf("   free permits at the end: %d MiB of %d%n", f.availableAfter() >> 20, BUDGET >> 20);
     }

@@ -19,29 +19,28 @@ public final class RunAll {
     }
 
     private static final List<Sample> SAMPLES = List.of(
-            MemoryBudgetSample::main,           //  1-5: futures and callbacks
+            MemoryBudgetSample::main, //  1-5: futures and callbacks
             NoStarvationSample::main,
             CallbackSample::main,
             CallbackTimeoutSample::main,
             CallbackShutdownSample::main,
-            VirtualThreadsSample::main,         //  6-9: blocking, coroutines, an RwLock
+            VirtualThreadsSample::main, //  6-9: blocking, coroutines, an RwLock
             WithPermitsSample::main,
             CoroutineCancellationSample::main,
             RwLockCacheSample::main,
-            LoadSheddingSample::main,           // 10-12: capacity control
+            LoadSheddingSample::main, // 10-12: capacity control
             AdaptiveLimitSample::main,
             AdaptiveCapacitySample::main,
-            ClusterBudgetSample::main,          // 13-15: across a cluster, through ZooKeeper
+            ClusterBudgetSample::main, // 13-15: across a cluster, through ZooKeeper
             CrashedReplicaSample::main,
             FencingSample::main,
-            ReactorSample::main,                // 16-20: integrations, locks, migration, fair share
+            ReactorSample::main, // 16-20: integrations, locks, migration, fair share
             ObservabilitySample::main,
             LocksSample::main,
             KotlinxMigrationSample::main,
             FairShareSample::main);
 
-    private RunAll() {
-    }
+    private RunAll() {}
 
     /**
      * Runs every sample.

@@ -24,11 +24,9 @@ public final class RwLockCacheSample {
     static final int READS_PER_READER_AT_LEAST = 200;
 
     /** What the run measured; {@code lockFreeAfter}: neither held nor awaited at the end. */
-    public record Figures(long reads, long tornReads, long maxWriterWaitMicros, boolean lockFreeAfter) {
-    }
+    public record Figures(long reads, long tornReads, long maxWriterWaitMicros, boolean lockFreeAfter) {}
 
-    private RwLockCacheSample() {
-    }
+    private RwLockCacheSample() {}
 
     /** Runs the readers, refreshes the cache from this thread meanwhile, and returns the figures. */
     public static Figures run() throws InterruptedException {
@@ -38,18 +36,19 @@ public final class RwLockCacheSample {
         AtomicLong tornReads = new AtomicLong();
         ExecutorService readers = Executors.newFixedThreadPool(READERS);
         for (int r = 0; r < READERS; r++) {
-            readers.submit(() -> {                                     // until the writer is done, 200 times at least
-                for (int n = 0; !writerDone.get() || n < READS_PER_READER_AT_LEAST; n++) {
-                    tornReads.addAndGet(cache.readConsistent() ? 0 : 1);
-                    reads.incrementAndGet();
-                }
-                return null;
-            });
+            readers.submit(
+                    () -> { // until the writer is done, 200 times at least
+                        for (int n = 0; !writerDone.get() || n < READS_PER_READER_AT_LEAST; n++) {
+                            tornReads.addAndGet(cache.readConsistent() ? 0 : 1);
+                            reads.incrementAndGet();
+                        }
+                        return null;
+                    });
         }
         long maxWaitNanos = 0;
         try {
             for (int version = 1; version <= REFRESHES; version++) {
-                Thread.sleep(2);                                       // an occasional writer
+                Thread.sleep(2); // an occasional writer
                 long start = System.nanoTime();
                 cache.refresh(version);
                 maxWaitNanos = Math.max(maxWaitNanos, System.nanoTime() - start);
@@ -68,8 +67,11 @@ public final class RwLockCacheSample {
     public static void main(String[] args) throws InterruptedException {
         Figures f = run();
         System.out.println("9. RwLock cache: many readers, an occasional writer");
-        System.out.printf("   %d readers reading back to back did %,d reads; torn reads: %d%n", READERS, f.reads(), f.tornReads());
-        System.out.printf("   the writer did its %d refreshes meanwhile; its longest wait: %,d us; lock free at the end: %b%n",
+        System.out.printf(
+                "   %d readers reading back to back did %,d reads; torn reads: %d%n",
+                READERS, f.reads(), f.tornReads());
+        System.out.printf(
+                "   the writer did its %d refreshes meanwhile; its longest wait: %,d us; lock free at the end: %b%n",
                 REFRESHES, f.maxWriterWaitMicros(), f.lockFreeAfter());
     }
 }

@@ -14,18 +14,20 @@ import java.util.concurrent.Executors;
  */
 final class VirtualThreads {
 
-    private VirtualThreads() {
-    }
+    private VirtualThreads() {}
 
     /** {@code Executors.newVirtualThreadPerTaskExecutor()} on JDK 21+, else null. */
     static ExecutorService newPerTaskExecutor() {
         int javaVersion = Runtime.version().feature();
         if (javaVersion < 21) {
-            return null;                                        // a preview on 19 and 20
+            return null; // a preview on 19 and 20
         }
         try {
-            MethodHandle factory = MethodHandles.publicLookup().findStatic(Executors.class,
-                    "newVirtualThreadPerTaskExecutor", MethodType.methodType(ExecutorService.class));
+            MethodHandle factory = MethodHandles.publicLookup()
+                    .findStatic(
+                            Executors.class,
+                            "newVirtualThreadPerTaskExecutor",
+                            MethodType.methodType(ExecutorService.class));
             return (ExecutorService) factory.invokeExact();
         } catch (Throwable e) {
             throw new IllegalStateException("JDK " + javaVersion + " has no virtual threads", e);

@@ -22,11 +22,10 @@ public final class VirtualThreadsSample {
     static final int CONNECTIONS = 100;
 
     /** What the run measured; if this JDK has no virtual threads ({@code supported} false), the rest is 0. */
-    public record Figures(boolean supported, int javaVersion, int completed, int peakInUse, long millis, long availableAfter) {
-    }
+    public record Figures(
+            boolean supported, int javaVersion, int completed, int peakInUse, long millis, long availableAfter) {}
 
-    private VirtualThreadsSample() {
-    }
+    private VirtualThreadsSample() {}
 
     /** Runs the tasks on virtual threads, or returns {@code supported == false} before JDK 21. */
     public static Figures run() throws InterruptedException {
@@ -46,10 +45,10 @@ public final class VirtualThreadsSample {
                     try (Permits connection = pool.acquireBlocking(1)) { // given back when the block ends
                         peak.accumulateAndGet(inUse.incrementAndGet(), Math::max);
                         try {
-                            Thread.sleep(1);                    // the query: parks, frees the carrier
+                            Thread.sleep(1); // the query: parks, frees the carrier
                             completed.incrementAndGet();
                         } finally {
-                            inUse.decrementAndGet();            // counted out before it goes back
+                            inUse.decrementAndGet(); // counted out before it goes back
                         }
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
@@ -71,12 +70,15 @@ public final class VirtualThreadsSample {
         Figures f = run();
         System.out.println("6. Virtual threads with acquireBlocking");
         if (!f.supported()) {
-            System.out.printf("   needs JDK 21+ for virtual threads; this is JDK %d, so it is skipped%n", f.javaVersion());
+            System.out.printf(
+                    "   needs JDK 21+ for virtual threads; this is JDK %d, so it is skipped%n", f.javaVersion());
             return;
         }
-        System.out.printf("   %,d virtual threads share %d connections (JDK %d); completed: %,d in %d ms%n",
+        System.out.printf(
+                "   %,d virtual threads share %d connections (JDK %d); completed: %,d in %d ms%n",
                 TASKS, CONNECTIONS, f.javaVersion(), f.completed(), f.millis());
-        System.out.printf("   peak connections in use: %d of %d; back at the end: %d%n",
+        System.out.printf(
+                "   peak connections in use: %d of %d; back at the end: %d%n",
                 f.peakInUse(), CONNECTIONS, f.availableAfter());
     }
 }

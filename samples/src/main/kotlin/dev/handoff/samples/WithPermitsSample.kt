@@ -16,8 +16,9 @@ import kotlinx.coroutines.runBlocking
  *
  * An import writes batches of 50 to 500 rows to a database that takes at most [ROW_BUDGET] rows at
  * once, so a batch takes one permit per row. Every batch runs in its own coroutine, which suspends
- * in FIFO order until its rows fit, and gives them back when its `withPermits` block ends. It prints
- * the batches written, the most rows written at once (never above the budget) and the permits back.
+ * in FIFO order until its rows fit, and gives them back when its `withPermits` block ends. It
+ * prints the batches written, the most rows written at once (never above the budget) and the
+ * permits back.
  */
 public object WithPermitsSample {
 
@@ -32,9 +33,17 @@ public object WithPermitsSample {
      * @property peakRowsInFlight the most rows written at once, at most [ROW_BUDGET]
      * @property availableAfter the free permits at the end: [ROW_BUDGET]
      */
-    public data class Figures(val batches: Int, val written: Int, val peakRowsInFlight: Long, val availableAfter: Long)
+    public data class Figures(
+        val batches: Int,
+        val written: Int,
+        val peakRowsInFlight: Long,
+        val availableAfter: Long,
+    )
 
-    /** The import: 40 batches of 50 to 500 rows (the same on every run), each batch its number of rows. */
+    /**
+     * The import: 40 batches of 50 to 500 rows (the same on every run), each batch its number of
+     * rows.
+     */
     internal fun batches(): Flow<Long> = flow {
         val random = Random(7)
         repeat(40) { emit(random.nextLong(50, 501)) }
@@ -53,12 +62,12 @@ public object WithPermitsSample {
             batches().collect { rows ->
                 batches++
                 launch {
-                    rowsInFlight.withPermits(rows) {           // suspends, in FIFO order, until the rows fit
+                    rowsInFlight.withPermits(rows) { // suspends, in FIFO order, until the rows fit
                         rowsWriting += rows
                         peakRowsWriting = maxOf(peakRowsWriting, rowsWriting)
-                        delay(rows / 10)                       // the write: 1 ms per 10 rows
-                        rowsWriting -= rows                    // counted out before the rows go back
-                    }                                          // released here, also on exception or cancellation
+                        delay(rows / 10) // the write: 1 ms per 10 rows
+                        rowsWriting -= rows // counted out before the rows go back
+                    } // released here, also on exception or cancellation
                     written++
                 }
             }
@@ -71,7 +80,11 @@ public object WithPermitsSample {
     public fun main(args: Array<String>) {
         val f = run()
         println("7. Kotlin withPermits: a Flow of weighted batches, one permit per row")
-        println("   ${f.batches} batches of 50..500 rows, at most $ROW_BUDGET rows in flight: ${f.written} written")
-        println("   peak rows in flight: ${f.peakRowsInFlight} of $ROW_BUDGET; permits back at the end: ${f.availableAfter}")
+        println(
+            "   ${f.batches} batches of 50..500 rows, at most $ROW_BUDGET rows in flight: ${f.written} written"
+        )
+        println(
+            "   peak rows in flight: ${f.peakRowsInFlight} of $ROW_BUDGET; permits back at the end: ${f.availableAfter}"
+        )
     }
 }

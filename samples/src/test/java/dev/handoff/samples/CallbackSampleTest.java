@@ -17,7 +17,8 @@ class CallbackSampleTest {
         CallbackSample.Figures f = CallbackSample.run();
 
         assertEquals(CallbackSample.REQUESTS, f.completed());
-        assertTrue(f.grantedAtOnce() > 0 && f.grantedAtOnce() < CallbackSample.REQUESTS,
+        assertTrue(
+                f.grantedAtOnce() > 0 && f.grantedAtOnce() < CallbackSample.REQUESTS,
                 () -> "both paths: granted at once " + f.grantedAtOnce());
         assertEquals(0, f.stepsOffLoop());
         assertTrue(f.peakSlotsInUse() <= CallbackSample.SLOTS, () -> "peak " + f.peakSlotsInUse());

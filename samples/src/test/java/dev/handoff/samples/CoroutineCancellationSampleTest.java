@@ -17,7 +17,9 @@ class CoroutineCancellationSampleTest {
         CoroutineCancellationSample.Figures f = CoroutineCancellationSample.run();
 
         assertTrue(f.getTimedOut(), "the batches need longer than the timeout");
-        assertEquals(f.getBatches(), f.getWritten() + f.getCancelledWhileWriting() + f.getCancelledWhileWaiting(),
+        assertEquals(
+                f.getBatches(),
+                f.getWritten() + f.getCancelledWhileWriting() + f.getCancelledWhileWaiting(),
                 "every batch either was written or was cancelled");
         assertTrue(f.getWritten() < f.getBatches());
         assertEquals(WithPermitsSample.ROW_BUDGET, f.getAvailableAfter(), "every permit returned");

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.samples;
 
-import dev.handoff.spi.Adapters;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.handoff.Acquisition;
 import dev.handoff.Mutex;
@@ -17,6 +15,7 @@ import dev.handoff.RwLock;
 import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreClosedException;
 import dev.handoff.Waker;
+import dev.handoff.spi.Adapters;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -150,8 +149,7 @@ class DocumentedPatternsTest {
      *     released, or its acquisition failed); normally iff the work succeeded
      * @param giveUp what the pattern's caller does to give up while it waits
      */
-    record Started(CompletableFuture<?> outcome, Runnable giveUp) {
-    }
+    record Started(CompletableFuture<?> outcome, Runnable giveUp) {}
 
     /** The documented patterns over a {@link Semaphore}, each taking {@link #N} permits. */
     enum Pattern {
@@ -161,18 +159,19 @@ class DocumentedPatternsTest {
             Started start(Semaphore budget, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
                 CompletableFuture<Permits> acquisition = budget.acquireAsync(N); // kept to cancel it
                 CompletableFuture<String> outcome =
-                // ---- doc: Semaphore.acquireAsync(long), with item.size() = N and download(item) = w.download()
-                acquisition
-                      .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS) // fails the wait: nothing held
-                      .thenCompose(permits -> {                          // runs only after a grant
-                          try {
-                              return w.download()
-                                      .whenComplete((body, error) -> permits.release());
-                          } catch (Throwable t) {                        // download threw: no stage to wait for
-                              permits.release();
-                              throw t;
-                          }
-                      });
+                        // ---- doc: Semaphore.acquireAsync(long), with item.size() = N and download(item) =
+                        // w.download()
+                        acquisition
+                                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS) // fails the wait: nothing held
+                                .thenCompose(
+                                        permits -> { // runs only after a grant
+                                            try {
+                                                return w.download().whenComplete((body, error) -> permits.release());
+                                            } catch (Throwable t) { // download threw: no stage to wait for
+                                                permits.release();
+                                                throw t;
+                                            }
+                                        });
                 // ---- end
                 return new Started(outcome, () -> acquisition.cancel(true));
             }
@@ -184,10 +183,16 @@ class DocumentedPatternsTest {
             Started start(Semaphore budget, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
                 CompletableFuture<Permits> acquisition = budget.acquireAsync(N); // kept to cancel it
                 CompletableFuture<Void> outcome =
-                // ---- doc: README "Every face", 3, with 200 = N and work() = w.run()
-                acquisition
-                      .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS) // fails the wait: nothing held, nothing released
-                      .thenAccept(permits -> { try (permits) { w.run(); } });  // released when the block ends
+                        // ---- doc: README "Every face", 3, with 200 = N and work() = w.run()
+                        acquisition
+                                .orTimeout(
+                                        timeout.toMillis(),
+                                        TimeUnit.MILLISECONDS) // fails the wait: nothing held, nothing released
+                                .thenAccept(permits -> {
+                                    try (permits) {
+                                        w.run();
+                                    }
+                                }); // released when the block ends
                 // ---- end
                 return new Started(outcome, () -> acquisition.cancel(true));
             }
@@ -197,9 +202,10 @@ class DocumentedPatternsTest {
         WITH_PERMITS_ASYNC(true, true) {
             @Override
             Started start(Semaphore budget, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
-                // ---- doc: Semaphore.withPermitsAsync, with request.bytes() = N and client.sendAsync(request) = w.download()
-                CompletableFuture<String> r = budget.withPermitsAsync(N,
-                        () -> w.download());                      // released when the send completes
+                // ---- doc: Semaphore.withPermitsAsync, with request.bytes() = N and client.sendAsync(request) =
+                // w.download()
+                CompletableFuture<String> r =
+                        budget.withPermitsAsync(N, () -> w.download()); // released when the send completes
                 // ---- end
                 r.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 return new Started(r, () -> r.cancel(true));
@@ -221,32 +227,38 @@ class DocumentedPatternsTest {
             @Override
             Started start(Semaphore budget, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
                 CompletableFuture<Void> outcome = new CompletableFuture<>();
-                Thread caller = new Thread(() -> {
-                    try {
-                        // ---- doc: README "Every face", 2, with 300 = N, 1 s = timeout and work() = w.run()
-                        CountDownLatch done = new CountDownLatch(1);
-                        Acquisition a = budget.acquireThen(N, done::countDown);
-                        boolean woken;
-                        try {
-                            woken = done.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                        } catch (InterruptedException e) {
-                            if (!a.cancel() && a.isGranted()) budget.release(N); // the grant won the race
-                            throw e;
-                        }
-                        if (!woken && a.cancel()) {
-                            // gave up: nothing held, and the waker will never run
-                            throw new TimeoutException("gave up");                          // (test: report)
-                        } else if (a.isGranted()) {
-                            try { w.run(); } finally { budget.release(N); }
-                        } else {                                   // else: closed, nothing held
-                            throw new SemaphoreClosedException("closed: " + a);              // (test: report)
-                        }
-                        // ---- end
-                        outcome.complete(null);
-                    } catch (Throwable t) {
-                        outcome.completeExceptionally(t);
-                    }
-                }, "readme-callback-latch");
+                Thread caller = new Thread(
+                        () -> {
+                            try {
+                                // ---- doc: README "Every face", 2, with 300 = N, 1 s = timeout and work() = w.run()
+                                CountDownLatch done = new CountDownLatch(1);
+                                Acquisition a = budget.acquireThen(N, done::countDown);
+                                boolean woken;
+                                try {
+                                    woken = done.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                                } catch (InterruptedException e) {
+                                    if (!a.cancel() && a.isGranted()) budget.release(N); // the grant won the race
+                                    throw e;
+                                }
+                                if (!woken && a.cancel()) {
+                                    // gave up: nothing held, and the waker will never run
+                                    throw new TimeoutException("gave up"); // (test: report)
+                                } else if (a.isGranted()) {
+                                    try {
+                                        w.run();
+                                    } finally {
+                                        budget.release(N);
+                                    }
+                                } else { // else: closed, nothing held
+                                    throw new SemaphoreClosedException("closed: " + a); // (test: report)
+                                }
+                                // ---- end
+                                outcome.complete(null);
+                            } catch (Throwable t) {
+                                outcome.completeExceptionally(t);
+                            }
+                        },
+                        "readme-callback-latch");
                 caller.start();
                 return new Started(outcome, caller::interrupt);
             }
@@ -271,26 +283,34 @@ class DocumentedPatternsTest {
             @Override
             Started start(Semaphore semaphore, FakeWork w, Duration timeout, ScheduledExecutorService loop) {
                 CompletableFuture<Void> outcome = new CompletableFuture<>();
-                Thread caller = new Thread(() -> {
-                    try {
-                        // ---- doc: Adapters.startAcquisition, with 4 = N and work() = w.run()
-                        Signal s = Adapters.startAcquisition(semaphore, N, new Signal());
-                        try {
-                            s.done.await();
-                        } catch (InterruptedException e) {
-                            if (!s.cancel() && s.isGranted()) semaphore.release(N); // the grant won the race
-                            throw e;
-                        }
-                        if (s.isGranted()) { try { w.run(); } finally { semaphore.release(N); } } // else: nothing held
-                        // ---- end
-                        else {
-                            throw new SemaphoreClosedException("not granted: " + s); // (test: report)
-                        }
-                        outcome.complete(null);
-                    } catch (Throwable t) {
-                        outcome.completeExceptionally(t);
-                    }
-                }, "signal-subclass");
+                Thread caller = new Thread(
+                        () -> {
+                            try {
+                                // ---- doc: Adapters.startAcquisition, with 4 = N and work() = w.run()
+                                Signal s = Adapters.startAcquisition(semaphore, N, new Signal());
+                                try {
+                                    s.done.await();
+                                } catch (InterruptedException e) {
+                                    if (!s.cancel() && s.isGranted()) semaphore.release(N); // the grant won the race
+                                    throw e;
+                                }
+                                if (s.isGranted()) {
+                                    try {
+                                        w.run();
+                                    } finally {
+                                        semaphore.release(N);
+                                    }
+                                } // else: nothing held
+                                // ---- end
+                                else {
+                                    throw new SemaphoreClosedException("not granted: " + s); // (test: report)
+                                }
+                                outcome.complete(null);
+                            } catch (Throwable t) {
+                                outcome.completeExceptionally(t);
+                            }
+                        },
+                        "signal-subclass");
                 caller.start();
                 return new Started(outcome, caller::interrupt);
             }
@@ -381,17 +401,30 @@ class DocumentedPatternsTest {
         //      send(); deadline() is the scheduled lambda, named so that the test can also run it
         //      early ("the caller gives up")
         private Acquisition acquisition;
+
         void start() {
             acquisition = budget.acquireThen(bytes, this);
             loop.schedule(this::deadline, timeout.toMillis(), TimeUnit.MILLISECONDS);
         }
+
         void deadline() {
             if (acquisition.cancel()) fail("timed out waiting for " + bytes + " bytes");
         }
-        public void wake() { loop.execute(this::run); }     // never runs after a cancel() that won
+
+        public void wake() {
+            loop.execute(this::run);
+        } // never runs after a cancel() that won
+
         private void run() {
-            if (!acquisition.isGranted()) { fail("shutting down"); return; } // nothing held
-            try { send(); } finally { budget.release(bytes); }
+            if (!acquisition.isGranted()) {
+                fail("shutting down");
+                return;
+            } // nothing held
+            try {
+                send();
+            } finally {
+                budget.release(bytes);
+            }
         }
         // ---- end
 
@@ -409,7 +442,11 @@ class DocumentedPatternsTest {
     // ---- doc: Adapters / Acquisition
     static final class Signal extends Acquisition {
         final CountDownLatch done = new CountDownLatch(1);
-        @Override protected void wake() { done.countDown(); }
+
+        @Override
+        protected void wake() {
+            done.countDown();
+        }
     }
     // ---- end
 
@@ -429,14 +466,21 @@ class DocumentedPatternsTest {
 
         void submit() {
             // ---- doc: Waker
-            pending = semaphore.acquireThen(4, () -> loop.execute(this::sendBatch));    // called on the loop
+            pending = semaphore.acquireThen(4, () -> loop.execute(this::sendBatch)); // called on the loop
             // ---- end
         }
 
         // ---- doc: Waker, with batch.fail(..) = failBatch(..) and send(batch) = send()
         void sendBatch() {
-            if (!pending.isGranted()) { failBatch("closed"); return; }         // nothing held
-            try { send(); } finally { semaphore.release(4); }
+            if (!pending.isGranted()) {
+                failBatch("closed");
+                return;
+            } // nothing held
+            try {
+                send();
+            } finally {
+                semaphore.release(4);
+            }
         }
         // ---- end
 
@@ -525,8 +569,8 @@ class DocumentedPatternsTest {
             s.close();
         }
 
-        Started started = pattern.start(s, w,
-                how == AcquisitionFailure.TIMED_OUT ? SHORT_TIMEOUT : NO_TIMEOUT_IN_PRACTICE, loop);
+        Started started =
+                pattern.start(s, w, how == AcquisitionFailure.TIMED_OUT ? SHORT_TIMEOUT : NO_TIMEOUT_IN_PRACTICE, loop);
         if (how == AcquisitionFailure.CLOSED_WHILE_WAITING || how == AcquisitionFailure.CANCELLED) {
             awaitTrue(() -> s.queueLength() == 1, "the pattern waits");
             if (how == AcquisitionFailure.CLOSED_WHILE_WAITING) {
@@ -539,12 +583,16 @@ class DocumentedPatternsTest {
 
         assertTrue(failure != null, "the pattern failed");
         if (how == AcquisitionFailure.CLOSED_BEFORE || how == AcquisitionFailure.CLOSED_WHILE_WAITING) {
-            assertTrue(causes(failure, SemaphoreClosedException.class)
-                    || failure.getMessage().contains("shutting down") || failure.getMessage().contains("closed"),
+            assertTrue(
+                    causes(failure, SemaphoreClosedException.class)
+                            || failure.getMessage().contains("shutting down")
+                            || failure.getMessage().contains("closed"),
                     () -> "closed, not " + failure);
         }
         assertEquals(0, w.runs.get(), "the work never ran");
-        awaitTrue(() -> s.queueLength() == 0, "the wait was withdrawn"); // orTimeout withdraws just after failing the result
+        awaitTrue(
+                () -> s.queueLength() == 0,
+                "the wait was withdrawn"); // orTimeout withdraws just after failing the result
         assertEquals(0, s.availablePermits(), "the failed acquisition released nothing (yet)");
 
         s.release(N); // the blocker leaves; throws if the failed acquisition had released its permits
@@ -586,7 +634,8 @@ class DocumentedPatternsTest {
             }
             blocker.join();
             settle(started.outcome());
-            awaitTrue(() -> s.availablePermits() == CAPACITY - BYSTANDER,
+            awaitTrue(
+                    () -> s.availablePermits() == CAPACITY - BYSTANDER,
                     () -> "the pattern's permits back: " + s + ", work runs " + w.runs);
             assertTrue(w.runs.get() <= 1);
             if (w.runs.get() == 1) {
@@ -623,7 +672,9 @@ class DocumentedPatternsTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = AcquisitionFailure.class, names = {"TIMED_OUT", "CANCELLED"})
+    @EnumSource(
+            value = AcquisitionFailure.class,
+            names = {"TIMED_OUT", "CANCELLED"})
     void withLockAsyncThatNeverGotTheLockUnlocksNothing(AcquisitionFailure how) throws Exception {
         Mutex mutex = new Mutex();
         assertTrue(mutex.tryLock()); // the holder
@@ -638,9 +689,12 @@ class DocumentedPatternsTest {
         }
         Throwable failure = settle(saved);
 
-        assertTrue(failure instanceof TimeoutException || failure instanceof CancellationException,
+        assertTrue(
+                failure instanceof TimeoutException || failure instanceof CancellationException,
                 String.valueOf(failure));
-        awaitTrue(() -> mutex.queueLength() == 0, "the wait was withdrawn"); // orTimeout withdraws just after failing the result
+        awaitTrue(
+                () -> mutex.queueLength() == 0,
+                "the wait was withdrawn"); // orTimeout withdraws just after failing the result
         assertTrue(mutex.isLocked(), "still the holder's");
         mutex.unlock(); // the holder's unlock: throws if the failed wait had unlocked
         quiet();
@@ -663,7 +717,10 @@ class DocumentedPatternsTest {
         mutex.unlock();
         assertFalse(mutex.isLocked(), "nothing leaked");
 
-        assertEquals(42L, mutex.withLockAsync(() -> CompletableFuture.completedFuture(balance)).get(10, TimeUnit.SECONDS));
+        assertEquals(
+                42L,
+                mutex.withLockAsync(() -> CompletableFuture.completedFuture(balance))
+                        .get(10, TimeUnit.SECONDS));
         assertFalse(mutex.isLocked());
     }
 
@@ -703,7 +760,8 @@ class DocumentedPatternsTest {
         RwLock lock = new RwLock(4);
         FakeWork w = new FakeWork(kind, null);
 
-        CompletableFuture<String> r = write ? lock.withWriteLockAsync(w::download) : lock.withReadLockAsync(w::download);
+        CompletableFuture<String> r =
+                write ? lock.withWriteLockAsync(w::download) : lock.withReadLockAsync(w::download);
         CompletableFuture<RwLock.WritePermits> next = lock.writeLockAsync(); // queued behind it (at once after THROWS)
         Throwable failure = settle(r);
 
@@ -723,7 +781,8 @@ class DocumentedPatternsTest {
         assertTrue(write ? lock.tryReadLock() : lock.tryWriteLock()); // the holder the pattern waits for
         FakeWork w = new FakeWork(Work.SUCCEEDS, null);
 
-        CompletableFuture<String> r = write ? lock.withWriteLockAsync(w::download) : lock.withReadLockAsync(w::download);
+        CompletableFuture<String> r =
+                write ? lock.withWriteLockAsync(w::download) : lock.withReadLockAsync(w::download);
         if (how == AcquisitionFailure.TIMED_OUT) {
             r.orTimeout(SHORT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         } else {
@@ -732,9 +791,12 @@ class DocumentedPatternsTest {
         }
         Throwable failure = settle(r);
 
-        assertTrue(failure instanceof TimeoutException || failure instanceof CancellationException,
+        assertTrue(
+                failure instanceof TimeoutException || failure instanceof CancellationException,
                 String.valueOf(failure));
-        awaitTrue(() -> lock.queueLength() == 0, "the wait was withdrawn"); // orTimeout withdraws just after failing the result
+        awaitTrue(
+                () -> lock.queueLength() == 0,
+                "the wait was withdrawn"); // orTimeout withdraws just after failing the result
         if (write) {
             lock.readUnlock(); // throws if the failed writer had released
         } else {

@@ -43,7 +43,8 @@ class FairShareSampleTest {
     private static List<String> whileAllWaited(List<String> grants) {
         Map<String, Integer> seen = new HashMap<>();
         int n = 0;
-        while (n < grants.size() && seen.merge(grants.get(n), 1, Integer::sum) < FairShareSample.REQUESTS_PER_TENANT - 10) {
+        while (n < grants.size()
+                && seen.merge(grants.get(n), 1, Integer::sum) < FairShareSample.REQUESTS_PER_TENANT - 10) {
             n++;
         }
         return grants.subList(0, n);

@@ -17,7 +17,8 @@ class MemoryBudgetSampleTest {
         MemoryBudgetSample.Figures f = MemoryBudgetSample.run();
 
         assertTrue(f.peakBytesInFlight() <= f.budget(), () -> "peak " + f.peakBytesInFlight() + " > budget");
-        assertTrue(f.peakBytesInFlight() >= f.budget() / 2, () -> "the budget never bound: peak " + f.peakBytesInFlight());
+        assertTrue(
+                f.peakBytesInFlight() >= f.budget() / 2, () -> "the budget never bound: peak " + f.peakBytesInFlight());
         assertEquals(f.downloads(), f.completed());
         assertTrue(f.totalBytes() > 2 * f.budget(), "the batch is larger than the budget");
         assertEquals(f.budget(), f.availableAfter(), "every permit returned");

@@ -26,9 +26,9 @@ import org.junit.jupiter.api.Timeout
 
 /**
  * The KDoc pattern of `Semaphore.acquire` with a timeout (kotlinx.coroutines issue 2233: the
- * timeout may fire after `acquire` returned, so the grant is noted inside the block and released
- * in `finally`), run through success, failure after the grant, and failure of the acquisition
- * itself (closed, timed out or cancelled while another holder keeps the permits). As in
+ * timeout may fire after `acquire` returned, so the grant is noted inside the block and released in
+ * `finally`), run through success, failure after the grant, and failure of the acquisition itself
+ * (closed, timed out or cancelled while another holder keeps the permits). As in
  * `DocumentedPatternsTest`, a bystander holds [BYSTANDER] permits throughout and a blocker holds
  * the other [N] when the pattern must wait: a release of permits the pattern never got takes
  * theirs, and one of their releases then throws; a leak leaves `availablePermits()` short.
@@ -42,8 +42,16 @@ class DocumentedKotlinPatternsTest {
         const val N = 4L
     }
 
-    /** The pattern, as in the KDoc of `acquire`, with `budget`, `bytes` and `send(request)` bound to the test's. */
-    private suspend fun sendWithin(budget: Semaphore, bytes: Long, timeout: Duration, send: suspend () -> Unit) {
+    /**
+     * The pattern, as in the KDoc of `acquire`, with `budget`, `bytes` and `send(request)` bound to
+     * the test's.
+     */
+    private suspend fun sendWithin(
+        budget: Semaphore,
+        bytes: Long,
+        timeout: Duration,
+        send: suspend () -> Unit,
+    ) {
         // ---- doc: dev.handoff.coroutines.acquire, with 5.seconds = timeout
         var acquired = false
         try {
@@ -86,12 +94,14 @@ class DocumentedKotlinPatternsTest {
     @Test
     fun sendFailsAfterTheGrant() = runBlocking {
         val s = semaphoreWithBystander()
-        val failure = runCatching {
-            sendWithin(s, N, 5.seconds) {
-                delay(5)
-                throw IllegalStateException("connection reset")
-            }
-        }.exceptionOrNull()
+        val failure =
+            runCatching {
+                    sendWithin(s, N, 5.seconds) {
+                        delay(5)
+                        throw IllegalStateException("connection reset")
+                    }
+                }
+                .exceptionOrNull()
         assertInstanceOf(IllegalStateException::class.java, failure)
         assertEquals(CAPACITY - BYSTANDER, s.availablePermits())
         s.release(BYSTANDER)
@@ -118,9 +128,10 @@ class DocumentedKotlinPatternsTest {
         val s = semaphoreWithBystander()
         assertTrue(s.tryAcquire(N))
         var sent = false
-        val waiting = async(start = CoroutineStart.UNDISPATCHED) {
-            runCatching { sendWithin(s, N, 5.seconds) { sent = true } }.exceptionOrNull()
-        }
+        val waiting =
+            async(start = CoroutineStart.UNDISPATCHED) {
+                runCatching { sendWithin(s, N, 5.seconds) { sent = true } }.exceptionOrNull()
+            }
         assertEquals(1, s.queueLength())
         s.close()
         assertInstanceOf(SemaphoreClosedException::class.java, waiting.await())
@@ -136,12 +147,15 @@ class DocumentedKotlinPatternsTest {
         val s = semaphoreWithBystander()
         assertTrue(s.tryAcquire(N))
         var sent = false
-        val failure = runCatching { sendWithin(s, N, 50.milliseconds) { sent = true } }.exceptionOrNull()
+        val failure =
+            runCatching { sendWithin(s, N, 50.milliseconds) { sent = true } }.exceptionOrNull()
         assertInstanceOf(TimeoutCancellationException::class.java, failure)
         assertEquals(false, sent)
         assertEquals(0, s.queueLength(), "the wait was withdrawn")
         assertEquals(0L, s.availablePermits(), "released nothing")
-        s.release(N) // the blocker leaves: throws if the timed-out acquisition had released its permits
+        s.release(
+            N
+        ) // the blocker leaves: throws if the timed-out acquisition had released its permits
         yield()
         assertEquals(CAPACITY - BYSTANDER, s.availablePermits())
         s.release(BYSTANDER)
@@ -153,7 +167,10 @@ class DocumentedKotlinPatternsTest {
         val s = semaphoreWithBystander()
         assertTrue(s.tryAcquire(N))
         var sent = false
-        val waiting = async(start = CoroutineStart.UNDISPATCHED) { sendWithin(s, N, 5.seconds) { sent = true } }
+        val waiting =
+            async(start = CoroutineStart.UNDISPATCHED) {
+                sendWithin(s, N, 5.seconds) { sent = true }
+            }
         assertEquals(1, s.queueLength())
         waiting.cancel()
         val failure = runCatching { waiting.await() }.exceptionOrNull()
@@ -177,9 +194,8 @@ class DocumentedKotlinPatternsTest {
         repeat(300) {
             val s = semaphoreWithBystander()
             assertTrue(s.tryAcquire(N))
-            val attempt = async(Dispatchers.Default) {
-                runCatching { sendWithin(s, N, 1.milliseconds) { } }
-            }
+            val attempt =
+                async(Dispatchers.Default) { runCatching { sendWithin(s, N, 1.milliseconds) {} } }
             val spinNanos = ThreadLocalRandom.current().nextLong(1_500_000)
             val blocker = Thread {
                 val end = System.nanoTime() + spinNanos

@@ -44,6 +44,7 @@ final class Evaluation {
     private final Set<String> watched = ConcurrentHashMap.newKeySet();
     /** Evaluation reads failed in a row, since when (nanoClock), and the kind last reported. */
     private final AtomicInteger failedReads = new AtomicInteger();
+
     private volatile long failingSince;
     private volatile @Nullable String failureKind;
     private final Watcher nodeWatcher = this::nodeChanged;
@@ -124,32 +125,41 @@ final class Evaluation {
         String kind = (code != null ? String.valueOf(code) : String.valueOf(thrown)) + " reading " + node;
         if (!kind.equals(failureKind)) {
             failureKind = kind;
-            String message = "ZooKeeperSemaphore " + path + ": reads of the queue fail (" + kind + "), attempt " + attempts
-                    + "; retrying with backoff";
+            String message = "ZooKeeperSemaphore " + path + ": reads of the queue fail (" + kind + "), attempt "
+                    + attempts + "; retrying with backoff";
             ZooKeeperSemaphore.LOG.log(System.Logger.Level.WARNING, message);
             for (ZooKeeperListener l : owner.listeners) {
                 try {
                     l.readsFailing(message, attempts);
                 } catch (RuntimeException e) {
-                    ZooKeeperSemaphore.LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+                    ZooKeeperSemaphore.LOG.log(
+                            System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
                 }
             }
         }
-        boolean connection = thrown != null || code == null || code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONMOVED
-                || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONEXPIRED;
+        boolean connection = thrown != null
+                || code == null
+                || code == KeeperException.Code.CONNECTIONLOSS
+                || code == KeeperException.Code.SESSIONMOVED
+                || code == KeeperException.Code.OPERATIONTIMEOUT
+                || code == KeeperException.Code.SESSIONEXPIRED;
         long failingMs = TimeUnit.NANOSECONDS.toMillis(now - failingSince);
         if (!connection && failingMs >= owner.guard.timeoutMs()) {
             KeeperException cause = KeeperException.create(code, node);
             for (ZooKeeperSemaphore.Request r : owner.waiting) {
-                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + ") on " + path
-                        + ": reads of the queue have failed for " + failingMs + " ms (" + attempts + " attempts, at least the "
-                        + owner.guard.timeoutMs() + " ms session timeout): " + kind, cause));
+                r.future.completeExceptionally(new IllegalStateException(
+                        r.call + "(" + r.n + ") on " + path
+                                + ": reads of the queue have failed for " + failingMs + " ms (" + attempts
+                                + " attempts, at least the "
+                                + owner.guard.timeoutMs() + " ms session timeout): " + kind,
+                        cause));
             }
         }
         if (confirm) {
             pendingConfirm.set(true);
         }
-        long delay = Math.min(ZooKeeperSemaphore.MAX_RETRY_MS, ZooKeeperSemaphore.RETRY_MS << Math.min(attempts - 1, 10));
+        long delay =
+                Math.min(ZooKeeperSemaphore.MAX_RETRY_MS, ZooKeeperSemaphore.RETRY_MS << Math.min(attempts - 1, 10));
         ZooKeeperSemaphore.TIMER.schedule(this::evaluate, delay, TimeUnit.MILLISECONDS);
         evaluationDone();
     }
@@ -161,13 +171,16 @@ final class Evaluation {
             return;
         }
         failureKind = null;
-        ZooKeeperSemaphore.LOG.log(System.Logger.Level.INFO, "ZooKeeperSemaphore " + path + ": reads of the queue succeed again after "
-                + attempts + " failed attempts");
+        ZooKeeperSemaphore.LOG.log(
+                System.Logger.Level.INFO,
+                "ZooKeeperSemaphore " + path + ": reads of the queue succeed again after " + attempts
+                        + " failed attempts");
         for (ZooKeeperListener l : owner.listeners) {
             try {
                 l.readsRecovered(attempts);
             } catch (RuntimeException e) {
-                ZooKeeperSemaphore.LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+                ZooKeeperSemaphore.LOG.log(
+                        System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
             }
         }
     }
@@ -191,7 +204,9 @@ final class Evaluation {
         long ticket = readsSent.incrementAndGet();
         owner.reads.incrementAndGet();
         try {
-            client.getChildren().inBackground((c, e) -> generationsRead(e, sentAt, ticket, confirm)).forPath(path);
+            client.getChildren()
+                    .inBackground((c, e) -> generationsRead(e, sentAt, ticket, confirm))
+                    .forPath(path);
         } catch (Exception e) {
             readFailed(confirm, path, 0, e);
         }
@@ -226,8 +241,13 @@ final class Evaluation {
         readGeneration(numbers, 0, new ArrayList<>(), new HashSet<>(), ticket, confirm);
     }
 
-    private void readGeneration(List<Long> numbers, int i, List<QueueSnapshot.Generation> acc, Set<String> allNodes,
-            long ticket, boolean confirm) {
+    private void readGeneration(
+            List<Long> numbers,
+            int i,
+            List<QueueSnapshot.Generation> acc,
+            Set<String> allNodes,
+            long ticket,
+            boolean confirm) {
         if (i == numbers.size()) {
             readCapacityThenDecide(acc, allNodes, ticket, confirm);
             return;
@@ -241,22 +261,24 @@ final class Evaluation {
         try {
             var builder = client.getChildren();
             var watchedBuilder = newest && !owner.handOn.isEmpty() ? builder.usingWatcher(generationWatcher) : builder;
-            watchedBuilder.inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == KeeperException.Code.NONODE.intValue()) {
-                    acc.add(new QueueSnapshot.Generation(g, List.of())); // deleted once drained
-                } else if (rc != 0) {
-                    readFailed(confirm, genPath, rc, null);
-                    return;
-                } else {
-                    owner.guard.answered(sentAt);
-                    acc.add(new QueueSnapshot.Generation(g, e.getChildren()));
-                    for (String child : e.getChildren()) {
-                        allNodes.add(genPath + "/" + child);
-                    }
-                }
-                readGeneration(numbers, i + 1, acc, allNodes, ticket, confirm);
-            }).forPath(genPath);
+            watchedBuilder
+                    .inBackground((c, e) -> {
+                        int rc = e.getResultCode();
+                        if (rc == KeeperException.Code.NONODE.intValue()) {
+                            acc.add(new QueueSnapshot.Generation(g, List.of())); // deleted once drained
+                        } else if (rc != 0) {
+                            readFailed(confirm, genPath, rc, null);
+                            return;
+                        } else {
+                            owner.guard.answered(sentAt);
+                            acc.add(new QueueSnapshot.Generation(g, e.getChildren()));
+                            for (String child : e.getChildren()) {
+                                allNodes.add(genPath + "/" + child);
+                            }
+                        }
+                        readGeneration(numbers, i + 1, acc, allNodes, ticket, confirm);
+                    })
+                    .forPath(genPath);
         } catch (Exception e) {
             readFailed(confirm, genPath, 0, e);
         }
@@ -268,36 +290,48 @@ final class Evaluation {
      * with a capacity older than the queue it counts. A shrink that lands between the queue's read
      * and this one only makes the decision stricter than it needs to be, never looser.
      */
-    private void readCapacityThenDecide(List<QueueSnapshot.Generation> acc, Set<String> allNodes, long ticket, boolean confirm) {
+    private void readCapacityThenDecide(
+            List<QueueSnapshot.Generation> acc, Set<String> allNodes, long ticket, boolean confirm) {
         long sentAt = owner.nanoClock.getAsLong();
         try {
-            client.getData().usingWatcher(owner.capacityWatcher).inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == KeeperException.Code.NONODE.intValue()) {
-                    pathGone();
-                    evaluationDone();
-                    return;
-                }
-                if (rc != 0 || e.getStat() == null) {
-                    readFailed(confirm, path, rc, null);
-                    return;
-                }
-                owner.guard.answered(sentAt);
-                readsSucceeded();
-                long n = ZooKeeperSemaphore.parseCapacity(e.getData());
-                if (n > 0) {
-                    owner.capacityChanged(n, e.getStat().getVersion());
-                } else {
-                    owner.alarm(path, "the data at the path is not a capacity: \"" + ZooKeeperSemaphore.printable(e.getData()) + "\"; keeping " + owner.capacity);
-                }
-                long decideWith = n > 0 ? n : owner.capacity;
-                try {
-                    decide(QueueSnapshot.of(acc, decideWith, ZooKeeperSemaphore.SWITCH_AT_SEQUENCE), allNodes, ticket, confirm);
-                    owner.decisions.incrementAndGet();
-                } finally {
-                    evaluationDone();
-                }
-            }).forPath(path);
+            client.getData()
+                    .usingWatcher(owner.capacityWatcher)
+                    .inBackground((c, e) -> {
+                        int rc = e.getResultCode();
+                        if (rc == KeeperException.Code.NONODE.intValue()) {
+                            pathGone();
+                            evaluationDone();
+                            return;
+                        }
+                        if (rc != 0 || e.getStat() == null) {
+                            readFailed(confirm, path, rc, null);
+                            return;
+                        }
+                        owner.guard.answered(sentAt);
+                        readsSucceeded();
+                        long n = ZooKeeperSemaphore.parseCapacity(e.getData());
+                        if (n > 0) {
+                            owner.capacityChanged(n, e.getStat().getVersion());
+                        } else {
+                            owner.alarm(
+                                    path,
+                                    "the data at the path is not a capacity: \""
+                                            + ZooKeeperSemaphore.printable(e.getData()) + "\"; keeping "
+                                            + owner.capacity);
+                        }
+                        long decideWith = n > 0 ? n : owner.capacity;
+                        try {
+                            decide(
+                                    QueueSnapshot.of(acc, decideWith, ZooKeeperSemaphore.SWITCH_AT_SEQUENCE),
+                                    allNodes,
+                                    ticket,
+                                    confirm);
+                            owner.decisions.incrementAndGet();
+                        } finally {
+                            evaluationDone();
+                        }
+                    })
+                    .forPath(path);
         } catch (Exception e) {
             readFailed(confirm, path, 0, e);
         }
@@ -305,7 +339,8 @@ final class Evaluation {
 
     private void pathGone() {
         for (ZooKeeperSemaphore.Request r : owner.waiting) {
-            r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
+            r.future.completeExceptionally(new IllegalStateException(
+                    r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
         }
     }
 
@@ -374,8 +409,9 @@ final class Evaluation {
                 continue;
             }
             if (e.index >= owner.maxQueueLength) {
-                r.future.completeExceptionally(new SemaphoreRejectedException(r.call + "(" + r.n + ") on " + path
-                        + ": the queue already holds " + e.index + " requests, the most it may hold is " + owner.maxQueueLength));
+                r.future.completeExceptionally(new SemaphoreRejectedException(
+                        r.call + "(" + r.n + ") on " + path + ": the queue already holds " + e.index
+                                + " requests, the most it may hold is " + owner.maxQueueLength));
                 continue;
             }
             if (e.blocked) {
@@ -399,7 +435,8 @@ final class Evaluation {
         }
         for (Map.Entry<Lease, Runnable> w : owner.handOn.entrySet()) {
             Lease block = w.getKey();
-            QueueSnapshot.Entry b = s.byName.get(block.node().substring(block.node().lastIndexOf('/') + 1));
+            QueueSnapshot.Entry b =
+                    s.byName.get(block.node().substring(block.node().lastIndexOf('/') + 1));
             if (b == null) {
                 continue;
             }
@@ -438,7 +475,8 @@ final class Evaluation {
             try {
                 l.granted(r.n, waited, queueLength);
             } catch (RuntimeException e) {
-                ZooKeeperSemaphore.LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+                ZooKeeperSemaphore.LOG.log(
+                        System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
             }
         }
     }
@@ -449,18 +487,22 @@ final class Evaluation {
             return;
         }
         try {
-            client.checkExists().usingWatcher(nodeWatcher).inBackground((c, e) -> {
-                int rc = e.getResultCode();
-                if (rc == 0 && e.getStat() != null && (e.getStat().getVersion() == 0 || !wakeIfGranted)) {
-                    return; // there (and not granted, if that matters): the watch waits
-                }
-                watched.remove(node);
-                if (rc == 0 || rc == KeeperException.Code.NONODE.intValue()) {
-                    evaluate(); // gone, or granted already: decide again
-                } else {
-                    ZooKeeperSemaphore.TIMER.schedule(this::evaluate, ZooKeeperSemaphore.RETRY_MS, TimeUnit.MILLISECONDS);
-                }
-            }).forPath(node);
+            client.checkExists()
+                    .usingWatcher(nodeWatcher)
+                    .inBackground((c, e) -> {
+                        int rc = e.getResultCode();
+                        if (rc == 0 && e.getStat() != null && (e.getStat().getVersion() == 0 || !wakeIfGranted)) {
+                            return; // there (and not granted, if that matters): the watch waits
+                        }
+                        watched.remove(node);
+                        if (rc == 0 || rc == KeeperException.Code.NONODE.intValue()) {
+                            evaluate(); // gone, or granted already: decide again
+                        } else {
+                            ZooKeeperSemaphore.TIMER.schedule(
+                                    this::evaluate, ZooKeeperSemaphore.RETRY_MS, TimeUnit.MILLISECONDS);
+                        }
+                    })
+                    .forPath(node);
         } catch (Exception e) {
             watched.remove(node);
             ZooKeeperSemaphore.TIMER.schedule(this::evaluate, ZooKeeperSemaphore.RETRY_MS, TimeUnit.MILLISECONDS);

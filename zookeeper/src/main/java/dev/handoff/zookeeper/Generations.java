@@ -81,16 +81,20 @@ final class Generations {
                 create(g + 1);
                 return;
             }
-            client.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).inBackground((c, e) -> {
-                if (e.getResultCode() == 0) {
-                    ZooKeeperSemaphore.LOG.log(System.Logger.Level.INFO,
-                            "ZooKeeperSemaphore " + path + ": generation " + g + " sealed at " + e.getName());
-                    create(g + 1);
-                } else {
-                    switching.set(false);
-                    retry();
-                }
-            }).forPath(path(g) + "/seal-", ZooKeeperSemaphore.NO_DATA);
+            client.create()
+                    .withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+                    .inBackground((c, e) -> {
+                        if (e.getResultCode() == 0) {
+                            ZooKeeperSemaphore.LOG.log(
+                                    System.Logger.Level.INFO,
+                                    "ZooKeeperSemaphore " + path + ": generation " + g + " sealed at " + e.getName());
+                            create(g + 1);
+                        } else {
+                            switching.set(false);
+                            retry();
+                        }
+                    })
+                    .forPath(path(g) + "/seal-", ZooKeeperSemaphore.NO_DATA);
         } catch (Exception e) {
             switching.set(false);
             retry();
@@ -100,16 +104,19 @@ final class Generations {
     /** Creates generation g (it may exist already); then evaluates again. */
     void create(long g) {
         try {
-            client.create().withMode(CreateMode.PERSISTENT).inBackground((c, e) -> {
-                switching.set(false);
-                int rc = e.getResultCode();
-                if (rc == 0 || rc == KeeperException.Code.NODEEXISTS.intValue()) {
-                    seen(g);
-                    owner.evaluate();
-                } else {
-                    retry();
-                }
-            }).forPath(path(g), ZooKeeperSemaphore.NO_DATA);
+            client.create()
+                    .withMode(CreateMode.PERSISTENT)
+                    .inBackground((c, e) -> {
+                        switching.set(false);
+                        int rc = e.getResultCode();
+                        if (rc == 0 || rc == KeeperException.Code.NODEEXISTS.intValue()) {
+                            seen(g);
+                            owner.evaluate();
+                        } else {
+                            retry();
+                        }
+                    })
+                    .forPath(path(g), ZooKeeperSemaphore.NO_DATA);
         } catch (Exception e) {
             switching.set(false);
             retry();

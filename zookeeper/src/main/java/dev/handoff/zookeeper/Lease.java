@@ -90,15 +90,18 @@ public final class Lease implements Permits {
     private final long permits;
     /** The cluster node that carries the permits (for a local front's lease, that of its block). */
     private final String node;
+
     private final long fencingToken;
     /** The semaphore that answers for the session and the deadline; null for a local front's lease. */
     private final ZooKeeperSemaphore owner;
     /** For a local front's lease: the block lease whose state it shares. */
     private final Lease block;
+
     private final Consumer<Lease> releaser;
     private final AtomicBoolean released = new AtomicBoolean();
     /** VALID, SUSPENDED or LOST (RELEASED comes from `released`); LOST is final. */
     private final AtomicReference<State> state = new AtomicReference<>(State.VALID);
+
     private final CompletableFuture<Void> lost = new CompletableFuture<>();
     private final CompletableFuture<Void> suspended = new CompletableFuture<>();
 

@@ -116,8 +116,7 @@ public final class LocalFront {
     }
 
     /** A local lease to hand to its waiter once the lock is released. */
-    private record Grant(Waiter waiter, Lease lease) {
-    }
+    private record Grant(Waiter waiter, Lease lease) {}
 
     /**
      * The number of cluster permits this front takes at a time: the local callers share them.
@@ -180,8 +179,9 @@ public final class LocalFront {
 
     private CompletableFuture<Lease> acquire(String call, long n) {
         if (n < 1 || n > localCapacity) {
-            throw new IllegalArgumentException(call + "(" + n + "): the number of permits must be from 1 to the local capacity "
-                    + localCapacity + " of this front of " + cluster.path());
+            throw new IllegalArgumentException(
+                    call + "(" + n + "): the number of permits must be from 1 to the local capacity " + localCapacity
+                            + " of this front of " + cluster.path());
         }
         Waiter w = new Waiter(n);
         Grant now = null;
@@ -265,7 +265,8 @@ public final class LocalFront {
         lock.lock();
         try {
             return "LocalFront[localCapacity=" + localCapacity + ", cluster=" + cluster.path() + ", blocks held="
-                    + blocks.size() + (admitting != null ? " (admitting)" : "") + ", waiting here=" + queue.size() + "]";
+                    + blocks.size() + (admitting != null ? " (admitting)" : "") + ", waiting here=" + queue.size()
+                    + "]";
         } finally {
             lock.unlock();
         }
@@ -360,9 +361,13 @@ public final class LocalFront {
             lock.unlock();
         }
         if (failure != null) {
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+            Throwable cause =
+                    failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
             if (!(cause instanceof java.util.concurrent.CancellationException)) {
-                failWaiters(cause instanceof RuntimeException ? (RuntimeException) cause : new IllegalStateException(cause.toString(), cause));
+                failWaiters(
+                        cause instanceof RuntimeException
+                                ? (RuntimeException) cause
+                                : new IllegalStateException(cause.toString(), cause));
             }
             return;
         }

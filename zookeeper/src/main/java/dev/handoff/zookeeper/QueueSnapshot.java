@@ -27,6 +27,7 @@ final class QueueSnapshot {
 
     /** Request node names: optional Curator protection prefix, then req-w&lt;weight&gt;-&lt;sequence&gt;. */
     private static final Pattern REQUEST = Pattern.compile("req-w(\\d{19})-(-?\\d{1,11})$");
+
     private static final Pattern SEAL = Pattern.compile("^seal-(-?\\d{1,11})$");
     static final String REQUEST_MARK = "req-w";
 
@@ -65,6 +66,7 @@ final class QueueSnapshot {
     final long capacity;
     /** Valid requests in queue order. */
     final List<Entry> order = new ArrayList<>();
+
     final Map<String, Entry> byName = new HashMap<>();
     /**
      * Request children whose owner must withdraw them and ask again in the newest generation:
@@ -81,6 +83,7 @@ final class QueueSnapshot {
     final List<Long> drained = new ArrayList<>();
     /** The newest generation, and whether it must be sealed now (its counter is past the switch point, or it is poisoned). */
     final long newest;
+
     final boolean newestNeedsSwitch;
     final boolean newestSealed;
 
@@ -135,7 +138,8 @@ final class QueueSnapshot {
             Set<String> misplaced = (Set<String>) scanned[3];
             s.sizes.put(g.number, g.children.size());
             s.misplaced.addAll(misplaced);
-            boolean holdsRequests = !requests.isEmpty() || problems.keySet().stream().anyMatch(QueueSnapshot::looksLikeRequest);
+            boolean holdsRequests =
+                    !requests.isEmpty() || problems.keySet().stream().anyMatch(QueueSnapshot::looksLikeRequest);
             if (!problems.isEmpty() && holdsRequests) {
                 blocked = true;
                 s.poison.putAll(problems);
@@ -190,7 +194,9 @@ final class QueueSnapshot {
             }
             long[] parsed = parseRequest(child);
             if (parsed == null) {
-                problems.put(child, "a request whose sequence does not parse or is negative (the generation's counter wrapped)");
+                problems.put(
+                        child,
+                        "a request whose sequence does not parse or is negative (the generation's counter wrapped)");
                 misplaced.add(child);
                 continue;
             }
@@ -201,8 +207,10 @@ final class QueueSnapshot {
         for (List<String> same : bySequence.values()) {
             if (same.size() > 1) {
                 for (String name : same) {
-                    problems.put(name, "a sequence shared by " + same.size() + " children " + same
-                            + " (the generation's counter saturated)");
+                    problems.put(
+                            name,
+                            "a sequence shared by " + same.size() + " children " + same
+                                    + " (the generation's counter saturated)");
                     if (looksLikeRequest(name)) {
                         misplaced.add(name);
                     }

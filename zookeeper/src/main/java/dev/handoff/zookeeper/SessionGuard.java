@@ -61,6 +61,7 @@ final class SessionGuard {
     private final AtomicLong lastContact = new AtomicLong();
     /** Guards the ring below: the send and answer times of the last ANSWERS operations the server answered. */
     private final ReentrantLock contactLock = new ReentrantLock();
+
     private final long[] answeredSent = new long[ANSWERS];
     private final long[] answeredAt = new long[ANSWERS];
     private int answeredNext;
@@ -149,15 +150,17 @@ final class SessionGuard {
         }
         long sentAt = now();
         try {
-            client.sync().inBackground((c, e) -> {
-                if (e.getResultCode() != 0) {
-                    return; // the next heartbeat tries again; the deadline decides meanwhile
-                }
-                ordered(sentAt);
-                for (Lease lease : owner.heldLeases()) {
-                    watchHeld(lease);
-                }
-            }).forPath(path);
+            client.sync()
+                    .inBackground((c, e) -> {
+                        if (e.getResultCode() != 0) {
+                            return; // the next heartbeat tries again; the deadline decides meanwhile
+                        }
+                        ordered(sentAt);
+                        for (Lease lease : owner.heldLeases()) {
+                            watchHeld(lease);
+                        }
+                    })
+                    .forPath(path);
         } catch (Exception e) {
             // Background: failures come to the callback; the next heartbeat tries again.
         }
@@ -166,11 +169,14 @@ final class SessionGuard {
     /** An exists watch on a held node: its deletion makes the lease lost at once. */
     void watchHeld(Lease lease) {
         try {
-            client.checkExists().usingWatcher(heldWatcher).inBackground((c, e) -> {
-                if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                    owner.lose(lease, "its node " + lease.node() + " was deleted");
-                }
-            }).forPath(lease.node());
+            client.checkExists()
+                    .usingWatcher(heldWatcher)
+                    .inBackground((c, e) -> {
+                        if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                            owner.lose(lease, "its node " + lease.node() + " was deleted");
+                        }
+                    })
+                    .forPath(lease.node());
         } catch (Exception e) {
             // Background; the heartbeat sets it again.
         }

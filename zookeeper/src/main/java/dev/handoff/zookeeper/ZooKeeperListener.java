@@ -30,8 +30,7 @@ public interface ZooKeeperListener {
      *
      * @param state the new state, as Curator reports it
      */
-    default void connectionChanged(ConnectionState state) {
-    }
+    default void connectionChanged(ConnectionState state) {}
 
     /**
      * A lease stopped being valid for good while it was not released: its session was lost, its
@@ -42,8 +41,7 @@ public interface ZooKeeperListener {
      * @param lease  the lease, now {@link Lease.State#LOST}
      * @param reason why, for a log line
      */
-    default void leaseLost(Lease lease, String reason) {
-    }
+    default void leaseLost(Lease lease, String reason) {}
 
     /**
      * Reads of the cluster queue started failing (or the failure changed): they are
@@ -52,16 +50,14 @@ public interface ZooKeeperListener {
      * @param message what failed, naming the path and the error
      * @param attempts how many attempts have failed in a row so far
      */
-    default void readsFailing(String message, int attempts) {
-    }
+    default void readsFailing(String message, int attempts) {}
 
     /**
      * Reads of the cluster queue succeed again after {@link #readsFailing}.
      *
      * @param attempts how many attempts had failed in a row
      */
-    default void readsRecovered(int attempts) {
-    }
+    default void readsRecovered(int attempts) {}
 
     /**
      * A request of this object was granted.
@@ -71,6 +67,5 @@ public interface ZooKeeperListener {
      * @param queueLength the requests in the cluster queue (granted and waiting, every client) in
      *                    the read that decided the grant
      */
-    default void granted(long permits, long waitNanos, int queueLength) {
-    }
+    default void granted(long permits, long waitNanos, int queueLength) {}
 }

@@ -224,6 +224,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     final String path;
     /** The capacity as last read, and the data version of <path> it was read at. Written by the event thread (and the constructor). */
     volatile long capacity;
+
     private volatile int capacityVersion;
     final Generations generations;
     /** The queue bound; a field so that a test can lower it. */
@@ -239,6 +240,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     final Set<Lease> held = ConcurrentHashMap.newKeySet();
     /** Local fronts' blocks that must learn when another request waits behind them. */
     final Map<Lease, Runnable> handOn = new ConcurrentHashMap<>();
+
     private final ReentrantLock capacityLock = new ReentrantLock();
     final SessionGuard guard;
     private final Evaluation evaluation;
@@ -262,7 +264,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     /** Decisions made (one per evaluation that read the whole queue). */
     final AtomicLong decisions = new AtomicLong();
     /** Run on the event thread just before each generation's read is sent; a test's seam. */
-    volatile Runnable queueReadHook = () -> { };
+    volatile Runnable queueReadHook = () -> {};
 
     private final ConnectionStateListener connectionListener = this::connectionChanged;
     /** Curator tells its CuratorListeners when the client closes; its session ends with it. */
@@ -271,13 +273,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             sessionLost("the Curator client was closed");
         }
     };
+
     final Watcher capacityWatcher = event -> {
         if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
             watchEvents.incrementAndGet();
             readCapacity(true);
         }
     };
-
 
     /**
      * Opens the semaphore at {@code path}: creates the path with the capacity as its data if it is
@@ -307,16 +309,21 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         try {
             PathUtils.validatePath(path);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("ZooKeeperSemaphore(" + path + ", " + capacity + "): not a valid ZooKeeper path: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "ZooKeeperSemaphore(" + path + ", " + capacity + "): not a valid ZooKeeper path: " + e.getMessage(),
+                    e);
         }
         if ("/".equals(path)) {
-            throw new IllegalArgumentException("ZooKeeperSemaphore(/, " + capacity + "): the root cannot be a semaphore's path");
+            throw new IllegalArgumentException(
+                    "ZooKeeperSemaphore(/, " + capacity + "): the root cannot be a semaphore's path");
         }
         if (capacity < 1 || capacity > MAX_CAPACITY) {
-            throw new IllegalArgumentException("ZooKeeperSemaphore(" + path + ", " + capacity + "): the capacity must be from 1 to " + MAX_CAPACITY);
+            throw new IllegalArgumentException("ZooKeeperSemaphore(" + path + ", " + capacity
+                    + "): the capacity must be from 1 to " + MAX_CAPACITY);
         }
         if (client.getState() != CuratorFrameworkState.STARTED) {
-            throw new IllegalStateException("ZooKeeperSemaphore(" + path + ", " + capacity + "): the Curator client is " + client.getState() + ", not STARTED");
+            throw new IllegalStateException("ZooKeeperSemaphore(" + path + ", " + capacity + "): the Curator client is "
+                    + client.getState() + ", not STARTED");
         }
         this.path = path;
         this.capacity = capacity;
@@ -336,13 +343,19 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         byte[] mine = Long.toString(capacity).getBytes(StandardCharsets.US_ASCII);
         try {
             try {
-                client.create().creatingParentContainersIfNeeded().withMode(CreateMode.PERSISTENT).forPath(path, mine);
+                client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withMode(CreateMode.PERSISTENT)
+                        .forPath(path, mine);
             } catch (KeeperException.NodeExistsException alreadyThere) {
                 // read it below
             }
             while (true) {
                 Stat stat = new Stat();
-                byte[] data = client.getData().storingStatIn(stat).usingWatcher(capacityWatcher).forPath(path);
+                byte[] data = client.getData()
+                        .storingStatIn(stat)
+                        .usingWatcher(capacityWatcher)
+                        .forPath(path);
                 if (data == null || data.length == 0) {
                     // An empty node (made by hand, or by a parent-creating call): claim it, once.
                     try {
@@ -465,10 +478,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public void setCapacity(long n) throws InterruptedException {
         if (n < 1 || n > MAX_CAPACITY) {
-            throw new IllegalArgumentException("setCapacity(" + n + ") on " + path + ": the capacity must be from 1 to " + MAX_CAPACITY);
+            throw new IllegalArgumentException(
+                    "setCapacity(" + n + ") on " + path + ": the capacity must be from 1 to " + MAX_CAPACITY);
         }
         if (closed) {
-            throw new SemaphoreClosedException("setCapacity(" + n + ") on " + path + ": this ZooKeeperSemaphore is closed");
+            throw new SemaphoreClosedException(
+                    "setCapacity(" + n + ") on " + path + ": this ZooKeeperSemaphore is closed");
         }
         byte[] data = Long.toString(n).getBytes(StandardCharsets.US_ASCII);
         try {
@@ -477,7 +492,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                 client.getData().storingStatIn(stat).forPath(path);
                 try {
                     long sentAt = nanoClock.getAsLong();
-                    Stat written = client.setData().withVersion(stat.getVersion()).forPath(path, data);
+                    Stat written =
+                            client.setData().withVersion(stat.getVersion()).forPath(path, data);
                     guard.ordered(sentAt);
                     capacityChanged(n, written.getVersion());
                     return;
@@ -488,7 +504,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
-            throw new IllegalStateException("setCapacity(" + n + ") on " + path + ": could not write the capacity: " + e, e);
+            throw new IllegalStateException(
+                    "setCapacity(" + n + ") on " + path + ": could not write the capacity: " + e, e);
         }
     }
 
@@ -658,7 +675,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             try {
                 stage = body.get();
                 if (stage == null) {
-                    throw new NullPointerException("withPermitsAsync(" + n + "): the body returned null instead of a CompletionStage");
+                    throw new NullPointerException(
+                            "withPermitsAsync(" + n + "): the body returned null instead of a CompletionStage");
                 }
             } catch (Throwable t) {
                 lease.close();
@@ -763,10 +781,12 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     public LocalFront withLocalFront(long localCapacity, Duration maxHold) {
         Objects.requireNonNull(maxHold, "maxHold");
         if (localCapacity < 1 || localCapacity > capacity) {
-            throw new IllegalArgumentException("withLocalFront(" + localCapacity + "): the local capacity must be from 1 to the capacity " + capacity + " of " + path);
+            throw new IllegalArgumentException("withLocalFront(" + localCapacity
+                    + "): the local capacity must be from 1 to the capacity " + capacity + " of " + path);
         }
         if (maxHold.isZero() || maxHold.isNegative()) {
-            throw new IllegalArgumentException("withLocalFront(" + localCapacity + ", " + maxHold + "): the maximum hold must be positive");
+            throw new IllegalArgumentException(
+                    "withLocalFront(" + localCapacity + ", " + maxHold + "): the maximum hold must be positive");
         }
         return new LocalFront(this, localCapacity, maxHold);
     }
@@ -858,15 +878,26 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     String describe() {
         StringBuilder b = new StringBuilder(toString());
-        b.append("\n  session: ").append(suspended ? "suspended" : "connected")
-                .append(", client ").append(client.getState())
-                .append(", evaluation ").append(evaluation.state())
-                .append(", reads sent ").append(evaluation.readsSent())
-                .append(", newest generation ").append(generations.newest())
+        b.append("\n  session: ")
+                .append(suspended ? "suspended" : "connected")
+                .append(", client ")
+                .append(client.getState())
+                .append(", evaluation ")
+                .append(evaluation.state())
+                .append(", reads sent ")
+                .append(evaluation.readsSent())
+                .append(", newest generation ")
+                .append(generations.newest())
                 .append(generations.switching() ? ", switching" : "");
         for (Request r : waiting) {
-            b.append("\n  waiting ").append(r.call).append('(').append(r.n).append("): node ").append(r.node)
-                    .append(r.creating ? ", creating" : "").append(r.pendingCreate ? ", to create" : "")
+            b.append("\n  waiting ")
+                    .append(r.call)
+                    .append('(')
+                    .append(r.n)
+                    .append("): node ")
+                    .append(r.node)
+                    .append(r.creating ? ", creating" : "")
+                    .append(r.pendingCreate ? ", to create" : "")
                     .append(r.readyAfter == Long.MAX_VALUE ? ", not ready" : ", ready after read " + r.readyAfter)
                     .append(r.future.isDone() ? ", done" : "");
         }
@@ -890,7 +921,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         long c = capacity;
         if (n > c) {
-            throw new IllegalArgumentException(call + "(" + n + "): exceeds the capacity " + c + " of " + path + ", so it could never be granted");
+            throw new IllegalArgumentException(
+                    call + "(" + n + "): exceeds the capacity " + c + " of " + path + ", so it could never be granted");
         }
     }
 
@@ -955,8 +987,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
     void expireLeases() {
         for (Lease lease : held) {
-            lose(lease, "the local deadline passed: the leader has not confirmed the session for "
-                    + guard.timeoutMs() * 9 / 10 + " ms of the " + guard.timeoutMs() + " ms session timeout");
+            lose(
+                    lease,
+                    "the local deadline passed: the leader has not confirmed the session for "
+                            + guard.timeoutMs() * 9 / 10 + " ms of the " + guard.timeoutMs() + " ms session timeout");
         }
         detachIfDone();
     }
@@ -966,8 +1000,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         held.remove(lease);
         handOn.remove(lease);
         if (lease.markLost()) {
-            LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": lease of " + lease.permits()
-                    + " at " + lease.node() + " lost: " + reason);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "ZooKeeperSemaphore " + path + ": lease of " + lease.permits() + " at " + lease.node() + " lost: "
+                            + reason);
             for (ZooKeeperListener l : listeners) {
                 try {
                     l.leaseLost(lease, reason);
@@ -1031,19 +1067,25 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
     void readCapacity(boolean thenEvaluate) {
         try {
-            client.getData().usingWatcher(capacityWatcher).inBackground((c, e) -> {
-                if (e.getResultCode() == 0 && e.getStat() != null) {
-                    long n = parseCapacity(e.getData());
-                    if (n > 0) {
-                        capacityChanged(n, e.getStat().getVersion());
-                    } else {
-                        alarm(path, "the data at the path is not a capacity: \"" + printable(e.getData()) + "\"; keeping " + capacity);
-                    }
-                }
-                if (thenEvaluate) {
-                    evaluate();
-                }
-            }).forPath(path);
+            client.getData()
+                    .usingWatcher(capacityWatcher)
+                    .inBackground((c, e) -> {
+                        if (e.getResultCode() == 0 && e.getStat() != null) {
+                            long n = parseCapacity(e.getData());
+                            if (n > 0) {
+                                capacityChanged(n, e.getStat().getVersion());
+                            } else {
+                                alarm(
+                                        path,
+                                        "the data at the path is not a capacity: \"" + printable(e.getData())
+                                                + "\"; keeping " + capacity);
+                            }
+                        }
+                        if (thenEvaluate) {
+                            evaluate();
+                        }
+                    })
+                    .forPath(path);
         } catch (Exception e) {
             TIMER.schedule(() -> readCapacity(thenEvaluate), RETRY_MS, TimeUnit.MILLISECONDS);
         }
@@ -1063,8 +1105,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
         for (Request r : waiting) {
             if (r.n > n) {
-                r.future.completeExceptionally(new IllegalStateException(r.call + "(" + r.n + ") on " + path
-                        + ": the weight " + r.n + " exceeds the capacity " + n + " (set by setCapacity), so it could never be granted"));
+                r.future.completeExceptionally(new IllegalStateException(
+                        r.call + "(" + r.n + ") on " + path + ": the weight " + r.n + " exceeds the capacity " + n
+                                + " (set by setCapacity), so it could never be granted"));
             }
         }
         evaluate();
@@ -1112,12 +1155,14 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         final long startedAt = nanoClock.getAsLong();
         /** The created node's full path and name; written by the create callback (null while none). */
         volatile String node;
+
         volatile String name;
         volatile long czxid;
         /** readsSent when the create landed: only a later read may decide the request. */
         volatile long readyAfter = Long.MAX_VALUE;
         /** The node must be created (again) in the newest open generation by the next decision. */
         volatile boolean pendingCreate;
+
         volatile boolean creating;
 
         Request(String call, long n, boolean oneShot) {
@@ -1131,7 +1176,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             pendingCreate = false;
             long sentAt = nanoClock.getAsLong();
             try {
-                client.create().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                client.create()
+                        .withProtection()
+                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
                         .inBackground((c, e) -> created(e, sentAt))
                         .forPath(generationPath(generation) + "/" + nodeName(n), NO_DATA);
             } catch (Exception e) {
@@ -1143,8 +1190,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         /** Fails the request with e, or with SessionLostException if the client was closed. */
         void fail(Throwable e) {
             if (e instanceof CuratorClosedException || client.getState() == CuratorFrameworkState.STOPPED) {
-                future.completeExceptionally(new SessionLostException(call + "(" + n + ") on " + path
-                        + ": the Curator client was closed before the grant", e));
+                future.completeExceptionally(new SessionLostException(
+                        call + "(" + n + ") on " + path + ": the Curator client was closed before the grant", e));
             } else {
                 future.completeExceptionally(e);
             }
@@ -1179,13 +1226,15 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             }
             // A create recovered by protected mode may come without its stat: ask for it.
             try {
-                client.checkExists().inBackground((c, e) -> {
-                    if (e.getResultCode() == 0 && e.getStat() != null) {
-                        ready(e.getStat().getCzxid());
-                    } else {
-                        ready(0); // gone already: the read finds out and fails the request
-                    }
-                }).forPath(created);
+                client.checkExists()
+                        .inBackground((c, e) -> {
+                            if (e.getResultCode() == 0 && e.getStat() != null) {
+                                ready(e.getStat().getCzxid());
+                            } else {
+                                ready(0); // gone already: the read finds out and fails the request
+                            }
+                        })
+                        .forPath(created);
             } catch (Exception e) {
                 fail(e);
             }

@@ -30,11 +30,13 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  *
  * @param permits the number of permits, from `1` to [ZooKeeperSemaphore.capacity]
  * @return the lease
- * @throws IllegalArgumentException if [permits] is below 1 or above the capacity; nothing is created
+ * @throws IllegalArgumentException if [permits] is below 1 or above the capacity; nothing is
+ *   created
  * @throws SessionLostException if the session is lost or the client closed before the grant
  * @throws dev.handoff.SemaphoreClosedException if this semaphore object is closed before the grant
  */
-public suspend fun ZooKeeperSemaphore.acquire(permits: Long): Lease = awaitLease(acquireAsync(permits))
+public suspend fun ZooKeeperSemaphore.acquire(permits: Long): Lease =
+    awaitLease(acquireAsync(permits))
 
 /**
  * Suspends until [permits] permits of this local front are granted (see [LocalFront]), and returns
@@ -77,14 +79,13 @@ public suspend fun LocalFront.acquire(permits: Long): Lease = awaitLease(acquire
  *
  * @param permits the number of permits, from `1` to [ZooKeeperSemaphore.capacity]
  * @return what [action] returns
- * @throws IllegalArgumentException if [permits] is below 1 or above the capacity; [action] does not run
+ * @throws IllegalArgumentException if [permits] is below 1 or above the capacity; [action] does not
+ *   run
  * @throws SessionLostException if the session is lost before the grant; [action] does not run
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> ZooKeeperSemaphore.withPermits(permits: Long, action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     val lease = acquire(permits)
     try {
         return action()
@@ -94,8 +95,8 @@ public suspend inline fun <T> ZooKeeperSemaphore.withPermits(permits: Long, acti
 }
 
 /**
- * Runs [action] holding [permits] permits of this local front, as
- * [ZooKeeperSemaphore.withPermits] does for the cluster semaphore.
+ * Runs [action] holding [permits] permits of this local front, as [ZooKeeperSemaphore.withPermits]
+ * does for the cluster semaphore.
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the request is withdrawn at once
@@ -107,14 +108,14 @@ public suspend inline fun <T> ZooKeeperSemaphore.withPermits(permits: Long, acti
  *
  * @param permits the number of permits, from `1` to [LocalFront.localCapacity]
  * @return what [action] returns
- * @throws IllegalArgumentException if [permits] is below 1 or above the local capacity; [action] does not run
- * @throws SessionLostException if the block's session is lost before the grant; [action] does not run
+ * @throws IllegalArgumentException if [permits] is below 1 or above the local capacity; [action]
+ *   does not run
+ * @throws SessionLostException if the block's session is lost before the grant; [action] does not
+ *   run
  */
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> LocalFront.withPermits(permits: Long, action: () -> T): T {
-    contract {
-        callsInPlace(action, InvocationKind.EXACTLY_ONCE)
-    }
+    contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     val lease = acquire(permits)
     try {
         return action()
@@ -132,10 +133,15 @@ private suspend fun awaitLease(future: CompletableFuture<Lease>): Lease =
     suspendCancellableCoroutine { cont ->
         future.whenComplete { lease, failure ->
             if (failure != null) {
-                val cause = if (failure is CompletionException && failure.cause != null) failure.cause!! else failure
+                val cause =
+                    if (failure is CompletionException && failure.cause != null) failure.cause!!
+                    else failure
                 cont.resumeWithException(cause)
             } else {
-                val onCancellation: (Throwable, Lease, CoroutineContext) -> Unit = { _, granted, _ -> granted.close() }
+                val onCancellation: (Throwable, Lease, CoroutineContext) -> Unit =
+                    { _, granted, _ ->
+                        granted.close()
+                    }
                 cont.resume(lease, onCancellation)
             }
         }

@@ -58,7 +58,8 @@ final class Clients implements AutoCloseable {
      */
     static void expireSession(CuratorFramework c, String connectString) throws Exception {
         ZooKeeper zk = c.getZookeeperClient().getZooKeeper();
-        ZooKeeper twin = new ZooKeeper(connectString, SESSION_MS, event -> { }, zk.getSessionId(), zk.getSessionPasswd());
+        ZooKeeper twin =
+                new ZooKeeper(connectString, SESSION_MS, event -> {}, zk.getSessionId(), zk.getSessionPasswd());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!twin.getState().isConnected() && System.nanoTime() < deadline) {
             Thread.sleep(10);

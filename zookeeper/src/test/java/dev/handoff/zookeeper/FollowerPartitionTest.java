@@ -46,7 +46,8 @@ class FollowerPartitionTest {
 
                 Lease granted = waiting.get(60, TimeUnit.SECONDS); // the leader expired the holder's session
                 boolean heldStillValid = held.isValid();
-                assertFalse(heldStillValid, () -> "two leases valid at once at capacity 1: " + held + " and " + granted);
+                assertFalse(
+                        heldStillValid, () -> "two leases valid at once at capacity 1: " + held + " and " + granted);
                 assertTrue(granted.isValid());
                 granted.close();
                 ensemble.heal();

@@ -68,19 +68,47 @@ class LeaderFailoverTest {
                     survivors.remove(leader);
                     // The two survivors elect a leader (seconds on a loaded machine), then the storm
                     // must go on: a stall here is a liveness bug, and the message shows every client's state.
-                    awaitOrDescribe("the survivors elect a leader", () -> leader(survivors) != null, 60_000,
-                            cluster, curators, semaphores, observer, storm);
-                    awaitOrDescribe("the storm goes on after the failover", () -> storm.grants.get() > grantsAtKill + 120, 60_000,
-                            cluster, curators, semaphores, observer, storm);
+                    awaitOrDescribe(
+                            "the survivors elect a leader",
+                            () -> leader(survivors) != null,
+                            60_000,
+                            cluster,
+                            curators,
+                            semaphores,
+                            observer,
+                            storm);
+                    awaitOrDescribe(
+                            "the storm goes on after the failover",
+                            () -> storm.grants.get() > grantsAtKill + 120,
+                            60_000,
+                            cluster,
+                            curators,
+                            semaphores,
+                            observer,
+                            storm);
 
                     storm.stop();
-                    System.out.printf("leader failover: %d grants before the kill, %d after, peak %d of %d, %d failed requests%n",
-                            grantsAtKill, storm.grants.get() - grantsAtKill, storm.peak.get(), CAPACITY, storm.failed.get());
-                    assertTrue(storm.peak.get() <= CAPACITY, "over-admission: " + storm.peak.get() + " permits held at once, capacity " + CAPACITY);
+                    System.out.printf(
+                            "leader failover: %d grants before the kill, %d after, peak %d of %d, %d failed requests%n",
+                            grantsAtKill,
+                            storm.grants.get() - grantsAtKill,
+                            storm.peak.get(),
+                            CAPACITY,
+                            storm.failed.get());
+                    assertTrue(
+                            storm.peak.get() <= CAPACITY,
+                            "over-admission: " + storm.peak.get() + " permits held at once, capacity " + CAPACITY);
                     assertEquals(0, storm.inUse.get());
                     assertTrue(storm.unexpected.isEmpty(), () -> "unexpected failures: " + storm.unexpected);
-                    awaitOrDescribe("no node left behind", () -> Clients.children(observer, PATH).isEmpty(), 30_000,
-                            cluster, curators, semaphores, observer, storm);
+                    awaitOrDescribe(
+                            "no node left behind",
+                            () -> Clients.children(observer, PATH).isEmpty(),
+                            30_000,
+                            cluster,
+                            curators,
+                            semaphores,
+                            observer,
+                            storm);
                 } finally {
                     storm.halt(); // never leave the storm running into the next test, whatever failed
                 }
@@ -96,6 +124,7 @@ class LeaderFailoverTest {
         final AtomicLong failed = new AtomicLong();
         /** Failures other than a lost session or connection (the first few). */
         final ConcurrentLinkedQueue<Throwable> unexpected = new ConcurrentLinkedQueue<>();
+
         final AtomicBoolean stop = new AtomicBoolean();
         final List<Thread> threads = new ArrayList<>();
 
@@ -114,7 +143,9 @@ class LeaderFailoverTest {
             }
             halt();
             for (Thread w : threads) {
-                assertFalse(w.isAlive(), () -> "a storm thread hangs: " + w.getName() + " " + Arrays.toString(w.getStackTrace()));
+                assertFalse(
+                        w.isAlive(),
+                        () -> "a storm thread hangs: " + w.getName() + " " + Arrays.toString(w.getStackTrace()));
             }
         }
 
@@ -172,21 +203,36 @@ class LeaderFailoverTest {
     }
 
     /** await, but a timeout fails with the servers' modes, each client's state and the queue. */
-    private static void awaitOrDescribe(String what, Clients.Condition condition, long millis, TestingCluster cluster,
-            List<CuratorFramework> curators, List<ZooKeeperSemaphore> semaphores, CuratorFramework observer, Storm storm)
+    private static void awaitOrDescribe(
+            String what,
+            Clients.Condition condition,
+            long millis,
+            TestingCluster cluster,
+            List<CuratorFramework> curators,
+            List<ZooKeeperSemaphore> semaphores,
+            CuratorFramework observer,
+            Storm storm)
             throws InterruptedException {
         try {
             await(what, condition, millis);
         } catch (AssertionError e) {
             StringBuilder b = new StringBuilder(e.getMessage());
-            b.append("\nstorm: ").append(storm.grants.get()).append(" grants, ").append(storm.failed.get())
-                    .append(" failed requests, unexpected ").append(storm.unexpected);
+            b.append("\nstorm: ")
+                    .append(storm.grants.get())
+                    .append(" grants, ")
+                    .append(storm.failed.get())
+                    .append(" failed requests, unexpected ")
+                    .append(storm.unexpected);
             for (InstanceSpec spec : cluster.getInstances()) {
                 b.append("\nserver ").append(spec.getPort()).append(": ").append(mode(spec));
             }
             for (int i = 0; i < semaphores.size(); i++) {
-                b.append("\nclient ").append(i).append(" session 0x")
-                        .append(Long.toHexString(sessionId(curators.get(i)))).append(": ").append(semaphores.get(i).describe());
+                b.append("\nclient ")
+                        .append(i)
+                        .append(" session 0x")
+                        .append(Long.toHexString(sessionId(curators.get(i))))
+                        .append(": ")
+                        .append(semaphores.get(i).describe());
             }
             try {
                 for (String generation : observer.getChildren().forPath(PATH)) {
@@ -195,8 +241,10 @@ class LeaderFailoverTest {
                         Stat stat = observer.checkExists().forPath(genPath + "/" + child);
                         b.append("\nnode ").append(genPath).append('/').append(child);
                         if (stat != null) {
-                            b.append(" owner 0x").append(Long.toHexString(stat.getEphemeralOwner()))
-                                    .append(" data version ").append(stat.getVersion());
+                            b.append(" owner 0x")
+                                    .append(Long.toHexString(stat.getEphemeralOwner()))
+                                    .append(" data version ")
+                                    .append(stat.getVersion());
                         }
                     }
                 }

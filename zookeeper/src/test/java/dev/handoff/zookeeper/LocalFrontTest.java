@@ -184,8 +184,8 @@ class LocalFrontTest extends ServerPerTest {
         again.close();
         await("the block returned", () -> !front.holdsBlock());
         await("empty", () -> count(c) == 0);
-        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
-                () -> front.cluster().withLocalFront(1, Duration.ZERO));
+        IllegalArgumentException bad = assertThrows(
+                IllegalArgumentException.class, () -> front.cluster().withLocalFront(1, Duration.ZERO));
         assertTrue(bad.getMessage().startsWith("withLocalFront(1, PT0S)"), bad.getMessage());
     }
 

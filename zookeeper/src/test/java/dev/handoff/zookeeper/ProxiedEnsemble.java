@@ -23,14 +23,22 @@ final class ProxiedEnsemble implements AutoCloseable {
     final List<InstanceSpec> specs = new ArrayList<>();
     /** quorum[i][j], election[i][j]: the proxies server i uses to reach server j. */
     private final FreezableProxy[][] quorum;
+
     private final FreezableProxy[][] election;
 
     ProxiedEnsemble(int servers, int tickMs, int syncLimit) throws IOException {
         // An explicit config version: a leader gives an unversioned config the version of its first
         // zxid, and followers adopt a leader's config of a higher version, which would replace
         // their view (the proxies) with the leader's (the real ports).
-        Map<String, Object> properties = Map.of("version", "100000000", "syncLimit", Integer.toString(syncLimit),
-                "minSessionTimeout", Integer.toString(2 * tickMs), "maxSessionTimeout", Integer.toString(60 * tickMs));
+        Map<String, Object> properties = Map.of(
+                "version",
+                "100000000",
+                "syncLimit",
+                Integer.toString(syncLimit),
+                "minSessionTimeout",
+                Integer.toString(2 * tickMs),
+                "maxSessionTimeout",
+                Integer.toString(60 * tickMs));
         for (int i = 0; i < servers; i++) {
             specs.add(new InstanceSpec(null, -1, -1, -1, true, i + 1, tickMs, -1, properties));
         }
@@ -47,8 +55,16 @@ final class ProxiedEnsemble implements AutoCloseable {
                 }
                 quorum[i][j] = new FreezableProxy(s.getQuorumPort());
                 election[i][j] = new FreezableProxy(s.getElectionPort());
-                view.add(new InstanceSpec(s.getDataDirectory(), s.getPort(), port(election[i][j]), port(quorum[i][j]),
-                        false, s.getServerId(), tickMs, -1, properties));
+                view.add(new InstanceSpec(
+                        s.getDataDirectory(),
+                        s.getPort(),
+                        port(election[i][j]),
+                        port(quorum[i][j]),
+                        false,
+                        s.getServerId(),
+                        tickMs,
+                        -1,
+                        properties));
             }
             views.put(specs.get(i), view);
         }
@@ -73,7 +89,9 @@ final class ProxiedEnsemble implements AutoCloseable {
     String connectString(int... servers) {
         StringBuilder b = new StringBuilder();
         for (int i : servers) {
-            b.append(b.length() == 0 ? "" : ",").append("127.0.0.1:").append(specs.get(i).getPort());
+            b.append(b.length() == 0 ? "" : ",")
+                    .append("127.0.0.1:")
+                    .append(specs.get(i).getPort());
         }
         return b.toString();
     }

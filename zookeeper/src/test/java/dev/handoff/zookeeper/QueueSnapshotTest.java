@@ -36,10 +36,13 @@ class QueueSnapshotTest {
 
     @Test
     void aSealedGenerationComesFirstAndWhatCameAfterItsSealIsVoid() {
-        QueueSnapshot s = of(3,
+        QueueSnapshot s = of(
+                3,
                 generation(0, request(2, 999_999_998), "seal-1000000001", request(1, 1_000_000_002)),
                 generation(1, request(1, 0), request(1, 1)));
-        assertEquals(List.of(999_999_998L, 0L, 1L), s.order.stream().map(e -> e.sequence).toList());
+        assertEquals(
+                List.of(999_999_998L, 0L, 1L),
+                s.order.stream().map(e -> e.sequence).toList());
         assertTrue(s.misplaced.contains(request(1, 1_000_000_002)), "created after the seal: asks again");
         assertTrue(s.byName.get(request(1, 0)).granted);
         assertFalse(s.byName.get(request(1, 1)).granted, "2 + 1 + 1 > 3");
@@ -73,7 +76,8 @@ class QueueSnapshotTest {
 
     @Test
     void aSealSharingARequestsSequenceBlocksWhileThatRequestIsThere() {
-        QueueSnapshot held = of(5, generation(0, request(1, Integer.MAX_VALUE), "seal-2147483647"), generation(1, request(1, 0)));
+        QueueSnapshot held =
+                of(5, generation(0, request(1, Integer.MAX_VALUE), "seal-2147483647"), generation(1, request(1, 0)));
         assertTrue(held.byName.get(request(1, 0)).blocked);
         QueueSnapshot released = of(5, generation(0, "seal-2147483647"), generation(1, request(1, 0)));
         assertTrue(released.byName.get(request(1, 0)).granted, "only the seal left: nothing to order");

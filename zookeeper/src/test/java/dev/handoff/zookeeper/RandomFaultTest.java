@@ -72,16 +72,13 @@ class RandomFaultTest {
     private static final String PATH = "/handoff-test/faults";
 
     /** One grant as its holder saw it; weight is what its node holds (a local front's: the block). */
-    record Grant(int client, String node, long weight, long token, long requested, long validFrom, long validTo) {
-    }
+    record Grant(int client, String node, long weight, long token, long requested, long validFrom, long validTo) {}
 
     /** A capacity write in flight from {@code from} until it was confirmed at {@code to}. */
-    record CapacityChange(long from, long to, long before, long after) {
-    }
+    record CapacityChange(long from, long to, long before, long after) {}
 
     /** A queue snapshot by the observer: the read was sent at sentAt. */
-    record Snapshot(long sentAt, String generation, List<String> children) {
-    }
+    record Snapshot(long sentAt, String generation, List<String> children) {}
 
     private final ConcurrentLinkedQueue<Grant> grants = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Snapshot> snapshots = new ConcurrentLinkedQueue<>();
@@ -90,7 +87,9 @@ class RandomFaultTest {
     private final AtomicLong ended = new AtomicLong();
     private final AtomicBoolean stop = new AtomicBoolean();
     /** Per client: long holds in progress. */
-    private final java.util.concurrent.atomic.AtomicIntegerArray longHolds = new java.util.concurrent.atomic.AtomicIntegerArray(CLIENTS);
+    private final java.util.concurrent.atomic.AtomicIntegerArray longHolds =
+            new java.util.concurrent.atomic.AtomicIntegerArray(CLIENTS);
+
     private final ConcurrentLinkedQueue<CapacityChange> capacityChanges = new ConcurrentLinkedQueue<>();
     /** Nodes the nemesis deleted, and when (nanoTime, before the delete was sent). */
     private final Map<String, Long> deleted = new java.util.concurrent.ConcurrentHashMap<>();
@@ -106,7 +105,8 @@ class RandomFaultTest {
     @Test
     void randomFaultsNeverOverAdmitNeverBreakFifoAndEveryRequestEnds() throws Exception {
         long seed = Long.getLong("handoff.faultSeed", System.nanoTime());
-        System.out.println("RandomFaultTest seed " + seed + " (-Dhandoff.faultSeed=" + seed + " replays the fault schedule)");
+        System.out.println(
+                "RandomFaultTest seed " + seed + " (-Dhandoff.faultSeed=" + seed + " replays the fault schedule)");
         Random random = new Random(seed);
         try (ProxiedEnsemble ensemble = new ProxiedEnsemble(3, 1_000, 10)) {
             ensemble.start();
@@ -158,7 +158,8 @@ class RandomFaultTest {
                         // kind 1: a freeze past the session timeout: the server expires the session, as
                         // it does in production after a partition or a long pause.
                         long ms = kind == 0 ? 300 + random.nextInt(2_000) : sessionMs + 500 + random.nextInt(2_000);
-                        log("freeze client " + victim + " for " + ms + " ms" + (kind == 1 ? " (its session expires)" : ""));
+                        log("freeze client " + victim + " for " + ms + " ms"
+                                + (kind == 1 ? " (its session expires)" : ""));
                         links.get(victim).forEach(FreezableProxy::freeze);
                         Thread.sleep(ms);
                         links.get(victim).forEach(FreezableProxy::thaw);
@@ -189,8 +190,8 @@ class RandomFaultTest {
                             }
                             ms = sessionMs + 1_000 + random.nextInt(3_000);
                         }
-                        log("isolate server " + specs.get(server).getPort() + (server == ensemble.leader() ? " (the leader)" : "")
-                                + " for " + ms + " ms");
+                        log("isolate server " + specs.get(server).getPort()
+                                + (server == ensemble.leader() ? " (the leader)" : "") + " for " + ms + " ms");
                         ensemble.isolate(server);
                         Thread.sleep(ms);
                         ensemble.heal();
@@ -219,12 +220,17 @@ class RandomFaultTest {
                         boolean took = false;
                         int servers = 0;
                         for (int attempt = 0; newest != null && attempt < 100 && !took; attempt++) {
-                            servers = ServerInternals.setCversion(cluster, PATH + "/" + newest, (int) ZooKeeperSemaphore.SWITCH_AT_SEQUENCE - 3);
+                            servers = ServerInternals.setCversion(
+                                    cluster, PATH + "/" + newest, (int) ZooKeeperSemaphore.SWITCH_AT_SEQUENCE - 3);
                             Thread.sleep(20);
-                            took = !newest.equals(newestGeneration(observerClient)) || maxSequence(observerClient, newest)
-                                    >= ZooKeeperSemaphore.SWITCH_AT_SEQUENCE - 3;
+                            took = !newest.equals(newestGeneration(observerClient))
+                                    || maxSequence(observerClient, newest) >= ZooKeeperSemaphore.SWITCH_AT_SEQUENCE - 3;
                         }
-                        log(newest == null ? "no generation to push" : "counter of " + newest + (took ? " set" : " not set") + " near the switch (on " + servers + " servers)");
+                        log(
+                                newest == null
+                                        ? "no generation to push"
+                                        : "counter of " + newest + (took ? " set" : " not set")
+                                                + " near the switch (on " + servers + " servers)");
                     } else {
                         log("quiet");
                     }
@@ -239,16 +245,33 @@ class RandomFaultTest {
                     assertFalse(w.isAlive(), "a worker hangs: " + w.getName());
                 }
                 observer.join(10_000);
-                System.out.printf("RandomFaultTest: %d faults, %d requests, %d grants (%d held over 2x the session timeout), "
-                        + "%d snapshots, %d nodes deleted, %d capacity changes, generations granted in: %s%n", faults, started.get(),
-                        grants.size(), grants.stream().filter(g -> g.validTo() - g.validFrom() > TimeUnit.MILLISECONDS.toNanos(2L * sessionMs)).count(),
-                        snapshots.size(), deleted.size(), capacityChanges.size(),
-                        grants.stream().map(g -> g.node().substring(PATH.length() + 1, g.node().lastIndexOf('/'))).distinct().sorted().toList());
+                System.out.printf(
+                        "RandomFaultTest: %d faults, %d requests, %d grants (%d held over 2x the session timeout), "
+                                + "%d snapshots, %d nodes deleted, %d capacity changes, generations granted in: %s%n",
+                        faults,
+                        started.get(),
+                        grants.size(),
+                        grants.stream()
+                                .filter(g ->
+                                        g.validTo() - g.validFrom() > TimeUnit.MILLISECONDS.toNanos(2L * sessionMs))
+                                .count(),
+                        snapshots.size(),
+                        deleted.size(),
+                        capacityChanges.size(),
+                        grants.stream()
+                                .map(g -> g.node()
+                                        .substring(PATH.length() + 1, g.node().lastIndexOf('/')))
+                                .distinct()
+                                .sorted()
+                                .toList());
                 assertTrue(unexpected.isEmpty(), () -> "unexpected failures: " + unexpected);
                 assertEquals(started.get(), ended.get(), "every request ends");
                 checkCapacity();
                 checkPrefixes();
-                await("nothing left in the queue", () -> Clients.children(observerClient, PATH).isEmpty(), 60_000);
+                await(
+                        "nothing left in the queue",
+                        () -> Clients.children(observerClient, PATH).isEmpty(),
+                        60_000);
             } finally {
                 stop.set(true); // whatever failed, the workers and the observer end (daemon threads)
                 for (List<FreezableProxy> l : links) {
@@ -278,7 +301,8 @@ class RandomFaultTest {
                     lease = ZooKeeperSemaphore.awaitLease(f);
                 } else {
                     Duration timeout = Duration.ofMillis(random.nextInt(3) == 0 ? 0 : 50 + random.nextInt(2_000));
-                    Optional<Lease> got = front != null ? front.tryAcquireBlocking(n, timeout) : s.tryAcquireBlocking(n, timeout);
+                    Optional<Lease> got =
+                            front != null ? front.tryAcquireBlocking(n, timeout) : s.tryAcquireBlocking(n, timeout);
                     if (got.isEmpty()) {
                         ended.incrementAndGet();
                         continue;
@@ -288,7 +312,9 @@ class RandomFaultTest {
                 ended.incrementAndGet();
                 // One hold in thirty lasts more than twice the session timeout: across several heartbeats,
                 // and across any expiry the nemesis causes meanwhile.
-                long holdMs = random.nextInt(30) == 0 ? sessionMs * 22L / 10 + random.nextInt(sessionMs / 4) : random.nextInt(20);
+                long holdMs = random.nextInt(30) == 0
+                        ? sessionMs * 22L / 10 + random.nextInt(sessionMs / 4)
+                        : random.nextInt(20);
                 hold(client, lease, front != null ? FRONT_BLOCK : lease.permits(), requested, holdMs);
             } catch (InterruptedException e) {
                 ended.incrementAndGet();
@@ -360,10 +386,14 @@ class RandomFaultTest {
             try {
                 org.apache.zookeeper.data.Stat stat = new org.apache.zookeeper.data.Stat();
                 byte[] data = c.getData().storingStatIn(stat).forPath(PATH);
-                if (new String(data, java.nio.charset.StandardCharsets.US_ASCII).trim().equals(Long.toString(capacity))) {
+                if (new String(data, java.nio.charset.StandardCharsets.US_ASCII)
+                        .trim()
+                        .equals(Long.toString(capacity))) {
                     return true; // an earlier attempt landed
                 }
-                c.setData().withVersion(stat.getVersion()).forPath(PATH, Long.toString(capacity).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                c.setData()
+                        .withVersion(stat.getVersion())
+                        .forPath(PATH, Long.toString(capacity).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                 return true;
             } catch (Exception e) {
                 sleepQuietly(200); // an election, a lost connection, or a race with ourselves: read again
@@ -395,7 +425,8 @@ class RandomFaultTest {
         try {
             String newest = null;
             for (String child : c.getChildren().forPath(PATH)) {
-                if (child.startsWith(ZooKeeperSemaphore.GENERATION_PREFIX) && (newest == null || child.compareTo(newest) > 0)) {
+                if (child.startsWith(ZooKeeperSemaphore.GENERATION_PREFIX)
+                        && (newest == null || child.compareTo(newest) > 0)) {
                     newest = child;
                 }
             }
@@ -457,7 +488,9 @@ class RandomFaultTest {
     /** Waits until this client's server has caught up with the leader as of now (Curator syncs in the background only). */
     private static void sync(CuratorFramework c, String path) throws Exception {
         CompletableFuture<Integer> done = new CompletableFuture<>();
-        c.sync().inBackground((client, event) -> done.complete(event.getResultCode())).forPath(path);
+        c.sync()
+                .inBackground((client, event) -> done.complete(event.getResultCode()))
+                .forPath(path);
         int rc = done.get(10, TimeUnit.SECONDS);
         if (rc != 0) {
             throw KeeperException.create(KeeperException.Code.get(rc), path);
@@ -465,8 +498,7 @@ class RandomFaultTest {
     }
 
     /** One node's time as valid, as the holders saw it: a local front's leases merged into their block. */
-    private record Held(String node, long weight, long requested, long from, long to) {
-    }
+    private record Held(String node, long weight, long requested, long from, long to) {}
 
     /**
      * The largest capacity that may have been in effect at some instant of [lo, hi]: the one in
@@ -502,9 +534,15 @@ class RandomFaultTest {
             if (to < g.validFrom()) {
                 continue;
             }
-            byNode.merge(g.node(), new Held(g.node(), g.weight(), g.requested(), g.validFrom(), to),
-                    (x, y) -> new Held(x.node(), x.weight(), Math.min(x.requested(), y.requested()),
-                            Math.min(x.from(), y.from()), Math.max(x.to(), y.to())));
+            byNode.merge(
+                    g.node(),
+                    new Held(g.node(), g.weight(), g.requested(), g.validFrom(), to),
+                    (x, y) -> new Held(
+                            x.node(),
+                            x.weight(),
+                            Math.min(x.requested(), y.requested()),
+                            Math.min(x.from(), y.from()),
+                            Math.max(x.to(), y.to())));
         }
         List<Held> held = new ArrayList<>(byNode.values());
         held.sort((x, y) -> Long.compare(x.from(), y.from()));
@@ -526,15 +564,21 @@ class RandomFaultTest {
             if (inUse > allowed) {
                 StringBuilder b = new StringBuilder();
                 for (Held o : overlapping) {
-                    b.append("\n  ").append(o).append(" from ").append(o.from() / 1_000_000)
-                            .append(" ms to ").append(o.to() / 1_000_000).append(" ms");
+                    b.append("\n  ")
+                            .append(o)
+                            .append(" from ")
+                            .append(o.from() / 1_000_000)
+                            .append(" ms to ")
+                            .append(o.to() / 1_000_000)
+                            .append(" ms");
                 }
                 fail("over-admission: " + inUse + " permits of leases seen valid at once at " + at / 1_000_000
                         + " ms, capacity at most " + allowed + " since " + earliest / 1_000_000 + " ms:" + b
                         + "\ncapacity changes: " + capacityChanges + "\nnemesis:\n  " + String.join("\n  ", history));
             }
         }
-        System.out.println("RandomFaultTest: peak permits of valid leases " + peak + " (capacity " + CAPACITY + " or " + OTHER_CAPACITY + ")");
+        System.out.println("RandomFaultTest: peak permits of valid leases " + peak + " (capacity " + CAPACITY + " or "
+                + OTHER_CAPACITY + ")");
     }
 
     /** 2. In each later snapshot of its generation, a granted request's prefix fits the capacity. */
@@ -563,7 +607,8 @@ class RandomFaultTest {
                     checked++;
                     if (prefix > OTHER_CAPACITY) {
                         fail("FIFO or capacity broken in " + s.generation() + ": " + names.get((int) r[2])
-                                + " was granted, yet the requests up to it weigh " + prefix + " > " + OTHER_CAPACITY + " in " + s.children());
+                                + " was granted, yet the requests up to it weigh " + prefix + " > " + OTHER_CAPACITY
+                                + " in " + s.children());
                     }
                 }
             }

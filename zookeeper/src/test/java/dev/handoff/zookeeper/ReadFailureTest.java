@@ -46,10 +46,16 @@ class ReadFailureTest extends ServerPerTest {
         await("the waiter waits, watching the holder", () -> waiter.watchedCount() == 1);
 
         // The generation becomes readable by the owner only (an ACL changed by an operator).
-        ownerClient.getZookeeperClient().getZooKeeper().addAuthInfo("digest", "owner:secret".getBytes(StandardCharsets.UTF_8));
+        ownerClient
+                .getZookeeperClient()
+                .getZooKeeper()
+                .addAuthInfo("digest", "owner:secret".getBytes(StandardCharsets.UTF_8));
         String generation = held.node().substring(0, held.node().lastIndexOf('/'));
         Id ownerId = new Id("digest", DigestAuthenticationProvider.generateDigest("owner:secret"));
-        ownerClient.setACL().withACL(List.of(new ACL(ZooDefs.Perms.ALL, ownerId))).forPath(generation);
+        ownerClient
+                .setACL()
+                .withACL(List.of(new ACL(ZooDefs.Perms.ALL, ownerId)))
+                .forPath(generation);
         held.close(); // the waiter's watch fires; its read of the generation is refused
 
         ExecutionException e = assertThrows(ExecutionException.class, () -> waiting.get(60, TimeUnit.SECONDS));
@@ -57,7 +63,8 @@ class ReadFailureTest extends ServerPerTest {
         assertInstanceOf(IllegalStateException.class, e.getCause());
         assertInstanceOf(KeeperException.NoAuthException.class, e.getCause().getCause(), e.getCause()::toString);
         assertTrue(e.getCause().getMessage().contains("NOAUTH"), e.getCause().getMessage());
-        assertEquals(1, attemptsAtFailure.get(), () -> "told once per change of the failure, not per attempt: " + failing);
+        assertEquals(
+                1, attemptsAtFailure.get(), () -> "told once per change of the failure, not per attempt: " + failing);
 
         // The waiter's withdrawal was refused too (NOAUTH); its node goes with its session, after the test.
         ownerClient.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath(generation);

@@ -16,8 +16,7 @@ import org.apache.zookeeper.server.ZooKeeperServer;
  */
 final class ServerInternals {
 
-    private ServerInternals() {
-    }
+    private ServerInternals() {}
 
     static ZooKeeperServer zooKeeperServer(TestingServer server) throws Exception {
         Object testing = call(server, "getTestingZooKeeperServer");
@@ -50,7 +49,8 @@ final class ServerInternals {
      */
     static int setCversion(TestingCluster cluster, String path, int cversion) throws Exception {
         int set = 0;
-        java.lang.reflect.Field peerField = org.apache.zookeeper.server.quorum.QuorumPeerMain.class.getDeclaredField("quorumPeer");
+        java.lang.reflect.Field peerField =
+                org.apache.zookeeper.server.quorum.QuorumPeerMain.class.getDeclaredField("quorumPeer");
         peerField.setAccessible(true);
         Method zkDb = org.apache.zookeeper.server.quorum.QuorumPeer.class.getDeclaredMethod("getZkDb");
         zkDb.setAccessible(true);

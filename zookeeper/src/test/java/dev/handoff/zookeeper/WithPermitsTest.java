@@ -28,28 +28,48 @@ class WithPermitsTest extends ServerPerTest {
         CuratorFramework c = clients.start();
         ZooKeeperSemaphore s = new ZooKeeperSemaphore(c, path, 2);
 
-        assertEquals("done", s.withPermitsAsync(2, () -> CompletableFuture.completedFuture("done")).get(20, TimeUnit.SECONDS));
+        assertEquals(
+                "done",
+                s.withPermitsAsync(2, () -> CompletableFuture.completedFuture("done"))
+                        .get(20, TimeUnit.SECONDS));
 
         RuntimeException boom = new RuntimeException("boom");
-        ExecutionException failed = assertThrows(ExecutionException.class,
-                () -> s.withPermitsAsync(2, () -> CompletableFuture.<String>failedFuture(boom)).get(20, TimeUnit.SECONDS));
+        ExecutionException failed = assertThrows(
+                ExecutionException.class,
+                () -> s.withPermitsAsync(2, () -> CompletableFuture.<String>failedFuture(boom))
+                        .get(20, TimeUnit.SECONDS));
         assertSame(boom, failed.getCause());
 
         CompletableFuture<String> work = new CompletableFuture<>();
         CompletableFuture<String> scoped = s.withPermitsAsync(2, () -> work);
-        await("the body runs, holding both permits", () -> children(c, path).size() == 1 && !scoped.isDone() && s.toString().contains("held here=1"));
+        await(
+                "the body runs, holding both permits",
+                () -> children(c, path).size() == 1
+                        && !scoped.isDone()
+                        && s.toString().contains("held here=1"));
         work.cancel(false); // the body's own future is cancelled: the permits still go back
         assertThrows(CancellationException.class, () -> scoped.get(20, TimeUnit.SECONDS)); // cancelled as the body was
 
-        ExecutionException threw = assertThrows(ExecutionException.class,
-                () -> s.withPermitsAsync(1, () -> { throw boom; }).get(20, TimeUnit.SECONDS));
+        ExecutionException threw = assertThrows(
+                ExecutionException.class,
+                () -> s.withPermitsAsync(1, () -> {
+                            throw boom;
+                        })
+                        .get(20, TimeUnit.SECONDS));
         assertSame(boom, threw.getCause());
-        ExecutionException nullStage = assertThrows(ExecutionException.class,
+        ExecutionException nullStage = assertThrows(
+                ExecutionException.class,
                 () -> s.withPermitsAsync(1, () -> null).get(20, TimeUnit.SECONDS));
         assertInstanceOf(NullPointerException.class, nullStage.getCause());
 
         assertEquals(7, s.withPermitsBlocking(2, () -> 7));
-        assertSame(boom, assertThrows(RuntimeException.class, () -> s.withPermitsBlocking(2, () -> { throw boom; })));
+        assertSame(
+                boom,
+                assertThrows(
+                        RuntimeException.class,
+                        () -> s.withPermitsBlocking(2, () -> {
+                            throw boom;
+                        })));
         await("every permit back", () -> children(c, path).isEmpty());
         Lease all = s.acquireBlocking(2); // nothing was leaked
         all.close();
@@ -77,9 +97,13 @@ class WithPermitsTest extends ServerPerTest {
     @Test
     void badInputIsRefusedByTheCall() throws Exception {
         ZooKeeperSemaphore s = new ZooKeeperSemaphore(clients.start(), path, 2);
-        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException tooMany = assertThrows(
+                IllegalArgumentException.class,
                 () -> s.withPermitsAsync(3, () -> CompletableFuture.completedFuture(1)));
-        assertTrue(tooMany.getMessage().contains("withPermitsAsync(3)") && tooMany.getMessage().contains("capacity 2"), tooMany.getMessage());
+        assertTrue(
+                tooMany.getMessage().contains("withPermitsAsync(3)")
+                        && tooMany.getMessage().contains("capacity 2"),
+                tooMany.getMessage());
         assertThrows(IllegalArgumentException.class, () -> s.withPermitsBlocking(0, () -> 1));
         assertThrows(NullPointerException.class, () -> s.withPermitsAsync(1, null));
         assertThrows(NullPointerException.class, () -> s.withPermitsBlocking(1, null));

@@ -31,7 +31,10 @@ class WrapSafeSequencingTest extends ServerPerTest {
     }
 
     private static long granted(List<CompletableFuture<Lease>> futures) {
-        return futures.stream().filter(f -> f.isDone() && !f.isCompletedExceptionally() && f.join().isValid()).count();
+        return futures.stream()
+                .filter(f ->
+                        f.isDone() && !f.isCompletedExceptionally() && f.join().isValid())
+                .count();
     }
 
     @Test
@@ -70,7 +73,9 @@ class WrapSafeSequencingTest extends ServerPerTest {
         CompletableFuture<Lease> next = s.acquireAsync(1);
         await("a request after the withdrawal is granted", () -> next.isDone() && !next.isCompletedExceptionally());
         next.join().close();
-        await("the old generation deleted once drained", () -> !c.getChildren().forPath(path).contains(generation(0).substring(path.length() + 1)));
+        await(
+                "the old generation deleted once drained",
+                () -> !c.getChildren().forPath(path).contains(generation(0).substring(path.length() + 1)));
         assertTrue(c.getChildren().forPath(path).contains(generation(1).substring(path.length() + 1)));
         assertEquals(0, children(c, path).size());
     }
@@ -92,13 +97,18 @@ class WrapSafeSequencingTest extends ServerPerTest {
     }
 
     /** Releases each lease as it is granted, checking the budget at every step, until every request has ended granted. */
-    private static void releaseAsGranted(List<CompletableFuture<Lease>> futures, long capacity) throws InterruptedException {
+    private static void releaseAsGranted(List<CompletableFuture<Lease>> futures, long capacity)
+            throws InterruptedException {
         while (true) {
-            long open = futures.stream().filter(f -> !f.isDone() || !f.join().isReleased()).count();
+            long open = futures.stream()
+                    .filter(f -> !f.isDone() || !f.join().isReleased())
+                    .count();
             if (open == 0) {
                 return;
             }
-            await("a grant", () -> futures.stream().anyMatch(f -> f.isDone() && !f.join().isReleased()));
+            await(
+                    "a grant",
+                    () -> futures.stream().anyMatch(f -> f.isDone() && !f.join().isReleased()));
             assertTrue(granted(futures) <= capacity, "over-admission");
             for (CompletableFuture<Lease> f : futures) {
                 if (f.isDone() && !f.join().isReleased()) {
@@ -144,8 +154,8 @@ class WrapSafeSequencingTest extends ServerPerTest {
         await("generation 0 deleted once drained", () -> x.checkExists().forPath(generation(0)) == null);
     }
 
-    private static CompletableFuture<Lease> record(CompletableFuture<Lease> f, String id, List<String> order,
-            List<Integer> inUse, int[] holding) {
+    private static CompletableFuture<Lease> record(
+            CompletableFuture<Lease> f, String id, List<String> order, List<Integer> inUse, int[] holding) {
         return f.thenApply(lease -> {
             synchronized (holding) {
                 holding[0]++;
@@ -171,11 +181,16 @@ class WrapSafeSequencingTest extends ServerPerTest {
         c.create().withMode(CreateMode.PERSISTENT).forPath(gen0 + "/req-w0000000000000000001--2147483648");
         CompletableFuture<Lease> f = s.acquireAsync(1);
         await("the alarm", () -> alarms.size() >= 3);
-        assertTrue(alarms.stream().anyMatch(m -> m.contains("_c_a-req-w0000000000000000001-0000000007") && m.contains(path)), alarms.toString());
+        assertTrue(
+                alarms.stream()
+                        .anyMatch(m -> m.contains("_c_a-req-w0000000000000000001-0000000007") && m.contains(path)),
+                alarms.toString());
         assertTrue(alarms.stream().anyMatch(m -> m.contains("--2147483648")), alarms.toString());
         assertEquals(3, s.alarmCount());
         Thread.sleep(300);
-        assertFalse(f.isDone(), "fail closed: nothing granted while the queue cannot be ordered (1 + 1 + 1 + 1 <= 5 would fit)");
+        assertFalse(
+                f.isDone(),
+                "fail closed: nothing granted while the queue cannot be ordered (1 + 1 + 1 + 1 <= 5 would fit)");
         c.delete().forPath(gen0 + "/_c_a-req-w0000000000000000001-0000000007");
         c.delete().forPath(gen0 + "/_c_b-req-w0000000000000000001-0000000007");
         Thread.sleep(200);

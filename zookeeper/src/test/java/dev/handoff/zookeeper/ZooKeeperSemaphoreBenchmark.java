@@ -42,8 +42,7 @@ public final class ZooKeeperSemaphoreBenchmark {
         boolean acquireRelease(long n) throws Exception;
     }
 
-    private ZooKeeperSemaphoreBenchmark() {
-    }
+    private ZooKeeperSemaphoreBenchmark() {}
 
     /**
      * Runs every figure and prints a table.
@@ -53,13 +52,14 @@ public final class ZooKeeperSemaphoreBenchmark {
      */
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3;
-        System.out.printf("ZooKeeperSemaphoreBenchmark: %.1f s per figure, capacity %d, JDK %s, %d cores%n",
+        System.out.printf(
+                "ZooKeeperSemaphoreBenchmark: %.1f s per figure, capacity %d, JDK %s, %d cores%n",
                 seconds, CAPACITY, Runtime.version(), Runtime.getRuntime().availableProcessors());
         try (TestingServer server = new TestingServer(true)) {
             List<CuratorFramework> clients = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
-                CuratorFramework c = CuratorFrameworkFactory.newClient(server.getConnectString(), 10_000, 5_000,
-                        new ExponentialBackoffRetry(50, 8));
+                CuratorFramework c = CuratorFrameworkFactory.newClient(
+                        server.getConnectString(), 10_000, 5_000, new ExponentialBackoffRetry(50, 8));
                 c.start();
                 c.blockUntilConnected(10, TimeUnit.SECONDS);
                 clients.add(c);
@@ -68,7 +68,8 @@ public final class ZooKeeperSemaphoreBenchmark {
             for (long n : new long[] {1, 3}) {
                 // Uncontended.
                 ZooKeeperSemaphore ours = new ZooKeeperSemaphore(clients.get(0), "/bench/ours-" + round, CAPACITY);
-                InterProcessSemaphoreV2 theirs = new InterProcessSemaphoreV2(clients.get(0), "/bench/v2-" + round, CAPACITY);
+                InterProcessSemaphoreV2 theirs =
+                        new InterProcessSemaphoreV2(clients.get(0), "/bench/v2-" + round, CAPACITY);
                 double oursUs = uncontended(n, seconds, k -> {
                     ours.acquireBlocking(k).close();
                     return true;
@@ -78,7 +79,8 @@ public final class ZooKeeperSemaphoreBenchmark {
                     theirs.returnAll(leases);
                     return true;
                 });
-                System.out.printf("uncontended n=%d: ZooKeeperSemaphore %.0f us/op, InterProcessSemaphoreV2 %.0f us/op (ratio %.2f)%n",
+                System.out.printf(
+                        "uncontended n=%d: ZooKeeperSemaphore %.0f us/op, InterProcessSemaphoreV2 %.0f us/op (ratio %.2f)%n",
                         n, oursUs, theirsUs, theirsUs / oursUs);
 
                 // Contended: 2 clients x 4 threads.
@@ -88,9 +90,13 @@ public final class ZooKeeperSemaphoreBenchmark {
                     oursPerClient.add(new ZooKeeperSemaphore(c, "/bench/ours-c-" + round, CONTENDED_CAPACITY));
                     theirsPerClient.add(new InterProcessSemaphoreV2(c, "/bench/v2-c-" + round, CONTENDED_CAPACITY));
                 }
-                long watchesBefore = oursPerClient.stream().mapToLong(s -> s.watchEvents.get()).sum();
-                long grantsBefore = oursPerClient.stream().mapToLong(s -> s.grants.get()).sum();
-                long readsBefore = oursPerClient.stream().mapToLong(s -> s.reads.get()).sum();
+                long watchesBefore = oursPerClient.stream()
+                        .mapToLong(s -> s.watchEvents.get())
+                        .sum();
+                long grantsBefore =
+                        oursPerClient.stream().mapToLong(s -> s.grants.get()).sum();
+                long readsBefore =
+                        oursPerClient.stream().mapToLong(s -> s.reads.get()).sum();
                 double oursRate = contended(n, seconds, i -> {
                     ZooKeeperSemaphore s = oursPerClient.get(i % 2);
                     return k -> {
@@ -98,9 +104,14 @@ public final class ZooKeeperSemaphoreBenchmark {
                         return true;
                     };
                 });
-                long grants = oursPerClient.stream().mapToLong(s -> s.grants.get()).sum() - grantsBefore;
-                long watches = oursPerClient.stream().mapToLong(s -> s.watchEvents.get()).sum() - watchesBefore;
-                long reads = oursPerClient.stream().mapToLong(s -> s.reads.get()).sum() - readsBefore;
+                long grants =
+                        oursPerClient.stream().mapToLong(s -> s.grants.get()).sum() - grantsBefore;
+                long watches = oursPerClient.stream()
+                                .mapToLong(s -> s.watchEvents.get())
+                                .sum()
+                        - watchesBefore;
+                long reads =
+                        oursPerClient.stream().mapToLong(s -> s.reads.get()).sum() - readsBefore;
                 // Curator's recipe takes n leases one by one while holding its internal lock, so
                 // clients holding some leases each can wait for ever (the leases they hold are
                 // never returned): a timed acquire, counted, keeps the benchmark going.
@@ -108,7 +119,8 @@ public final class ZooKeeperSemaphoreBenchmark {
                 double theirsRate = contended(n, seconds, i -> {
                     InterProcessSemaphoreV2 s = theirsPerClient.get(i % 2);
                     return k -> {
-                        Collection<org.apache.curator.framework.recipes.locks.Lease> leases = s.acquire((int) k, 500, TimeUnit.MILLISECONDS);
+                        Collection<org.apache.curator.framework.recipes.locks.Lease> leases =
+                                s.acquire((int) k, 500, TimeUnit.MILLISECONDS);
                         if (leases == null) {
                             stalls.incrementAndGet();
                             return false;
@@ -117,9 +129,11 @@ public final class ZooKeeperSemaphoreBenchmark {
                         return true;
                     };
                 });
-                System.out.printf("contended n=%d of %d (2 clients x 4 threads): ZooKeeperSemaphore %.0f grants/s, InterProcessSemaphoreV2 %.0f grants/s (ratio %.2f), %d of its acquires stalled 500 ms and gave up%n",
+                System.out.printf(
+                        "contended n=%d of %d (2 clients x 4 threads): ZooKeeperSemaphore %.0f grants/s, InterProcessSemaphoreV2 %.0f grants/s (ratio %.2f), %d of its acquires stalled 500 ms and gave up%n",
                         n, CONTENDED_CAPACITY, oursRate, theirsRate, oursRate / theirsRate, stalls.get());
-                System.out.printf("   ZooKeeperSemaphore: %.2f watches fired per grant, %.2f getChildren reads per grant (%d grants)%n",
+                System.out.printf(
+                        "   ZooKeeperSemaphore: %.2f watches fired per grant, %.2f getChildren reads per grant (%d grants)%n",
                         (double) watches / grants, (double) reads / grants, grants);
                 round++;
             }

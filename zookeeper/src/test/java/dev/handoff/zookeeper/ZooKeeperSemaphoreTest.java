@@ -137,20 +137,30 @@ class ZooKeeperSemaphoreTest {
     void badInputIsRefusedAtOnceNamingTheCallTheValueAndTheLimit() throws Exception {
         ZooKeeperSemaphore s = new ZooKeeperSemaphore(a, path, 16);
         IllegalArgumentException tooBig = assertThrows(IllegalArgumentException.class, () -> s.acquireAsync(17));
-        assertEquals("acquireAsync(17): exceeds the capacity 16 of " + path + ", so it could never be granted", tooBig.getMessage());
+        assertEquals(
+                "acquireAsync(17): exceeds the capacity 16 of " + path + ", so it could never be granted",
+                tooBig.getMessage());
         IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> s.acquireBlocking(0));
         assertTrue(zero.getMessage().startsWith("acquireBlocking(0): "), zero.getMessage());
-        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> s.tryAcquireBlocking(-3, Duration.ofSeconds(1)));
+        IllegalArgumentException negative =
+                assertThrows(IllegalArgumentException.class, () -> s.tryAcquireBlocking(-3, Duration.ofSeconds(1)));
         assertTrue(negative.getMessage().startsWith("tryAcquireBlocking(-3): "), negative.getMessage());
         assertEquals(0, childCount(), "nothing created");
 
-        IllegalArgumentException mismatch = assertThrows(IllegalArgumentException.class, () -> new ZooKeeperSemaphore(b, path, 8));
+        IllegalArgumentException mismatch =
+                assertThrows(IllegalArgumentException.class, () -> new ZooKeeperSemaphore(b, path, 8));
         assertTrue(mismatch.getMessage().contains("16") && mismatch.getMessage().contains("8"), mismatch.getMessage());
         assertEquals("16", new String(a.getData().forPath(path), StandardCharsets.US_ASCII), "capacity unchanged");
 
-        a.create().creatingParentsIfNeeded().forPath(path + "-garbage", "sixteen\u0001".getBytes(StandardCharsets.UTF_8));
-        IllegalArgumentException garbage = assertThrows(IllegalArgumentException.class, () -> new ZooKeeperSemaphore(b, path + "-garbage", 16));
-        assertTrue(garbage.getMessage().contains("not a capacity") && garbage.getMessage().contains("sixteen\\x01"), garbage.getMessage());
+        a.create()
+                .creatingParentsIfNeeded()
+                .forPath(path + "-garbage", "sixteen\u0001".getBytes(StandardCharsets.UTF_8));
+        IllegalArgumentException garbage =
+                assertThrows(IllegalArgumentException.class, () -> new ZooKeeperSemaphore(b, path + "-garbage", 16));
+        assertTrue(
+                garbage.getMessage().contains("not a capacity")
+                        && garbage.getMessage().contains("sixteen\\x01"),
+                garbage.getMessage());
 
         a.create().forPath(path + "-zero", "0".getBytes(StandardCharsets.US_ASCII));
         assertThrows(IllegalArgumentException.class, () -> new ZooKeeperSemaphore(b, path + "-zero", 16));
@@ -257,8 +267,10 @@ class ZooKeeperSemaphoreTest {
         long grants = s.grants.get() - grantsBefore;
         long watches = s.watchEvents.get() - watchesBefore;
         assertEquals(10, grants);
-        assertTrue(watches <= 3 * grants, "watch events per grant: " + watches + " for " + grants
-                + " grants (a herd would be about 10 per grant)");
+        assertTrue(
+                watches <= 3 * grants,
+                "watch events per grant: " + watches + " for " + grants
+                        + " grants (a herd would be about 10 per grant)");
     }
 
     @Test
@@ -268,7 +280,8 @@ class ZooKeeperSemaphoreTest {
         CompletableFuture<Lease> waiting = s.acquireAsync(1);
         await("queued", () -> childCount() == 2);
         s.close();
-        Throwable failure = assertThrows(Exception.class, () -> waiting.get(10, TimeUnit.SECONDS)).getCause();
+        Throwable failure = assertThrows(Exception.class, () -> waiting.get(10, TimeUnit.SECONDS))
+                .getCause();
         assertTrue(failure instanceof dev.handoff.SemaphoreClosedException, String.valueOf(failure));
         await("the waiter's node withdrawn", () -> childCount() == 1);
         assertTrue(held.isValid());
@@ -280,7 +293,8 @@ class ZooKeeperSemaphoreTest {
     @Test
     void aZeroTimeoutMakesOneDecisionAndCleansUp() throws Exception {
         ZooKeeperSemaphore s = new ZooKeeperSemaphore(a, path, 2);
-        Lease first = s.tryAcquireBlocking(1, Duration.ZERO).orElseThrow(() -> new AssertionError("free: granted at once"));
+        Lease first =
+                s.tryAcquireBlocking(1, Duration.ZERO).orElseThrow(() -> new AssertionError("free: granted at once"));
         Lease second = s.tryAcquireBlocking(1, Duration.ofMillis(-5)).orElseThrow();
         for (int i = 0; i < 5; i++) {
             assertTrue(s.tryAcquireBlocking(1, Duration.ZERO).isEmpty(), "full: one decision, no wait");
@@ -328,9 +342,14 @@ class ZooKeeperSemaphoreTest {
         CompletableFuture<Lease> third = s.acquireAsync(1);
         await("queued", () -> childCount() == 3);
         CompletableFuture<Lease> fourth = s.acquireAsync(1);
-        Throwable refused = assertThrows(java.util.concurrent.ExecutionException.class, () -> fourth.get(10, TimeUnit.SECONDS)).getCause();
+        Throwable refused = assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> fourth.get(10, TimeUnit.SECONDS))
+                .getCause();
         assertTrue(refused instanceof dev.handoff.SemaphoreRejectedException, String.valueOf(refused));
-        assertTrue(refused.getMessage().startsWith("acquireAsync(1) on " + path + ": the queue already holds 3 requests, the most it may hold is 3"),
+        assertTrue(
+                refused.getMessage()
+                        .startsWith("acquireAsync(1) on " + path
+                                + ": the queue already holds 3 requests, the most it may hold is 3"),
                 refused.getMessage());
         await("the refused node withdrawn", () -> childCount() == 3);
         held.close();
@@ -358,8 +377,13 @@ class ZooKeeperSemaphoreTest {
         Thread.sleep(100);
         assertFalse(one.isDone());
         sb.setCapacity(3); // 5 held: a debt of 2; the 4 can never fit
-        Throwable tooHeavy = assertThrows(java.util.concurrent.ExecutionException.class, () -> four.get(10, TimeUnit.SECONDS)).getCause();
-        assertTrue(tooHeavy instanceof IllegalStateException && tooHeavy.getMessage().contains("exceeds the capacity 3"), String.valueOf(tooHeavy));
+        Throwable tooHeavy = assertThrows(
+                        java.util.concurrent.ExecutionException.class, () -> four.get(10, TimeUnit.SECONDS))
+                .getCause();
+        assertTrue(
+                tooHeavy instanceof IllegalStateException
+                        && tooHeavy.getMessage().contains("exceeds the capacity 3"),
+                String.valueOf(tooHeavy));
         await("the other client sees it", () -> sa.capacity() == 3);
         Thread.sleep(200);
         assertFalse(one.isDone(), "the debt is paid first: 5 held on a capacity of 3");

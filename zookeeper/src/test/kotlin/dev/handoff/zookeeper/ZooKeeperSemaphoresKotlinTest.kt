@@ -20,7 +20,10 @@ import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 
-/** The suspend faces: acquire, withPermits, cancellation withdraws the node, a grant racing a cancel is released. */
+/**
+ * The suspend faces: acquire, withPermits, cancellation withdraws the node, a grant racing a cancel
+ * is released.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ZooKeeperSemaphoresKotlinTest {
 
@@ -43,10 +46,11 @@ class ZooKeeperSemaphoresKotlinTest {
     fun withPermitsReleasesOnReturnAndOnThrow(): Unit = runBlocking {
         val c = clients.start()
         val s = ZooKeeperSemaphore(c, "/handoff-test/kotlin-with", 3)
-        val result = s.withPermits(3) {
-            assertEquals(1, Clients.children(c, s.path()).size)
-            "done"
-        }
+        val result =
+            s.withPermits(3) {
+                assertEquals(1, Clients.children(c, s.path()).size)
+                "done"
+            }
         assertEquals("done", result)
         assertThrows(IllegalStateException::class.java) {
             runBlocking { s.withPermits(2) { throw IllegalStateException("work failed") } }
@@ -75,6 +79,7 @@ class ZooKeeperSemaphoresKotlinTest {
     /** The downstream of the guide's Kotlin example. */
     class Downstream(private val failing: Boolean) {
         var sends = 0
+
         fun send(body: ByteArray): Int {
             sends++
             check(!failing) { "downstream refused" }
@@ -87,13 +92,18 @@ class ZooKeeperSemaphoresKotlinTest {
         val c = clients.start()
         val budget = ZooKeeperSemaphore(c, "/budgets/downstream-mib", 64)
         var downstream = Downstream(failing = false)
-        // the pattern of the ZooKeeper guide's Kotlin example (checked word for word in the samples' doc tests)
+        // the pattern of the ZooKeeper guide's Kotlin example (checked word for word in the
+        // samples' doc tests)
         suspend fun upload(body: ByteArray): Int =
-            budget.withPermits(maxOf(1L, (body.size + (1L shl 20) - 1) shr 20)) { downstream.send(body) }
+            budget.withPermits(maxOf(1L, (body.size + (1L shl 20) - 1) shr 20)) {
+                downstream.send(body)
+            }
         assertEquals(3 shl 20, upload(ByteArray(3 shl 20)))
         downstream = Downstream(failing = true)
         assertThrows(IllegalStateException::class.java) { runBlocking { upload(ByteArray(10)) } }
-        assertThrows(IllegalArgumentException::class.java) { runBlocking { upload(ByteArray(65 shl 20)) } }
+        assertThrows(IllegalArgumentException::class.java) {
+            runBlocking { upload(ByteArray(65 shl 20)) }
+        }
         assertEquals(1, downstream.sends)
         Clients.await("empty") { Clients.children(c, budget.path()).isEmpty() }
         budget.acquire(64).close()
@@ -105,7 +115,8 @@ class ZooKeeperSemaphoresKotlinTest {
         val s = ZooKeeperSemaphore(c, "/handoff-test/kotlin-race", 1)
         repeat(30) { i ->
             val holder = s.acquire(1)
-            val racer = async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { s.acquire(1) }
+            val racer =
+                async(Dispatchers.Default, start = CoroutineStart.UNDISPATCHED) { s.acquire(1) }
             holder.close()
             repeat(i % 5) { yield() }
             racer.cancel()

@@ -10,8 +10,7 @@ import org.jspecify.annotations.Nullable;
  * per-key cap), as on {@link Semaphore}.
  */
 final class FairShareChecks {
-    private FairShareChecks() {
-    }
+    private FairShareChecks() {}
 
     /** The arguments of a face that waits: {@code n}, then the key, the capacity and the cap. */
     static void request(String call, @Nullable Object key, long n, FifoCore core, long maxPermitsPerKey) {
@@ -23,17 +22,23 @@ final class FairShareChecks {
         }
         long c = core.capacity;
         if (n > c) {
-            throw new IllegalArgumentException(call + "(" + key + ", " + n + "): exceeds the capacity " + c
-                    + ", so it could never be granted");
+            throw new IllegalArgumentException(
+                    call + "(" + key + ", " + n + "): exceeds the capacity " + c + ", so it could never be granted");
         }
         if (n > maxPermitsPerKey) {
-            throw new IllegalArgumentException(call + "(" + key + ", " + n + "): exceeds maxPermitsPerKey " + maxPermitsPerKey
-                    + ", so it could never be granted");
+            throw new IllegalArgumentException(call + "(" + key + ", " + n + "): exceeds maxPermitsPerKey "
+                    + maxPermitsPerKey + ", so it could never be granted");
         }
     }
 
     /** As {@link #request(String, Object, long, FifoCore, long)}, the face's last argument not null (checked after {@code n}). */
-    static void request(String call, @Nullable Object key, long n, @Nullable Object last, String what, FifoCore core,
+    static void request(
+            String call,
+            @Nullable Object key,
+            long n,
+            @Nullable Object last,
+            String what,
+            FifoCore core,
             long maxPermitsPerKey) {
         if (n < 0) {
             throw negative(call, key, n);
@@ -60,6 +65,19 @@ final class FairShareChecks {
     }
 
     private static IllegalArgumentException negative(String call, @Nullable Object key, long n) {
-        return new IllegalArgumentException(call + "(" + key + ", " + n + "): the number of permits must not be negative");
+        return new IllegalArgumentException(
+                call + "(" + key + ", " + n + "): the number of permits must not be negative");
+    }
+
+    /** {@code a + b} for two non-negative longs, saturated at {@code Long.MAX_VALUE}. */
+    static long saturatedAdd(long a, long b) {
+        long s = a + b;
+        return s < 0 ? Long.MAX_VALUE : s;
+    }
+
+    /** The failure of a {@code release(key, n)} that exceeds what the key holds; nothing changed. */
+    static IllegalStateException overRelease(String call, Object key, long n, long held) {
+        return new IllegalStateException(call + "(" + key + ", " + n + "): exceeds the " + held
+                + " permits held by that key, so nothing was released");
     }
 }

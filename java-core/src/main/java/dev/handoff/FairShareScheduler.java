@@ -44,34 +44,8 @@ import org.jspecify.annotations.Nullable;
  * cap or the capacity are refused at once. Shedding counts every waiting request (the dispatched
  * one too) against maxQueueLength, maxQueuedPermits and, per key, maxQueuedPermitsPerKey.
  *
- * Provisional grants (coroutines), and acquisitions started by startAcquisition
- * ------------------------------------------------------------------------------
- * startAcquisition(key, n, acquisition) makes the user's Acquisition subclass the party of a
- * ticket, as a Waker is for acquireThen: the ticket is the node (queued, dispatched, granted); the
- * acquisition's hook field points to it, and its cancel, confirmGrant and undoGrant reach this
- * scheduler through the core's Front hooks. A coroutine (kotlin-ext) may be cancelled after its
- * claim() took a grant and before its waker resumes it; if another caller's release(key, n) could
- * count those permits as the key's meanwhile, it would pass or fail depending on which of the two
- * comes first, and a cancelled acquire could end with the give-back's over-release. So a ticket
- * whose party asks for it (provisionalGrant) is granted provisionally when it was queued:
- * settleDispatchedLocked counts its permits in the key's transit, not in held. They are held by
- * nobody (heldPermits(key) leaves them out; the core counts them as held, which only its own
- * over-release check, a backstop here, reads). The party then either confirms (transit to held) or
- * undoes (transit back to the core, then on in fair order, exactly as a release), each once, under
- * the lock. The undo decides only under the lock, because the core's grant (the ticket's state) is
- * visible to a cancelling thread before the section that made it has counted it in transit: a
- * lock-free "not provisional" answer would send that thread to release permits in transit, and to
- * wait for itself. A release(key, n) with held < n <= held + transit waits, outside the lock,
- * until transit changes, then decides again: either answer at once would be wrong for one of the
- * two outcomes, and both are decided within the party's own wake-up or cancellation (bounded as
- * the core's release is: see FifoCore.awaitTransit, which also runs the wake-ups this thread
- * queued; after the bound the release is an over-release, nothing changed). A release of permits
- * the key really holds never waits. A key with permits in transit stays in the map and counts them
- * against its cap, and solo mode is never entered while any are (the key would not be alone, or
- * capacity - free would exceed held). The ticket itself never asks the core for a provisional
- * grant: the per-key count is the one that decides, and the core's total stays consistent with it
- * because every release passes the scheduler's check first. A grant made at once is never
- * provisional: the caller's thread has it.
+ * Provisional grants (coroutines), and acquisitions started by startAcquisition: see KeyState,
+ * which counts them per key.
  *
  * Observers
  * ---------
@@ -105,6 +79,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     private final StartTags tags = new StartTags();
     /** The keys whose head may be dispatched, by (tag, arrival) of their head. */
     private final KeyHeap<K> heap = new KeyHeap<>();
+
     private final SettledTickets<K> settled;
 
     /** The one node handed to the core, or null. */
@@ -113,13 +88,20 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     /** Waiting requests (dispatched included) and their weight. */
     @GuardedBy("lock")
     private int waiting;
+
     @GuardedBy("lock")
     private long waitingPermits;
     /** Set once by close(), under the lock; read anywhere. */
     volatile boolean closed;
 
-    FairShareScheduler(FairShareSemaphore<K> face, long capacity, ToLongFunction<? super K> share, long maxPermitsPerKey,
-            long maxQueuedPermitsPerKey, long maxQueuedPermits, int maxQueueLength,
+    FairShareScheduler(
+            FairShareSemaphore<K> face,
+            long capacity,
+            ToLongFunction<? super K> share,
+            long maxPermitsPerKey,
+            long maxQueuedPermitsPerKey,
+            long maxQueuedPermits,
+            int maxQueueLength,
             @Nullable FairShareListener<? super K> listener) {
         this.core = new FifoCore(capacity, face, this);
         this.face = face;
@@ -237,8 +219,15 @@ final class FairShareScheduler<K> implements FifoCore.Front {
 
     /** Enters solo mode with {@code k} if it is the only active key and all is quiet, then unlocks. */
     private void unlockFront(@Nullable KeyState<K> k) {
-        if (k != null && !closed && waiting == 0 && dispatched == null && heap.size() == 0 && k.finish <= tags.now()
-                && k.transit == 0 && keys.get(k.key) == k && keys.size() == 1) {
+        if (k != null
+                && !closed
+                && waiting == 0
+                && dispatched == null
+                && heap.size() == 0
+                && k.finish <= tags.now()
+                && k.transit == 0
+                && keys.get(k.key) == k
+                && keys.size() == 1) {
             solo.enterLocked(k);
         }
         lock.unlock();
@@ -260,7 +249,8 @@ final class FairShareScheduler<K> implements FifoCore.Front {
      * The immediate grant, {@code n > 0} or {@code n == 0} for a handle: the key's state if
      * granted, else null. In solo mode by one CAS, else under the lock.
      */
-    @Nullable KeyState<K> grantAtOnce(K key, long n, String call) {
+    @Nullable
+    KeyState<K> grantAtOnce(K key, long n, String call) {
         if (n > 0) {
             KeyState<K> s = solo.take(key, n);
             if (s != solo.undecided) {
@@ -358,14 +348,22 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 }
                 t = ticket(n, handle ? k : null, party);
                 t.key = k;
-                if (!anyServable() && k.waiting == 0 && k.held + k.transit + n <= maxPermitsPerKey && core.tryAcquire(n)) {
+                if (!anyServable()
+                        && k.waiting == 0
+                        && k.held + k.transit + n <= maxPermitsPerKey
+                        && core.tryAcquire(n)) {
                     settleAtOnceLocked(t, k, n);
-                } else if (waiting >= maxQueueLength || saturatedAdd(waitingPermits, n) > maxQueuedPermits
-                        || saturatedAdd(k.queued, n) > maxQueuedPermitsPerKey) {
-                    shed = new SemaphoreRejectedException(call + "(" + key + ", " + n + "): rejected, the wait queue is full"
-                            + " (queue length " + waiting + " + 1 > maxQueueLength " + maxQueueLength + ", or queued permits "
-                            + waitingPermits + " + " + n + " > maxQueuedPermits " + maxQueuedPermits + ", or queued permits of"
-                            + " the key " + k.queued + " + " + n + " > maxQueuedPermitsPerKey " + maxQueuedPermitsPerKey + ")");
+                } else if (waiting >= maxQueueLength
+                        || FairShareChecks.saturatedAdd(waitingPermits, n) > maxQueuedPermits
+                        || FairShareChecks.saturatedAdd(k.queued, n) > maxQueuedPermitsPerKey) {
+                    shed = new SemaphoreRejectedException(
+                            call + "(" + key + ", " + n + "): rejected, the wait queue is full"
+                                    + " (queue length " + waiting + " + 1 > maxQueueLength " + maxQueueLength
+                                    + ", or queued permits "
+                                    + waitingPermits + " + " + n + " > maxQueuedPermits " + maxQueuedPermits
+                                    + ", or queued permits of"
+                                    + " the key " + k.queued + " + " + n + " > maxQueuedPermitsPerKey "
+                                    + maxQueuedPermitsPerKey + ")");
                     refreshLocked(k);
                 } else {
                     ahead = waiting;
@@ -427,11 +425,6 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             ((Acquisition) party).hook = t; // its state is the ticket's from now on (Acquisition.node())
         }
         return t;
-    }
-
-    private static long saturatedAdd(long a, long b) {
-        long s = a + b;
-        return s < 0 ? Long.MAX_VALUE : s;
     }
 
     /**
@@ -496,7 +489,9 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             return; // its head waits in the heap: nothing can change its eligibility meanwhile
         }
         if (k.head != null) {
-            if (!closed && (dispatched == null || dispatched.key != k) && k.held + k.transit + k.head.permits <= maxPermitsPerKey) {
+            if (!closed
+                    && (dispatched == null || dispatched.key != k)
+                    && k.held + k.transit + k.head.permits <= maxPermitsPerKey) {
                 tags.tagHead(k);
                 heap.add(k);
             }
@@ -565,13 +560,13 @@ final class FairShareScheduler<K> implements FifoCore.Front {
      */
     void release(K key, long n, @Nullable Executor wakes, String call) {
         long since = 0L;
-        for (int waits = 0;; ) {
+        for (int waits = 0; ; ) {
             long soloHeld = solo.give(key, n);
             if (soloHeld == FairShareSolo.DONE) {
                 return;
             }
             if (soloHeld >= 0) {
-                throw overRelease(call, key, n, soloHeld);
+                throw FairShareChecks.overRelease(call, key, n, soloHeld);
             }
             boolean afterClose = false;
             boolean inTransit = false;
@@ -585,7 +580,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 } else if (k != null && n <= held + k.transit && waits >= 0) {
                     inTransit = true; // passes only if a provisional grant is delivered: wait for it
                 } else {
-                    throw overRelease(call, key, n, held);
+                    throw FairShareChecks.overRelease(call, key, n, held);
                 }
             } finally {
                 unlockAndWake(wakes, keys.get(key));
@@ -622,17 +617,13 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         return afterClose;
     }
 
-    private static IllegalStateException overRelease(String call, Object key, long n, long held) {
-        return new IllegalStateException(call + "(" + key + ", " + n + "): exceeds the " + held
-                + " permits held by that key, so nothing was released");
-    }
-
     // ------------------------------------------------------------------ the core's Front
 
     /** {@link Acquisition#cancel()} of a ticket. */
     @Override
     public boolean cancel(Acquisition a, Executor wakes, boolean timedOut) {
-        FairShareTicket<K> t = FairShareTicket.of(a.node()); // a ticket, or an acquisition startAcquisition made the party of one
+        FairShareTicket<K> t =
+                FairShareTicket.of(a.node()); // a ticket, or an acquisition startAcquisition made the party of one
         lockFront();
         try {
             if (t.state != Acquisition.WAITING) {
@@ -754,8 +745,8 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 next = FairShareTicket.of(t.next);
                 if (t.permits > n) {
                     headChanged |= k.head == t;
-                    t.fail(new IllegalStateException(call + " of a waiting acquisition: the weight " + t.permits + " exceeds the capacity " + n
-                            + " (set by setCapacity), so it could never be granted"));
+                    t.fail(new IllegalStateException(call + " of a waiting acquisition: the weight " + t.permits
+                            + " exceeds the capacity " + n + " (set by setCapacity), so it could never be granted"));
                     settleQueuedLocked(k, t, Acquisition.FAILED);
                 }
             }

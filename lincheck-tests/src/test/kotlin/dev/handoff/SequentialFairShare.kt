@@ -11,23 +11,24 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  * request that is being served; after every operation it recomputes who is served from scratch.
  *
  * The order across keys, as the contract's notes define it:
- *  - virtual time is counted in units of 1/720720; a grant of `n` to a key of share `w` advances
- *    that key's finish time by `ceil(n * 720720 / w)`;
- *  - a key that starts to hold or wait after holding and waiting for nothing starts with finish
- *    time = the system virtual time `v`;
- *  - when a key can be served (it waits, it is not the one being served, its cap allows its first
- *    request) and has no start tag yet, its first request gets the start tag `max(v, finish)`; a
- *    key that can no longer be served loses its tag;
- *  - while nobody is being served, the request with the smallest (tag, arrival) is: `v` becomes its
- *    tag; it takes what is free, all of it if that is enough (granted), else all that is free and
- *    every permit returned later until it has enough (partial assignment, head-of-line blocking);
- *  - a grant at once (nothing can be served, the key waits for nothing, its cap allows it, enough
- *    is free) is not charged: it takes nobody's turn, so it moves neither `v` nor the key's finish.
- * Within a key: FIFO. Cancelling the request being served returns its partial permits to the pool.
+ * - virtual time is counted in units of 1/720720; a grant of `n` to a key of share `w` advances
+ *   that key's finish time by `ceil(n * 720720 / w)`;
+ * - a key that starts to hold or wait after holding and waiting for nothing starts with finish time
+ *   = the system virtual time `v`;
+ * - when a key can be served (it waits, it is not the one being served, its cap allows its first
+ *   request) and has no start tag yet, its first request gets the start tag `max(v, finish)`; a key
+ *   that can no longer be served loses its tag;
+ * - while nobody is being served, the request with the smallest (tag, arrival) is: `v` becomes its
+ *   tag; it takes what is free, all of it if that is enough (granted), else all that is free and
+ *   every permit returned later until it has enough (partial assignment, head-of-line blocking);
+ * - a grant at once (nothing can be served, the key waits for nothing, its cap allows it, enough is
+ *   free) is not charged: it takes nobody's turn, so it moves neither `v` nor the key's finish.
+ *   Within a key: FIFO. Cancelling the request being served returns its partial permits to the
+ *   pool.
  *
  * The suspending `acquire(key, n)` of `dev.handoff.coroutines` ([acquire]) is one more request of
- * the same order: granted at once as [tryAcquire] would, else queued until the order reaches it;
- * a cancellation while it waits withdraws it like [cancel], so a cancelled acquire ends with
+ * the same order: granted at once as [tryAcquire] would, else queued until the order reaches it; a
+ * cancellation while it waits withdraws it like [cancel], so a cancelled acquire ends with
  * CancellationException holding nothing, never with another exception. Permits have no owner:
  * [release] by any thread, `false` (nothing changes) if the key holds fewer than `n`.
  */
@@ -50,6 +51,19 @@ open class SequentialFairShare(
         var held = 0L
         val queue = ArrayDeque<Request>()
         var tag: Long? = null
+    }
+
+    /**
+     * The order of service among the keys with a tag: the smallest tag, then the earliest arrival.
+     * An object, not `compareBy`: that returns a lambda holding its selectors, a hidden class whose
+     * fields Lincheck cannot locate ("Failed to get object field offset").
+     */
+    private object ServiceOrder : Comparator<Key> {
+        override fun compare(a: Key, b: Key): Int {
+            val byTag = a.tag!!.compareTo(b.tag!!)
+            return if (byTag != 0) byTag
+            else a.queue.first().arrival.compareTo(b.queue.first().arrival)
+        }
     }
 
     private val keys = HashMap<Int, Key>()
@@ -91,8 +105,8 @@ open class SequentialFairShare(
             }
             var r = served
             if (r == null) {
-                val next = keys.values.filter { it.tag != null }
-                    .minWithOrNull(compareBy<Key>({ it.tag!! }, { it.queue.first().arrival })) ?: return
+                val next =
+                    keys.values.filter { it.tag != null }.minWithOrNull(ServiceOrder) ?: return
                 r = next.queue.removeFirst()
                 v = maxOf(v, next.tag!!)
                 next.tag = null
@@ -130,7 +144,9 @@ open class SequentialFairShare(
 
     private fun fitsAtOnce(k: Int, n: Long): Boolean {
         val s = keys[k]
-        return nothingServable() && (s == null || (s.queue.isEmpty() && s.held + n <= cap)) && pool >= n
+        return nothingServable() &&
+            (s == null || (s.queue.isEmpty() && s.held + n <= cap)) &&
+            pool >= n
     }
 
     fun tryAcquire(key: Int, n: Int): Boolean {
@@ -168,8 +184,8 @@ open class SequentialFairShare(
     }
 
     /**
-     * The suspending `acquire(key, n)`: granted at once if [tryAcquire] would grant, else queued
-     * in order (tagged as any request) until granted, or withdrawn by a cancellation (holding
+     * The suspending `acquire(key, n)`: granted at once if [tryAcquire] would grant, else queued in
+     * order (tagged as any request) until granted, or withdrawn by a cancellation (holding
      * nothing), or failed by [close].
      */
     suspend fun acquire(key: Int, n: Int) {
@@ -252,15 +268,35 @@ open class SequentialFairShare(
 
     fun activeKeys(): Int = keys.size
 
-    /** State equality for Lincheck's transition system (continuations are compared by identity there). */
+    /**
+     * State equality for Lincheck's transition system (continuations are compared by identity
+     * there).
+     */
     private fun snapshot(): List<Any?> =
         listOf(
-            v, arrivals, pool, assigned, closed, servedTag, served?.let { listOf(it.key, it.n, it.arrival) },
-            keys.toSortedMap().map { (id, k) -> listOf(id, k.held, k.finish, k.tag, k.queue.map { listOf(it.n, it.arrival, it.thread) }) },
+            v,
+            arrivals,
+            pool,
+            assigned,
+            closed,
+            servedTag,
+            served?.let { listOf(it.key, it.n, it.arrival) },
+            keys.toSortedMap().map { (id, k) ->
+                listOf(
+                    id,
+                    k.held,
+                    k.finish,
+                    k.tag,
+                    k.queue.map { listOf(it.n, it.arrival, it.thread) },
+                )
+            },
             handles.map { it?.let { h -> listOf(h.key, h.n, h.state) } },
         )
 
-    override fun equals(other: Any?): Boolean = other is SequentialFairShare && javaClass == other.javaClass && snapshot() == other.snapshot()
+    override fun equals(other: Any?): Boolean =
+        other is SequentialFairShare &&
+            javaClass == other.javaClass &&
+            snapshot() == other.snapshot()
 
     override fun hashCode(): Int = snapshot().hashCode()
 
@@ -281,5 +317,8 @@ class SequentialFairShare3 : SequentialFairShare(3, longArrayOf(1, 2))
 /** Capacity 2, keys 0 and 1 with shares 1 and 2. */
 class SequentialFairShare2 : SequentialFairShare(2, longArrayOf(1, 2))
 
-/** Capacity 3, keys 0, 1 and 2 with shares 1, 2 and 3 (3 does not divide into whole tags for 2), cap 2 per key. */
+/**
+ * Capacity 3, keys 0, 1 and 2 with shares 1, 2 and 3 (3 does not divide into whole tags for 2), cap
+ * 2 per key.
+ */
 class SequentialFairShare3Capped : SequentialFairShare(3, longArrayOf(1, 2, 3), cap = 2)

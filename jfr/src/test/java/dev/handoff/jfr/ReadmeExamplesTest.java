@@ -177,18 +177,19 @@ class ReadmeExamplesTest {
                 + "<configuration version=\"2.0\" label=\"handoff\">\n"
                 + "<event name=\"dev.handoff.SemaphoreWait\">\n"
                 + "  <setting name=\"enabled\">true</setting>\n"
-                + "  <setting name=\"waitThreshold\">5 ms</setting>\n"
+                + "  <setting name=\"waitThreshold\">50 ms</setting>\n"
                 + "</event>\n"
                 + "</configuration>\n";
         Configuration configuration = Configuration.create(new StringReader(jfc));
-        assertEquals("5 ms", configuration.getSettings().get("dev.handoff.SemaphoreWait#waitThreshold"));
+        assertEquals("50 ms", configuration.getSettings().get("dev.handoff.SemaphoreWait#waitThreshold"));
         Semaphore s = Semaphore.builder(1).listener(new JfrWaitListener("jfc")).build();
         assertTrue(s.tryAcquire(1));
         Path file = Files.createTempFile("handoff-jfc", ".jfr");
         try (Recording recording = new Recording(configuration)) {
             recording.start();
+            // 50 ms, not the snippet's 5: a preempted test thread must not turn the short wait into a long one
             assertTrue(s.acquireAsync(1).cancel(false)); // about 0 ms: filtered
-            assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(30))); // 30 ms: recorded
+            assertFalse(s.tryAcquireBlocking(1, Duration.ofMillis(150))); // 150 ms: recorded
             recording.stop();
             recording.dump(file);
             List<String> outcomes = new ArrayList<>();

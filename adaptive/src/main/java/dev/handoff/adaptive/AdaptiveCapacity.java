@@ -49,7 +49,9 @@ import org.jspecify.annotations.Nullable;
  * latency is back within tolerance; on drops it shrinks by a fifth. It never grows when latency
  * does not allow it or when the permits are not in use, a dropped request never counts as a fast
  * one, and the baseline is refreshed by one short window at about half the use every few seconds
- * (never by pinning the capacity to its minimum). With a Netflix {@code Limit}, by that algorithm:
+ * (never by pinning the capacity to its minimum), whether or not the capacity is in use: a
+ * capacity built above what the downstream sustains comes down to it even while the callers are
+ * fewer than the capacity. With a Netflix {@code Limit}, by that algorithm:
  * each sample goes to its {@code onSample} and each change of its limit becomes the capacity.
  * Either way the capacity stays within {@link Builder#minCapacity(long)} and
  * {@link Builder#maxCapacity(long)}, and changes through {@link Semaphore#setCapacity(long)}: it

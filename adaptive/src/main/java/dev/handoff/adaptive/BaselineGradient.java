@@ -11,10 +11,12 @@ import java.lang.invoke.VarHandle;
  * <h2>Implementation notes</h2>
  *
  * <p><b>Overview.</b> Samples are summed per window (at least {@code windowNanos} long, and at
- * least {@link #MIN_SAMPLES} successes unless it has drops; a window with fewer successes is
- * stretched, up to {@link #MAX_STRETCH} times; a probe window never is). The first sample that ends after the window's end
- * closes it (that thread wins the {@code closing} flag) and then counts in the next window; a use
- * of zero permits counts in none. The closer computes the next capacity:
+ * least {@link #MIN_SAMPLES} successes unless it has drops; a window with fewer successes and no
+ * drops is stretched, up to {@link #MAX_STRETCH} times; a probe window never is, and a window with
+ * drops closes on time even without a success: a window of only drops is the strongest sign of
+ * overload). The
+ * first sample that ends after the window's end closes it (that thread wins the {@code closing}
+ * flag) and then counts in the next window; a use of zero permits counts in none. The closer computes the next capacity:
  *
  * <pre>
  *   mean      = mean hold time of the window's successes

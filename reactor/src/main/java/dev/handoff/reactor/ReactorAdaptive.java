@@ -10,6 +10,7 @@ import dev.handoff.adaptive.AdaptiveFairShare;
 import dev.handoff.adaptive.Outcome;
 import dev.handoff.adaptive.SampledPermits;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
@@ -32,7 +33,9 @@ import reactor.core.publisher.Mono;
  * <li><b>Success</b>: the body's {@code Mono} completes (with or without a value). Its hold time is
  *     a latency sample. The value is emitted after the release.</li>
  * <li><b>Drop</b>: the body fails with a {@link TimeoutException}, as Reactor's
- *     {@code timeout(..)} fails it <em>inside</em> the body. Overload: the capacity shrinks.</li>
+ *     {@code timeout(..)} fails it <em>inside</em> the body, or with an I/O timeout. Overload: the
+ *     capacity shrinks. (The adaptive object's {@code classify}, set by its builder's
+ *     {@code classifier}, decides how the body's errors count.)</li>
  * <li><b>Failure</b>: the body fails with anything else, or the body supplier throws or returns
  *     {@code null}; and a cancel after the grant (a {@code timeout(..)} <em>outside</em> the
  *     operator, {@code take}, a disposed subscription), which says nothing about the downstream.
@@ -85,7 +88,7 @@ public final class ReactorAdaptive {
         checkBody(arguments, body);
         Semaphore semaphore = adaptive.semaphore();
         return sampled(ReactorSemaphores.lazyAcquisition(() -> semaphore.acquireAsync(n)), n,
-                adaptive::recordRejection, () -> adaptive.startSample(n), body);
+                adaptive::recordRejection, () -> adaptive.startSample(n), adaptive::classify, body);
     }
 
     /**
@@ -132,7 +135,7 @@ public final class ReactorAdaptive {
         }
         checkBody(arguments, body);
         return sampled(ReactorSemaphores.lazyAcquisition(() -> fairShare.acquireAsync(key, n)), n,
-                adaptive::recordRejection, () -> adaptive.startSample(key, n), body);
+                adaptive::recordRejection, () -> adaptive.startSample(key, n), adaptive::classify, body);
     }
 
     /**
@@ -143,16 +146,18 @@ public final class ReactorAdaptive {
      * {@code usingWhen} ends it exactly once: one of its three cleanups runs, once.
      */
     private static <T> Mono<T> sampled(Mono<Permits> acquisition, long n, LongConsumer recordRejection,
-            Supplier<SampledPermits> startSample, Supplier<? extends Mono<T>> body) {
+            Supplier<SampledPermits> startSample, Function<Throwable, Outcome> classify,
+            Supplier<? extends Mono<T>> body) {
         Mono<SampledPermits> granted = acquisition
                 .doOnError(SemaphoreRejectedException.class, rejected -> recordRejection.accept(n))
                 .map(permits -> startSample.get());
         return Mono.usingWhen(granted, sample -> body.get(),
                 sample -> Mono.fromRunnable(sample::release),
                 (sample, failure) -> Mono.fromRunnable(() -> {
-                    if (Outcome.of(failure) == Outcome.DROPPED) {
+                    Outcome outcome = classify.apply(failure);
+                    if (outcome == Outcome.DROPPED) {
                         sample.markDropped();
-                    } else {
+                    } else if (outcome != Outcome.SUCCESS) {
                         sample.markFailure();
                     }
                     sample.release();

@@ -53,10 +53,11 @@ public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
 /**
  * Runs [action] holding [permits] permits of the adaptive capacity's semaphore, releases them when
  * [action] returns or throws, and samples the hold time and the outcome: a success if [action]
- * returns; a drop if it throws a timeout ([TimeoutCancellationException], as
- * [withTimeout][kotlinx.coroutines.withTimeout] throws, or [TimeoutException]); a failure if it
- * throws anything else (a cancellation included: not a latency sample, not overload). Permits are
- * acquired as by [acquire].
+ * returns; a drop if it throws a [TimeoutCancellationException] (as
+ * [withTimeout][kotlinx.coroutines.withTimeout] throws); otherwise as [AdaptiveCapacity.classify]
+ * says: by default a drop for a [TimeoutException] or an I/O timeout, a failure for anything else
+ * (a cancellation included: not a latency sample, not overload). Permits are acquired as by
+ * [acquire].
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -85,7 +86,7 @@ public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
 @OptIn(ExperimentalContracts::class)
 public suspend inline fun <T> AdaptiveCapacity.withPermits(permits: Long, action: () -> T): T {
     contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
-    return acquire(permits).sampling(action)
+    return acquire(permits).sampling({ classify(it) }, action)
 }
 
 /**
@@ -108,19 +109,26 @@ internal inline fun recordingRejection(
 
 /**
  * Runs [action], then closes these permits, sampled as the scoped calls classify: a success if
- * [action] returns; a drop if it throws a timeout ([TimeoutCancellationException] or
- * [TimeoutException]); a failure if it throws anything else. Shared by the `withPermits` of
- * [AdaptiveCapacity] and [AdaptiveFairShare].
+ * [action] returns; a drop if it throws a [TimeoutCancellationException]; otherwise as [classify]
+ * says (the builder's classifier: by default a drop for a [TimeoutException] or an I/O timeout, a
+ * failure for anything else). Shared by the `withPermits` of [AdaptiveCapacity] and
+ * [AdaptiveFairShare].
  */
 @PublishedApi
 @OptIn(ExperimentalContracts::class)
-internal inline fun <T> SampledPermits.sampling(action: () -> T): T {
+internal inline fun <T> SampledPermits.sampling(
+    classify: (Throwable) -> Outcome,
+    action: () -> T,
+): T {
     contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
     try {
         return action()
     } catch (e: Throwable) {
-        if (e is TimeoutCancellationException || e is TimeoutException) markDropped()
-        else markFailure()
+        when (if (e is TimeoutCancellationException) Outcome.DROPPED else classify(e)) {
+            Outcome.SUCCESS -> {}
+            Outcome.DROPPED -> markDropped()
+            else -> markFailure()
+        }
         throw e
     } finally {
         close()

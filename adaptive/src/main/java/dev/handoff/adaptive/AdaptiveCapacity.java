@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -32,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  * without the wait for permits) and an {@link Outcome}. The scoped calls
  * ({@link #withPermitsBlocking}, {@link #withPermitsAsync}, Kotlin's {@code withPermits}) classify
  * it: a body that completes is a success, a body that throws (or whose stage fails) is a failure,
- * unless it is a {@link TimeoutException}, which is a drop; a rejection by a full queue
+ * unless it is a timeout ({@link TimeoutException}, {@code SocketTimeoutException} and the JDK's
+ * other I/O timeouts), which is a drop, or a {@link Builder#classifier(Function) classifier} says
+ * otherwise; a rejection by a full queue
  * ({@link SemaphoreRejectedException}) is recorded as {@link Outcome#REJECTED} and rethrown. A
  * {@link SampledPermits} handle ({@link #acquireBlocking}, {@link #acquireAsync},
  * {@link #tryAcquire}) is a success unless marked with {@link SampledPermits#markFailure()} or
@@ -49,7 +52,9 @@ import org.jspecify.annotations.Nullable;
  * latency is back within tolerance; on drops it shrinks by a fifth. It never grows when latency
  * does not allow it or when the permits are not in use, a dropped request never counts as a fast
  * one, and the baseline is refreshed by one short window at about half the use every few seconds
- * (never by pinning the capacity to its minimum). With a Netflix {@code Limit}, by that algorithm:
+ * (never by pinning the capacity to its minimum), whether or not the capacity is in use: a
+ * capacity built above what the downstream sustains comes down to it even while the callers are
+ * fewer than the capacity. With a Netflix {@code Limit}, by that algorithm:
  * each sample goes to its {@code onSample} and each change of its limit becomes the capacity.
  * Either way the capacity stays within {@link Builder#minCapacity(long)} and
  * {@link Builder#maxCapacity(long)}, and changes through {@link Semaphore#setCapacity(long)}: it
@@ -222,6 +227,35 @@ public final class AdaptiveCapacity {
         }
 
         /**
+         * How the scoped calls ({@code withPermitsBlocking}, {@code withPermitsAsync}, Kotlin's
+         * {@code withPermits}, Reactor's) count a body that throws, default {@link Outcome#of}: a
+         * {@link TimeoutException}, an {@link java.io.InterruptedIOException} (a
+         * {@link java.net.SocketTimeoutException} among them) or a
+         * {@code java.net.http.HttpTimeoutException} is a drop, anything else a failure. The
+         * classifier gets the exception unwrapped from a {@code CompletionException} or an
+         * {@code ExecutionException}, and returns {@link Outcome#DROPPED} (overload: the capacity
+         * shrinks), {@link Outcome#FAILURE} (neither latency nor overload) or
+         * {@link Outcome#SUCCESS} (an expected answer, such as "not found": its hold time is a
+         * latency sample). {@code null} or {@link Outcome#REJECTED} count as a failure; a
+         * classifier that throws counts as a failure and its exception is added to the body's as
+         * suppressed. It runs on the thread that ends the call, outside every lock; keep it fast.
+         *
+         * <pre>{@code
+         * AdaptiveCapacity adaptive = AdaptiveCapacity.builder(semaphore)
+         *         .classifier(e -> e instanceof ServiceUnavailable ? Outcome.DROPPED : Outcome.of(e))
+         *         .build();
+         * }</pre>
+         *
+         * @param classifier maps what a body threw to its outcome
+         * @return this builder
+         * @throws NullPointerException if {@code classifier} is null
+         */
+        public Builder classifier(Function<? super Throwable, Outcome> classifier) {
+            settings.classifier(classifier);
+            return this;
+        }
+
+        /**
          * Builds the adaptive capacity and sets the semaphore's capacity to the starting value.
          *
          * @return the adaptive capacity
@@ -282,10 +316,29 @@ public final class AdaptiveCapacity {
     }
 
     /**
+     * Returns how the scoped calls count work that threw {@code thrown}: the
+     * {@link Builder#classifier(Function) classifier}'s answer, else {@link Outcome#of(Throwable)}.
+     * For code that samples with {@link #startSample(long)} or a handle and marks it as the scoped
+     * calls would.
+     *
+     * <pre>{@code
+     * if (adaptive.classify(e) == Outcome.DROPPED) p.markDropped(); else p.markFailure();
+     * }</pre>
+     *
+     * @param thrown what the work threw
+     * @return {@link Outcome#DROPPED}, {@link Outcome#FAILURE} or {@link Outcome#SUCCESS}
+     * @throws NullPointerException if {@code thrown} is null
+     */
+    public Outcome classify(Throwable thrown) {
+        return sampler.classify(thrown);
+    }
+
+    /**
      * Runs {@code body} holding {@code n} permits, waiting for them as
      * {@link Semaphore#acquireBlocking(long)} does, releases them, and samples the hold time and
-     * the outcome: success if {@code body} returns, drop if it throws a {@link TimeoutException},
-     * failure if it throws anything else. A rejection by a full queue is recorded as
+     * the outcome: success if {@code body} returns; if it throws, as {@link #classify(Throwable)}
+     * says (by default a drop for a {@link TimeoutException} or an I/O timeout, a failure for
+     * anything else). A rejection by a full queue is recorded as
      * {@link Outcome#REJECTED} and thrown. Allocates nothing of its own while nobody waits.
      *
      * <pre>{@code
@@ -310,9 +363,10 @@ public final class AdaptiveCapacity {
     /**
      * Runs {@code body} holding {@code n} permits and releases them when the stage it returns
      * completes, as {@link Semaphore#withPermitsAsync} does, sampling the time from the grant to
-     * that completion and the outcome: success if the stage completes normally, drop if it fails
-     * with a {@link TimeoutException} (as {@code orTimeout} fails it), failure otherwise (also when
-     * {@code body} throws or returns {@code null}). A rejection by a full queue fails the result
+     * that completion and the outcome: success if the stage completes normally; if it fails (or
+     * {@code body} throws), as {@link #classify(Throwable)} says (by default a drop for a
+     * {@link TimeoutException}, as {@code orTimeout} fails it, or an I/O timeout, a failure
+     * otherwise); a failure if {@code body} returns {@code null}. A rejection by a full queue fails the result
      * with the {@link SemaphoreRejectedException} and is recorded as {@link Outcome#REJECTED}.
      * Cancelling the result before the grant withdraws the wait; a grant that wins that race is
      * released without running {@code body} and without a sample.

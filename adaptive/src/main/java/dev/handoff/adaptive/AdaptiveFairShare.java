@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -206,6 +207,19 @@ public final class AdaptiveFairShare<K> {
         }
 
         /**
+         * How the scoped calls count a body that throws, as
+         * {@link AdaptiveCapacity.Builder#classifier(Function)}; default {@link Outcome#of}.
+         *
+         * @param classifier maps what a body threw to its outcome
+         * @return this builder
+         * @throws NullPointerException if {@code classifier} is null
+         */
+        public Builder<K> classifier(Function<? super Throwable, Outcome> classifier) {
+            settings.classifier(classifier);
+            return this;
+        }
+
+        /**
          * Builds the adaptive fair share and sets the fair share's capacity to the starting value.
          *
          * @return the adaptive fair share
@@ -254,6 +268,19 @@ public final class AdaptiveFairShare<K> {
      */
     public long maxCapacity() {
         return sampler.maxCapacity();
+    }
+
+    /**
+     * Returns how the scoped calls count work that threw {@code thrown}, as
+     * {@link AdaptiveCapacity#classify(Throwable)}: the builder's classifier, else
+     * {@link Outcome#of(Throwable)}.
+     *
+     * @param thrown what the work threw
+     * @return {@link Outcome#DROPPED}, {@link Outcome#FAILURE} or {@link Outcome#SUCCESS}
+     * @throws NullPointerException if {@code thrown} is null
+     */
+    public Outcome classify(Throwable thrown) {
+        return sampler.classify(thrown);
     }
 
     /**

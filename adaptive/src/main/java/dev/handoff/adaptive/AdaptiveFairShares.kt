@@ -57,10 +57,11 @@ public suspend fun <K : Any> AdaptiveFairShare<K>.acquire(
 /**
  * Runs [action] holding [permits] permits of the adaptive fair share for [key], releases them to
  * [key] when [action] returns or throws, and samples the hold time and the outcome: a success if
- * [action] returns; a drop if it throws a timeout ([TimeoutCancellationException], as
- * [withTimeout][kotlinx.coroutines.withTimeout] throws, or [TimeoutException]); a failure if it
- * throws anything else (a cancellation included: not a latency sample, not overload). Permits are
- * acquired as by [acquire].
+ * [action] returns; a drop if it throws a [TimeoutCancellationException] (as
+ * [withTimeout][kotlinx.coroutines.withTimeout] throws); otherwise as [AdaptiveFairShare.classify]
+ * says: by default a drop for a [TimeoutException] or an I/O timeout, a failure for anything else
+ * (a cancellation included: not a latency sample, not overload). Permits are acquired as by
+ * [acquire].
  *
  * **Cancellation.** This function is cancellable: if the [Job][kotlinx.coroutines.Job] of the
  * calling coroutine is cancelled while the function is suspended, the wait is withdrawn at once
@@ -97,5 +98,5 @@ public suspend inline fun <K : Any, T> AdaptiveFairShare<K>.withPermits(
     action: () -> T,
 ): T {
     contract { callsInPlace(action, InvocationKind.EXACTLY_ONCE) }
-    return acquire(key, permits).sampling(action)
+    return acquire(key, permits).sampling({ classify(it) }, action)
 }

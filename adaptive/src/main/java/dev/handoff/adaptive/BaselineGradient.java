@@ -11,10 +11,12 @@ import java.lang.invoke.VarHandle;
  * <h2>Implementation notes</h2>
  *
  * <p><b>Overview.</b> Samples are summed per window (at least {@code windowNanos} long, and at
- * least {@link #MIN_SAMPLES} successes unless it has drops; a window with fewer successes is
- * stretched, up to {@link #MAX_STRETCH} times). The first sample that ends after the window's end
- * closes it (that thread wins the {@code closing} flag) and then counts in the next window; a use
- * of zero permits counts in none. The closer computes the next capacity:
+ * least {@link #MIN_SAMPLES} successes unless it has drops; a window with fewer successes and no
+ * drops is stretched, up to {@link #MAX_STRETCH} times; a probe window never is, and a window with
+ * drops closes on time even without a success: a window of only drops is the strongest sign of
+ * overload). The
+ * first sample that ends after the window's end closes it (that thread wins the {@code closing}
+ * flag) and then counts in the next window; a use of zero permits counts in none. The closer computes the next capacity:
  *
  * <pre>
  *   mean      = mean hold time of the window's successes
@@ -26,7 +28,10 @@ import java.lang.invoke.VarHandle;
  *   gradient < 1                                    -> limit += smoothing * (used * max(1/2, gradient) - limit)
  *   gradient >= 1 and the limit was used            -> limit += max(1, sqrt(limit))          (grow)
  *   otherwise                                       -> unchanged
- *   every PROBE_EVERY windows, when the limit was used: one window at used * PROBE_DEPTH / tolerance, then back
+ *   every PROBE_EVERY windows (PROBE_SOON at the start and after a probe that lowered the baseline),
+ *     whether or not the limit was used: one window at used * PROBE_DEPTH / tolerance, then back
+ *   a probe whose mean did not fall below STREAK_MEAN of the window before, which was above tolerance
+ *     -> baseline = probe mean (a slower downstream, not queueing)
  *   STREAK decreases that cut used to STREAK_CUT of it, latency still >= STREAK_MEAN of it -> baseline = mean (a slower downstream)
  * </pre>
  *
@@ -47,25 +52,39 @@ import java.lang.invoke.VarHandle;
  *       the minimum of the window means over a horizon of {@link #HORIZON} windows: it falls at
  *       once when a window is faster, and it can rise (a downstream that became slower for
  *       good) when the faster windows age out. So that queueing never becomes the baseline, one
- *       window in every {@link #PROBE_EVERY} (only when the limit is in use) runs at
+ *       window in every {@link #PROBE_EVERY} (in use or not) runs at
  *       {@code used * PROBE_DEPTH / tolerance}: below the knee even when the limit sits at the top
  *       of its tolerance band, so the downstream's queue drains and that window measures the
  *       uncongested latency. The horizon always holds such a window. With a baseline inflated by a
  *       factor b, the limit settles where latency is {@code tolerance * b}, the probe runs at
  *       {@code PROBE_DEPTH * b} of the knee, and its mean is {@code max(1, PROBE_DEPTH * b)}: below
- *       b, so the inflation shrinks with every probe instead of feeding on itself. The other way round,
+ *       b, so the inflation shrinks with every probe instead of feeding on itself.</li>
+ *   <li><i>A limit above the offered concurrency is never corrected</i> (a limit built generously,
+ *       say 64, with 32 callers whose latency already grew 13-fold with the 32 in flight: every
+ *       window looks the same, the baseline is the congested latency, and a rule that changes only
+ *       a limit in use never moves it). Here the probe runs whether or not the limit is in use, at
+ *       about half of what is in flight, and soon: {@link #PROBE_SOON} windows after the start,
+ *       because the first windows' baseline is unconfirmed, and again {@code PROBE_SOON} windows
+ *       after any probe that lowered the baseline (below {@link #PROBE_LOWERED} of it: latency
+ *       grows with concurrency, so the present limit is congested). Each such probe lowers the
+ *       baseline, the next window's gradient cuts from what is in use, and the limit walks down to
+ *       the knee in a few seconds; once a probe finds the baseline unchanged, probes go back to one
+ *       in {@code PROBE_EVERY}.</li>
+ *   <li><i>A slower downstream read as congestion</i>. The other way round,
  *       a downstream that became slower for good (at any concurrency) reads at first as
  *       congestion; but when {@link #STREAK} decreases in a row have cut what is in use to
  *       {@link #STREAK_CUT} of it and the latency has not fallen below {@link #STREAK_MEAN} of what
  *       it was, it is not queueing (queueing drains when the concurrency falls): the baseline is
  *       reset to the present mean and the capacity grows again, after a few windows rather than
  *       a horizon. Should that misread real congestion, the next probe puts a lower mean back into
- *       the horizon.</li>
+ *       the horizon. A probe is the direct test: when the window before it was above tolerance and,
+ *       at about half the concurrency, the probe's mean did not fall below {@code STREAK_MEAN} of
+ *       it, the baseline is reset to the probe's mean at once.</li>
  *   <li><i>Pinning traffic to the floor to measure the baseline</i> (Envoy's gradient controller
  *       drops to its minimum concurrency for a while, and sheds requests doing so). The probe is
  *       one window (by default 100 ms) in {@code PROBE_EVERY} (3.2 s) at about half of what is in
- *       use, not the floor; it is skipped while the limit is not in use (the latency is uncongested
- *       then anyway). And the capacity shrinks with debt: nothing in flight is revoked.</li>
+ *       use, not the floor; a probe window closes on time even without successes, so it never holds
+ *       the capacity down longer than one window. And the capacity shrinks with debt: nothing in flight is revoked.</li>
  *   <li><i>Growth without a ceiling</i> (Gradient2 adds a queue allowance on every update, so under
  *       modest overload or steady timeouts the limit climbs to its maximum). Here the limit grows
  *       only in a window whose latency is within tolerance of the baseline, without drops, and in
@@ -99,6 +118,10 @@ final class BaselineGradient implements Controller {
     static final int HORIZON = 64;
     /** A probe window every this many windows (half the horizon: the horizon always holds one). */
     static final int PROBE_EVERY = 32;
+    /** The first probe, and the next after a probe that lowered the baseline, come this many windows later. */
+    static final int PROBE_SOON = 4;
+    /** A probe whose mean is below this fraction of the baseline lowered it: latency grows with concurrency. */
+    static final double PROBE_LOWERED = 0.9;
     /** The probe runs at {@code used * PROBE_DEPTH / tolerance}. */
     static final double PROBE_DEPTH = 0.8;
     /** The cut on drops. */
@@ -142,10 +165,16 @@ final class BaselineGradient implements Controller {
     private int meanCount;
     private int nextMean;
     private int windowsSinceProbe;
+    /** Windows from one probe to the next: PROBE_SOON until a probe confirms the baseline, then PROBE_EVERY. */
+    private int probeInterval = PROBE_SOON;
+
     private int decreaseStreak;
     private double streakMean;
     private double streakUsed;
     private boolean probing;
+    /** The mean of the last window that was not a probe. */
+    private double lastMean;
+
     private double beforeProbe;
     private long windows;
     private long probes;
@@ -208,8 +237,8 @@ final class BaselineGradient implements Controller {
         if (now - windowStart < windowNanos) {
             return; // another thread closed this window just before
         }
-        if (successes < MIN_SAMPLES && drops == 0 && now - windowStart < windowNanos * MAX_STRETCH) {
-            return; // too few samples: stretch the window
+        if (!probing && successes < MIN_SAMPLES && drops == 0 && now - windowStart < windowNanos * MAX_STRETCH) {
+            return; // too few samples: stretch the window (never a probe's, which holds the capacity down)
         }
         long ok = (long) SUCCESSES.getAndSet(this, 0L);
         long nanos = (long) SUCCESS_NANOS.getAndSet(this, 0L);
@@ -224,8 +253,16 @@ final class BaselineGradient implements Controller {
         if (probing) {
             // This window ran below the knee: its mean is the uncongested latency.
             probing = false;
+            probeInterval = PROBE_EVERY;
             if (ok > 0 && dropped == 0) {
-                addMean((double) nanos / ok);
+                double before = baseline();
+                double probeMean = (double) nanos / ok;
+                addMean(probeMean);
+                if (probeMean < PROBE_LOWERED * before) {
+                    probeInterval = PROBE_SOON; // latency grows with concurrency: look again soon
+                } else if (lastMean > tolerance * before && probeMean >= STREAK_MEAN * lastMean) {
+                    resetBaseline(probeMean); // at about half the concurrency it did not fall: not queueing
+                }
             }
             set(beforeProbe);
             return;
@@ -241,6 +278,7 @@ final class BaselineGradient implements Controller {
             return; // only failures or rejections: nothing to measure
         }
         double mean = (double) nanos / ok;
+        lastMean = mean;
         addMean(mean);
         double gradient = tolerance * baseline() / mean;
         if (gradient < 1 && notCongestion(mean, used)) {
@@ -256,7 +294,7 @@ final class BaselineGradient implements Controller {
         if (gradient >= 1) {
             decreaseStreak = 0;
         }
-        if (++windowsSinceProbe >= PROBE_EVERY && inUse) {
+        if (++windowsSinceProbe >= probeInterval) {
             windowsSinceProbe = 0;
             probing = true;
             probes++;

@@ -8,6 +8,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -32,6 +33,7 @@ final class Sampler<K extends @Nullable Object> {
     private final long maxCapacity;
     private final LongSupplier clock;
     private final Controller controller;
+    private final @Nullable Function<? super Throwable, Outcome> classifier;
     /** The present target; written by the controller's thread of the moment (see apply). */
     private volatile long target;
     /** Permits held through this engine: atomic adds by every caller. */
@@ -42,6 +44,7 @@ final class Sampler<K extends @Nullable Object> {
         this.minCapacity = settings.minCapacity;
         this.maxCapacity = settings.effectiveMaxCapacity();
         this.clock = settings.clock;
+        this.classifier = settings.classifier;
         Object limit = settings.limit;
         long start = limit != null ? LimitBridge.initial(limit) : gate.capacity();
         this.target = clamp(start);
@@ -78,6 +81,29 @@ final class Sampler<K extends @Nullable Object> {
         return controller;
     }
 
+    /**
+     * The outcome of work that threw {@code thrown} (unwrapped from completion and execution
+     * exceptions): the builder's classifier, else {@link Outcome#of}. A classifier that returns
+     * {@code null} or {@link Outcome#REJECTED} gives {@link Outcome#FAILURE}; one that throws gives
+     * {@code FAILURE} too, its exception added to {@code thrown} as suppressed (reported, not lost).
+     */
+    Outcome classify(Throwable thrown) {
+        if (thrown == null) {
+            throw new NullPointerException("classify(null): nothing was thrown");
+        }
+        if (classifier == null) {
+            return Outcome.of(thrown);
+        }
+        Outcome outcome;
+        try {
+            outcome = classifier.apply(Outcome.unwrap(thrown));
+        } catch (RuntimeException | Error e) {
+            thrown.addSuppressed(e);
+            return Outcome.FAILURE;
+        }
+        return outcome == null || outcome == Outcome.REJECTED ? Outcome.FAILURE : outcome;
+    }
+
     // ------------------------------------------------------------------ the faces
 
     <T extends @Nullable Object> T withPermitsBlocking(K key, long n, @Nullable Callable<T> body) throws Exception {
@@ -98,7 +124,7 @@ final class Sampler<K extends @Nullable Object> {
             outcome = Outcome.SUCCESS;
             return result;
         } catch (Throwable t) {
-            outcome = Outcome.of(t);
+            outcome = classify(t);
             throw t;
         } finally {
             end(key, n, start, held, outcome);
@@ -164,7 +190,7 @@ final class Sampler<K extends @Nullable Object> {
         try {
             stage = body.get();
         } catch (Throwable t) {
-            end(key, n, start, held, Outcome.of(t));
+            end(key, n, start, held, classify(t));
             result.completeExceptionally(t);
             return;
         }
@@ -176,7 +202,7 @@ final class Sampler<K extends @Nullable Object> {
         }
         stage.whenComplete((value, failure) -> {
             try {
-                end(key, n, start, held, failure == null ? Outcome.SUCCESS : Outcome.of(failure));
+                end(key, n, start, held, failure == null ? Outcome.SUCCESS : classify(failure));
             } finally {
                 if (failure == null) {
                     result.complete(value);

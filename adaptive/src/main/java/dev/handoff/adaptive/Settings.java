@@ -3,6 +3,7 @@ package dev.handoff.adaptive;
 
 import dev.handoff.Semaphore;
 import java.time.Duration;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -27,6 +28,10 @@ final class Settings {
     long windowNanos = DEFAULT_WINDOW_NANOS;
     double tolerance = DEFAULT_TOLERANCE;
     double smoothing = DEFAULT_SMOOTHING;
+
+    @Nullable
+    Function<? super Throwable, Outcome> classifier; // null: Outcome.of
+
     private boolean tuned;
 
     void minCapacity(long min) {
@@ -85,6 +90,13 @@ final class Settings {
             throw new NullPointerException("nanoClock(null): the clock is null");
         }
         this.clock = nanoClock;
+    }
+
+    void classifier(@Nullable Function<? super Throwable, Outcome> classifier) {
+        if (classifier == null) {
+            throw new NullPointerException("classifier(null): the classifier is null");
+        }
+        this.classifier = classifier;
     }
 
     /** The checks of {@code build()}, which need every setting. */

@@ -69,6 +69,34 @@ class AdaptiveCapacitiesTest {
     }
 
     @Test
+    fun withPermitsFollowsTheBuildersClassifier(): Unit = runBlocking {
+        val adaptive =
+            AdaptiveCapacity.builder(Semaphore(10))
+                .window(java.time.Duration.ofHours(1))
+                .nanoClock { now.get() }
+                .classifier { e ->
+                    if (e is IllegalStateException) Outcome.DROPPED else Outcome.of(e)
+                }
+                .build()
+        assertThrows<IllegalStateException> {
+            runBlocking { adaptive.withPermits(1) { throw IllegalStateException("503") } }
+        }
+        assertThrows<java.net.SocketTimeoutException> {
+            runBlocking { adaptive.withPermits(1) { throw java.net.SocketTimeoutException() } }
+        }
+        assertThrows<IOException> {
+            runBlocking { adaptive.withPermits(1) { throw IOException("refused") } }
+        }
+        val sums = (adaptive.controller() as BaselineGradient).sums()
+        assertEquals(
+            listOf(0L, 2L, 0L, 1L),
+            sums.toList(),
+            "successes, drops, rejections, failures",
+        )
+        assertEquals(10L, adaptive.semaphore().availablePermits())
+    }
+
+    @Test
     fun aCancelledWaitHoldsNothingAndIsNotSampled(): Unit = runBlocking {
         val (adaptive, limit) = recorded(Semaphore(2), start = 2)
         val all = adaptive.acquire(2)

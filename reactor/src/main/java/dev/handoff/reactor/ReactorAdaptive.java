@@ -10,6 +10,7 @@ import dev.handoff.adaptive.AdaptiveFairShare;
 import dev.handoff.adaptive.Outcome;
 import dev.handoff.adaptive.SampledPermits;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
@@ -32,7 +33,9 @@ import reactor.core.publisher.Mono;
  * <li><b>Success</b>: the body's {@code Mono} completes (with or without a value). Its hold time is
  *     a latency sample. The value is emitted after the release.</li>
  * <li><b>Drop</b>: the body fails with a {@link TimeoutException}, as Reactor's
- *     {@code timeout(..)} fails it <em>inside</em> the body. Overload: the capacity shrinks.</li>
+ *     {@code timeout(..)} fails it <em>inside</em> the body, or with an I/O timeout. Overload: the
+ *     capacity shrinks. (The adaptive object's {@code classify}, set by its builder's
+ *     {@code classifier}, decides how the body's errors count.)</li>
  * <li><b>Failure</b>: the body fails with anything else, or the body supplier throws or returns
  *     {@code null}; and a cancel after the grant (a {@code timeout(..)} <em>outside</em> the
  *     operator, {@code take}, a disposed subscription), which says nothing about the downstream.
@@ -88,6 +91,7 @@ public final class ReactorAdaptive {
                 n,
                 adaptive::recordRejection,
                 () -> adaptive.startSample(n),
+                adaptive::classify,
                 body);
     }
 
@@ -140,6 +144,7 @@ public final class ReactorAdaptive {
                 n,
                 adaptive::recordRejection,
                 () -> adaptive.startSample(key, n),
+                adaptive::classify,
                 body);
     }
 
@@ -155,6 +160,7 @@ public final class ReactorAdaptive {
             long n,
             LongConsumer recordRejection,
             Supplier<SampledPermits> startSample,
+            Function<Throwable, Outcome> classify,
             Supplier<? extends Mono<T>> body) {
         Mono<SampledPermits> granted = acquisition
                 .doOnError(SemaphoreRejectedException.class, rejected -> recordRejection.accept(n))
@@ -164,9 +170,10 @@ public final class ReactorAdaptive {
                 sample -> body.get(),
                 sample -> Mono.fromRunnable(sample::release),
                 (sample, failure) -> Mono.fromRunnable(() -> {
-                    if (Outcome.of(failure) == Outcome.DROPPED) {
+                    Outcome outcome = classify.apply(failure);
+                    if (outcome == Outcome.DROPPED) {
                         sample.markDropped();
-                    } else {
+                    } else if (outcome != Outcome.SUCCESS) {
                         sample.markFailure();
                     }
                     sample.release();

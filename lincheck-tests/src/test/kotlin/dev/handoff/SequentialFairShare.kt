@@ -53,19 +53,6 @@ open class SequentialFairShare(
         var tag: Long? = null
     }
 
-    /**
-     * The order of service among the keys with a tag: the smallest tag, then the earliest arrival.
-     * An object, not `compareBy`: that returns a lambda holding its selectors, a hidden class whose
-     * fields Lincheck cannot locate ("Failed to get object field offset").
-     */
-    private object ServiceOrder : Comparator<Key> {
-        override fun compare(a: Key, b: Key): Int {
-            val byTag = a.tag!!.compareTo(b.tag!!)
-            return if (byTag != 0) byTag
-            else a.queue.first().arrival.compareTo(b.queue.first().arrival)
-        }
-    }
-
     private val keys = HashMap<Int, Key>()
     private val handles = arrayOfNulls<Request>(MAX_THREADS)
     private var v = 0L
@@ -106,7 +93,10 @@ open class SequentialFairShare(
             var r = served
             if (r == null) {
                 val next =
-                    keys.values.filter { it.tag != null }.minWithOrNull(ServiceOrder) ?: return
+                    keys.values
+                        .filter { it.tag != null }
+                        .minWithOrNull(compareBy<Key>({ it.tag!! }, { it.queue.first().arrival }))
+                        ?: return
                 r = next.queue.removeFirst()
                 v = maxOf(v, next.tag!!)
                 next.tag = null

@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * A queue node that is also the caller's {@link Permits} handle once granted, so a wait allocates
  * no separate handle: the node of a blocking call ({@code ParkingAcquisition}), of
- * a future ({@code FutureAcquisition.Node}) and of the fair share ({@code FairShareSemaphore.Ticket}).
+ * a future ({@code FutureAcquisition.Node}) and of the fair share ({@code FairShareTicket}).
  * It holds the face's release by count until the handle is released (see {@link PermitHandles}).
  */
 abstract class HandleAcquisition extends Acquisition implements Permits {

@@ -51,8 +51,8 @@ import org.jspecify.annotations.Nullable;
  * (a node waiting in the front queues is not in this core's queue; a handed-over one is withdrawn
  * through cancelQueued), and await(), which parks for any node whose wake() unparks the caller.
  * The Front also gets confirm() and undo() of the acquisitions it started for adapters: their
- * provisional grants are counted per key by the front (see its notes), not in this core's transit.
- * Tags, eligibility, per-key caps and the fairness bound are in FairShareSemaphore's notes.
+ * provisional grants are counted per key by the front (see KeyState), not in this core's transit.
+ * Tags and the fairness bound are in StartTags's notes; eligibility and caps in FairShareScheduler's.
  * While only one key is active and nothing waits, the fair share takes and returns that key's
  * permits by one CAS of this word, without either lock ("Solo mode" in its notes): word(),
  * atRest() and casCount() serve that path, and advanceStamp() ends it (the next CAS of every solo

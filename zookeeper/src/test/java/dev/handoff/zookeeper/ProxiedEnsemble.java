@@ -6,8 +6,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
+import org.apache.zookeeper.util.ServiceUtils;
 
 /**
  * An in-process ensemble whose servers reach each other only through {@link FreezableProxy}s, one
@@ -20,6 +22,8 @@ import org.apache.curator.test.TestingCluster;
 final class ProxiedEnsemble implements AutoCloseable {
 
     final TestingCluster cluster;
+    /** The exit codes servers asked for since start(); see start(). */
+    final List<Integer> exitRequests = new CopyOnWriteArrayList<>();
     final List<InstanceSpec> specs = new ArrayList<>();
     /** quorum[i][j], election[i][j]: the proxies server i uses to reach server j. */
     private final FreezableProxy[][] quorum;
@@ -60,7 +64,16 @@ final class ProxiedEnsemble implements AutoCloseable {
         return Integer.parseInt(c.substring(c.lastIndexOf(':') + 1));
     }
 
+    /**
+     * Starts the servers. A server that hits a fatal error asks ZooKeeper to end the JVM (its
+     * ServiceUtils); in a test JVM that would kill the whole test run without a word, so the
+     * request is printed with where it came from, and recorded in exitRequests, instead.
+     */
     void start() throws Exception {
+        ServiceUtils.setSystemExitProcedure(code -> {
+            exitRequests.add(code);
+            new IllegalStateException("ProxiedEnsemble: a server asked to end the JVM with code " + code).printStackTrace(System.out);
+        });
         cluster.start();
     }
 

@@ -321,6 +321,7 @@ final class Evaluation {
             }
             owner.detachIfDone();
         }
+        owner.clusterQueueLength = s.order.size();
         owner.generations.seen(s.newest);
         for (Map.Entry<String, String> p : s.poison.entrySet()) {
             owner.alarm(p.getKey(), p.getValue());

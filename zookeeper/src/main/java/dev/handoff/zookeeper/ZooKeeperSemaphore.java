@@ -243,6 +243,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     final SessionGuard guard;
     private final Evaluation evaluation;
     volatile boolean suspended;
+    /** The requests in the cluster queue in the last decision's read, or -1 before one; written by the evaluation. */
+    volatile int clusterQueueLength = -1;
     private volatile ScheduledFuture<?> heartbeat;
     private volatile boolean closed;
     private final AtomicBoolean detached = new AtomicBoolean();
@@ -442,6 +444,84 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public String path() {
         return path;
+    }
+
+    /**
+     * How many leases this object holds now: granted, not released, not lost. A local front's block
+     * counts as one lease, however many of its local leases are out. A snapshot, for a gauge.
+     *
+     * @return the leases held through this object
+     */
+    public int leaseCount() {
+        return held.size();
+    }
+
+    /**
+     * The permits of the leases this object holds now (see {@link #leaseCount()}). A snapshot,
+     * for a gauge; the permits held by every client of the path are not known to any one client.
+     *
+     * @return the permits held through this object
+     */
+    public long heldPermits() {
+        long sum = 0;
+        for (Lease lease : held) {
+            sum += lease.permits();
+        }
+        return sum;
+    }
+
+    /**
+     * How many requests of this object wait now: asked for, neither granted nor failed nor
+     * withdrawn. A local front's pending block counts as one. A snapshot, for a gauge.
+     *
+     * @return the waiting requests of this object
+     */
+    public int queueLength() {
+        int n = 0;
+        for (Request r : waiting) {
+            if (!r.future.isDone()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The permits that this object's waiting requests ask for (see {@link #queueLength()}). A
+     * snapshot, for a gauge.
+     *
+     * @return the permits waited for through this object
+     */
+    public long queuedPermits() {
+        long sum = 0;
+        for (Request r : waiting) {
+            if (!r.future.isDone()) {
+                sum += r.n;
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * The length of the cluster queue, every client's requests granted and waiting, in this
+     * object's last read of it. The semaphore reads the queue only while this object has a
+     * request waiting (or a local front's block must learn of waiters), so the value is as old as
+     * that read; -1 before the first.
+     *
+     * @return the requests in the cluster queue at the last read, or -1
+     */
+    public int clusterQueueLength() {
+        return clusterQueueLength;
+    }
+
+    /**
+     * Whether this object's Curator client is connected now: not suspended, not lost, not closed.
+     * While it is not, no lease of this object is {@linkplain Lease#isValid() valid}.
+     *
+     * @return true while connected
+     */
+    public boolean isConnected() {
+        return !suspended && client.getState() == CuratorFrameworkState.STARTED;
     }
 
     /**

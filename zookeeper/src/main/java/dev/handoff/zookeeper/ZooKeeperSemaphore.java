@@ -200,6 +200,23 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public static final long SWITCH_AT_SEQUENCE = 1_000_000_000L;
 
+    /**
+     * The shortest session timeout, as the server granted it, with which a semaphore opens, in
+     * milliseconds. A lease's validity bound (see {@link Lease}) assumes that the leader's pings to
+     * its followers are at most a twentieth of the session timeout late, and that a heartbeat
+     * confirms the session every tenth of it, at least 20 ms apart: below 200 ms the first allows
+     * less than 10 ms, which a garbage collection pause on the leader exceeds, and the second no
+     * longer holds. The constructor refuses a shorter timeout, and logs a warning below
+     * {@value #WARN_SESSION_TIMEOUT_MS} ms.
+     */
+    public static final int MIN_SESSION_TIMEOUT_MS = 200;
+
+    /**
+     * The session timeout below which the constructor logs a warning, in milliseconds: the leader's
+     * pings may then be less than 50 ms late before a lease could outlive its session.
+     */
+    public static final int WARN_SESSION_TIMEOUT_MS = 1_000;
+
     static final String GENERATION_PREFIX = Generations.PREFIX;
     static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
     static final byte[] NO_DATA = new byte[0];
@@ -284,7 +301,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     /**
      * Opens the semaphore at {@code path}: creates the path with the capacity as its data if it is
      * absent (parents as container nodes), otherwise checks that the capacity stored there is this
-     * one. Blocks for those few round trips.
+     * one. Blocks for those few round trips. Refuses a session timeout (as the server granted it)
+     * below {@link #MIN_SESSION_TIMEOUT_MS}, with which no lease could keep its promise, and logs a
+     * warning below {@link #WARN_SESSION_TIMEOUT_MS}; what the client cannot see, the server's
+     * {@code tickTime} first, {@link Lease} states as assumptions.
      *
      * <pre>{@code
      * ZooKeeperSemaphore budget = new ZooKeeperSemaphore(curator, "/budgets/downstream-mib", 64);
@@ -298,8 +318,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * @throws NullPointerException     if {@code client} or {@code path} is null
      * @throws IllegalArgumentException if {@code path} is not a valid ZooKeeper path, if
      *                                  {@code capacity} is out of range, if the data at
-     *                                  {@code path} is not a capacity, or if it is a different
-     *                                  capacity (the message names both)
+     *                                  {@code path} is not a capacity, if it is a different
+     *                                  capacity (the message names both), or if the session
+     *                                  timeout the server granted is below
+     *                                  {@link #MIN_SESSION_TIMEOUT_MS} (the message names it)
      * @throws IllegalStateException    if the client is not started, or ZooKeeper could not be
      *                                  reached (the cause is Curator's exception)
      */
@@ -326,6 +348,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         this.generations = new Generations(this, client, path);
         this.evaluation = new Evaluation(this, client, path);
         openPath();
+        checkSessionTimeout(negotiatedTimeoutMs());
         guard.start(negotiatedTimeoutMs());
         client.getConnectionStateListenable().addListener(connectionListener);
         client.getCuratorListenable().addListener(closingListener);
@@ -386,6 +409,27 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             throw new IllegalStateException(call + ": interrupted while opening " + path, e);
         } catch (Exception e) {
             throw new IllegalStateException(call + ": could not create or read " + path + ": " + e, e);
+        }
+    }
+
+    /**
+     * Refuses a session timeout with which the validity bound cannot hold, and warns about one that
+     * leaves it little room. What the client cannot see (the server's tickTime, the clocks' rates)
+     * the documentation states as assumptions.
+     */
+    private void checkSessionTimeout(int timeoutMs) {
+        String call = "ZooKeeperSemaphore(" + path + ", " + capacity + ")";
+        String why = "a lease's validity assumes that the leader's pings to its followers are at most a twentieth of the"
+                + " session timeout late (" + timeoutMs / 20 + " ms here) and that a heartbeat confirms the session every tenth of it";
+        if (timeoutMs < MIN_SESSION_TIMEOUT_MS) {
+            throw new IllegalArgumentException(call + ": the session timeout the server granted, " + timeoutMs + " ms, is below "
+                    + MIN_SESSION_TIMEOUT_MS + " ms, the shortest with which a lease can keep its promise: " + why
+                    + " (at least 20 ms apart); ask for a longer session timeout (CuratorFrameworkFactory.builder().sessionTimeoutMs(..))"
+                    + " and let the server allow it (minSessionTimeout)");
+        }
+        if (timeoutMs < WARN_SESSION_TIMEOUT_MS) {
+            LOG.log(System.Logger.Level.WARNING, call + ": the session timeout the server granted, " + timeoutMs + " ms, is below "
+                    + WARN_SESSION_TIMEOUT_MS + " ms: " + why + ", which a loaded leader may exceed");
         }
     }
 

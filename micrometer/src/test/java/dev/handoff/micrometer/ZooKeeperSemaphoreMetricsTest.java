@@ -27,6 +27,7 @@ import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
 import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
+import org.apache.zookeeper.util.ServiceUtils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,7 @@ class ZooKeeperSemaphoreMetricsTest {
     @BeforeEach
     void start(TestInfo test) throws Exception {
         server = new TestingServer(true);
+        keepTestJvm();
         path = "/metrics-test/" + test.getTestMethod().orElseThrow().getName();
     }
 
@@ -54,6 +56,18 @@ class ZooKeeperSemaphoreMetricsTest {
             CloseableUtils.closeQuietly(clients.get(i));
         }
         server.close();
+    }
+
+    /**
+     * The in-process server asks ZooKeeper to end the JVM when its thread fails, and sets that
+     * procedure on every start: after each start, a request is printed instead.
+     */
+    private static void keepTestJvm() {
+        ServiceUtils.setSystemExitProcedure(code -> {
+            if (code != 0) {
+                new IllegalStateException("the ZooKeeper server asked to end the JVM with code " + code).printStackTrace(System.out);
+            }
+        });
     }
 
     private CuratorFramework client() throws InterruptedException {
@@ -152,6 +166,7 @@ class ZooKeeperSemaphoreMetricsTest {
         assertFalse(lease.isValid());
 
         server.restart();
+        keepTestJvm();
         await("reconnected", () -> counter("handoff.zookeeper.connection.changes", "state", "reconnected") == 1.0);
         await("connected again", () -> gauge("handoff.zookeeper.connected") == 1.0);
         assertEquals(0.0, counter("handoff.zookeeper.connection.changes", "state", "lost"));

@@ -6,10 +6,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
-import org.apache.zookeeper.util.ServiceUtils;
 
 /**
  * An in-process ensemble whose servers reach each other only through {@link FreezableProxy}s, one
@@ -22,8 +20,6 @@ import org.apache.zookeeper.util.ServiceUtils;
 final class ProxiedEnsemble implements AutoCloseable {
 
     final TestingCluster cluster;
-    /** The exit codes servers asked for since start(); see start(). */
-    final List<Integer> exitRequests = new CopyOnWriteArrayList<>();
     final List<InstanceSpec> specs = new ArrayList<>();
     /** quorum[i][j], election[i][j]: the proxies server i uses to reach server j. */
     private final FreezableProxy[][] quorum;
@@ -64,17 +60,16 @@ final class ProxiedEnsemble implements AutoCloseable {
         return Integer.parseInt(c.substring(c.lastIndexOf(':') + 1));
     }
 
-    /**
-     * Starts the servers. A server that hits a fatal error asks ZooKeeper to end the JVM (its
-     * ServiceUtils); in a test JVM that would kill the whole test run without a word, so the
-     * request is printed with where it came from, and recorded in exitRequests, instead.
-     */
+    /** Starts the servers; a server's request to end the JVM is recorded instead (ServerInternals.keepTestJvm). */
     void start() throws Exception {
-        ServiceUtils.setSystemExitProcedure(code -> {
-            exitRequests.add(code);
-            new IllegalStateException("ProxiedEnsemble: a server asked to end the JVM with code " + code).printStackTrace(System.out);
-        });
         cluster.start();
+        ServerInternals.keepTestJvm();
+    }
+
+    /** Starts a server that was killed again; see start(). */
+    void restart(InstanceSpec server) throws Exception {
+        cluster.restartServer(server);
+        ServerInternals.keepTestJvm();
     }
 
     /** The index of the leader now, or -1. */

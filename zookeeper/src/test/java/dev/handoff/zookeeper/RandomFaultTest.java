@@ -208,7 +208,7 @@ class RandomFaultTest {
                             log("kill the leader " + leader.getPort());
                             cluster.killServer(leader);
                             Thread.sleep(1_000 + random.nextInt(2_000));
-                            cluster.restartServer(leader);
+                            ensemble.restart(leader);
                             log("restart " + leader.getPort());
                         }
                     } else if (kind == 3) {
@@ -324,7 +324,7 @@ class RandomFaultTest {
                         + "%d snapshots, %d nodes deleted, %d capacity changes, servers' exit requests %s, generations granted in: %s%n",
                         faults, started.get(),
                         grants.size(), grants.stream().filter(g -> g.validTo() - g.validFrom() > TimeUnit.MILLISECONDS.toNanos(2L * sessionMs)).count(),
-                        snapshots.size(), deleted.size(), capacityChanges.size(), ensemble.exitRequests,
+                        snapshots.size(), deleted.size(), capacityChanges.size(), ServerInternals.EXIT_REQUESTS,
                         grants.stream().map(g -> g.node().substring(PATH.length() + 1, g.node().lastIndexOf('/'))).distinct().sorted().toList());
                 if (Boolean.getBoolean("handoff.faultDump")) {
                     grants.stream().sorted((x, y) -> Long.compare(x.validFrom(), y.validFrom())).forEach(g -> System.out.println("grant "

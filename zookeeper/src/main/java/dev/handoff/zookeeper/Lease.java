@@ -210,8 +210,8 @@ public final class Lease implements Permits {
             return s == State.RELEASED ? State.LOST : s;
         }
         State s = state.get();
-        if (s != State.LOST && owner.pastDeadline()) {
-            owner.lose(this, "the local deadline passed: the leader has not confirmed the session in time");
+        if (s != State.LOST && owner.guard.pastDeadline()) {
+            owner.guard.lose(this, "the local deadline passed: the leader has not confirmed the session in time");
             return State.LOST;
         }
         return s;

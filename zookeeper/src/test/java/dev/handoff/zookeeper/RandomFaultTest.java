@@ -364,7 +364,7 @@ class RandomFaultTest {
                         ended.incrementAndGet();
                         continue;
                     }
-                    lease = ZooKeeperSemaphore.awaitLease(f);
+                    lease = LeaseFutures.awaitLease(f);
                 } else {
                     Duration timeout = Duration.ofMillis(random.nextInt(3) == 0 ? 0 : 50 + random.nextInt(2_000));
                     Optional<Lease> got = front != null ? front.tryAcquireBlocking(n, timeout) : s.tryAcquireBlocking(n, timeout);
@@ -409,7 +409,7 @@ class RandomFaultTest {
         return b.toString();
     }
 
-    /** Curator's failures reach the future as KeeperException (checked), wrapped by awaitLease. */
+    /** Curator's failures reach the future as KeeperException (checked), wrapped by LeaseFutures.awaitLease. */
     private static boolean isKeeper(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof KeeperException) {

@@ -6,7 +6,10 @@
  * that read the primitive (a semaphore's capacity, available permits, queued waiters and queued
  * permits; whether a mutex is locked; a read-write lock's write flag and readers), a wait timer
  * tagged by outcome and a counter of rejected acquisitions, all tagged with the primitive's name.
- * micrometer-core is an optional dependency of this module: add it yourself.
+ * {@link dev.handoff.micrometer.ZooKeeperSemaphoreMetrics} does the same for the cluster-wide
+ * {@code ZooKeeperSemaphore} of handoff-zookeeper, as its {@code ZooKeeperListener}.
+ * micrometer-core is an optional dependency of this module, and so is handoff-zookeeper: add the
+ * ones you use yourself.
  */
 @NullMarked
 package dev.handoff.micrometer;

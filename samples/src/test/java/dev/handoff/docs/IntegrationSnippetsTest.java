@@ -260,6 +260,44 @@ class IntegrationSnippetsTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(Ending.class)
+    void zookeeperMetrics(Ending ending) throws Exception {
+        try (TestingServer server = new TestingServer(true);
+             CuratorFramework curator = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100))) {
+            curator.start();
+            Fakes.Work work = new Fakes.Work(ending);
+            ZooKeeperBudget z = new ZooKeeperBudget(curator, Fakes.client(work));
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            z.monitor(registry);
+            assertEquals(64.0, registry.get("handoff.zookeeper.capacity").gauge().value());
+            byte[] body = new byte[1 << 20];
+            long grants;
+            if (ending != Ending.ACQUISITION_FAILS) {
+                Throwable failure = failureOf(noGuard(), ending, () -> {
+                    z.upload(body);
+                    return null;
+                });
+                assertEquals(ending == Ending.SUCCESS, failure == null, String.valueOf(failure));
+                grants = 1;
+            } else {
+                try (Lease all = z.budget.acquireBlocking(64)) {
+                    CompletableFuture<Fakes.Response> sent = z.uploadAsync(body);   // waits behind `all`
+                    assertTrue(sent.cancel(false));                                 // the caller gives up
+                }
+                grants = 1;                                                         // `all` only
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (registry.get("handoff.zookeeper.wait").timer().count() < grants && System.nanoTime() < deadline) {
+                Thread.sleep(5); // the listener hears of a grant just after its future completes
+            }
+            assertEquals(grants, registry.get("handoff.zookeeper.wait").timer().count());
+            assertEquals(0.0, registry.get("handoff.zookeeper.leases").gauge().value());
+            assertEquals(0.0, registry.get("handoff.zookeeper.leases.lost").counter().count());
+            assertEquals(1.0, registry.get("handoff.zookeeper.connected").gauge().value());
+        }
+    }
+
     @Test
     void zookeeperAsyncGivesBackALeaseWhenSendAsyncThrows() throws Exception {
         try (TestingServer server = new TestingServer(true);

@@ -3,8 +3,10 @@ package dev.handoff.docs;
 
 import dev.handoff.docs.Fakes.Client;
 import dev.handoff.docs.Fakes.Response;
+import dev.handoff.micrometer.ZooKeeperSemaphoreMetrics;
 import dev.handoff.zookeeper.Lease;
 import dev.handoff.zookeeper.ZooKeeperSemaphore;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.CompletableFuture;
 import org.apache.curator.framework.CuratorFramework;
 
@@ -21,6 +23,12 @@ final class ZooKeeperBudget {
         budget = new ZooKeeperSemaphore(curator, "/budgets/downstream-mib", 64);
         // end::zookeeper-open[]
     }
+
+    // tag::zookeeper-metrics[]
+    void monitor(MeterRegistry registry) {
+        ZooKeeperSemaphoreMetrics.monitor(registry, budget); // gauges, grant waits, lost leases, connection changes
+    }
+    // end::zookeeper-metrics[]
 
     // tag::zookeeper-blocking[]
     void upload(byte[] body) throws InterruptedException {

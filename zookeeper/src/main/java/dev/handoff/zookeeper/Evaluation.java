@@ -20,15 +20,40 @@ import org.apache.zookeeper.Watcher;
 import org.jspecify.annotations.Nullable;
 
 /*
- * The evaluation of one ZooKeeperSemaphore: one shared read of the cluster queue (the generations,
- * each generation's children, then the capacity), one decision for every local waiting request
- * from that snapshot (QueueSnapshot's rule), and the watches that ask for the next one. See
- * "Who reads, who watches" in ZooKeeperSemaphore's notes; the semaphore owns the requests, the
- * leases and the capacity, this class reads, decides, grants and watches.
+ * The evaluation of one ZooKeeperSemaphore: one shared read of the cluster queue, one decision for
+ * every local waiting request from that snapshot (QueueSnapshot's rule), the grants, and the
+ * watches that ask for the next evaluation. The semaphore owns the requests and the leases; this
+ * class reads, decides, grants and watches.
  *
- * One evaluation at a time (evaluation: 0 idle, 1 running, 2 must run again); every field below
- * is written by the evaluation in progress (Curator's event thread, or the timer thread for a
- * retry) and may be read by any thread for describe().
+ * One evaluation per semaphore object at a time (evaluation: 0 idle, 1 running, 2 must run
+ * again): read <path>'s children (the generations), then each generation's children, then the
+ * capacity, then decide for every local waiting request from that one snapshot. After a decision
+ * a waiting request is either
+ *   head:    every valid request before it is granted; only the deletion of one of those (or a
+ *            capacity growth) can grant it: exists watches on those nodes;
+ *   behind:  its predecessor waits; if that predecessor is one of ours, nothing to watch (the
+ *            same evaluation decides both); otherwise an exists watch on the predecessor, which
+ *            fires when it is deleted or when it is granted (a client that grants a request
+ *            with requests behind it writes "granted" into its node);
+ *   blocked: behind a poisoned generation: exists watches on the poisoning children.
+ * An arrival behind the head wakes nobody: there is no child watch, except while a local front
+ * holds a block and must learn that another request waits (then on the newest generation, until
+ * the first waiter is seen). A fired watch, a create that landed, a capacity change and a
+ * RECONNECTED each ask for an evaluation; requests coalesce into at most one more read. A failed
+ * read is retried with a backoff (readFailed): a pending re-evaluation is never dropped.
+ *
+ * The capacity is the evaluation's LAST read (readCapacityThenDecide), sent after every read of
+ * the queue it counts: ZooKeeper answers one session's requests in order, so the capacity used is
+ * at least as new as the queue. Since the prefix before a request only shrinks, the grant was
+ * allowed at the instant the capacity was read. (A cached capacity would let a shrink that landed
+ * between the queue's read and the capacity watch grant more than the new capacity.)
+ *
+ * A request is decided only by a read sent after its create succeeded (readyAfter / readsSent).
+ * An evaluation with confirm set (after RECONNECTED) also confirms the held leases: those whose
+ * node is in the snapshot turn VALID again (if within the deadline), the others are lost.
+ *
+ * Every field below is written by the evaluation in progress (Curator's event thread, or the
+ * timer thread for a retry) and may be read by any thread for describe().
  */
 final class Evaluation {
 
@@ -146,7 +171,7 @@ final class Evaluation {
         long failingMs = TimeUnit.NANOSECONDS.toMillis(now - failingSince);
         if (!connection && failingMs >= owner.guard.timeoutMs()) {
             KeeperException cause = KeeperException.create(code, node);
-            for (ZooKeeperSemaphore.Request r : owner.waiting) {
+            for (Request r : owner.waiting) {
                 r.future.completeExceptionally(new IllegalStateException(
                         r.call + "(" + r.n + ") on " + path
                                 + ": reads of the queue have failed for " + failingMs + " ms (" + attempts
@@ -226,7 +251,7 @@ final class Evaluation {
         owner.guard.answered(sentAt);
         List<Long> numbers = new ArrayList<>();
         for (String child : event.getChildren()) {
-            long g = ZooKeeperSemaphore.generationNumber(child);
+            long g = Generations.number(child);
             if (g >= 0) {
                 numbers.add(g);
             }
@@ -295,7 +320,7 @@ final class Evaluation {
         long sentAt = owner.nanoClock.getAsLong();
         try {
             client.getData()
-                    .usingWatcher(owner.capacityWatcher)
+                    .usingWatcher(owner.capacity.watcher)
                     .inBackground((c, e) -> {
                         int rc = e.getResultCode();
                         if (rc == KeeperException.Code.NONODE.intValue()) {
@@ -309,17 +334,16 @@ final class Evaluation {
                         }
                         owner.guard.answered(sentAt);
                         readsSucceeded();
-                        long n = ZooKeeperSemaphore.parseCapacity(e.getData());
+                        long n = Capacity.parse(e.getData());
                         if (n > 0) {
-                            owner.capacityChanged(n, e.getStat().getVersion());
+                            owner.capacity.changed(n, e.getStat().getVersion());
                         } else {
-                            owner.alarm(
+                            owner.alarms.raise(
                                     path,
-                                    "the data at the path is not a capacity: \""
-                                            + ZooKeeperSemaphore.printable(e.getData()) + "\"; keeping "
-                                            + owner.capacity);
+                                    "the data at the path is not a capacity: \"" + Capacity.printable(e.getData())
+                                            + "\"; keeping " + owner.capacity.value());
                         }
-                        long decideWith = n > 0 ? n : owner.capacity;
+                        long decideWith = n > 0 ? n : owner.capacity.value();
                         try {
                             decide(
                                     QueueSnapshot.of(acc, decideWith, ZooKeeperSemaphore.SWITCH_AT_SEQUENCE),
@@ -338,7 +362,7 @@ final class Evaluation {
     }
 
     private void pathGone() {
-        for (ZooKeeperSemaphore.Request r : owner.waiting) {
+        for (Request r : owner.waiting) {
             r.future.completeExceptionally(new IllegalStateException(
                     r.call + "(" + r.n + "): " + path + " no longer exists (deleted by hand?)"));
         }
@@ -351,14 +375,15 @@ final class Evaluation {
                 if (allNodes.contains(lease.node())) {
                     lease.markConfirmed();
                 } else {
-                    owner.lose(lease, "its node " + lease.node() + " was gone after the reconnection");
+                    owner.guard.lose(lease, "its node " + lease.node() + " was gone after the reconnection");
                 }
             }
             owner.detachIfDone();
         }
+        owner.clusterQueueLength = s.order.size();
         owner.generations.seen(s.newest);
         for (Map.Entry<String, String> p : s.poison.entrySet()) {
-            owner.alarm(p.getKey(), p.getValue());
+            owner.alarms.raise(p.getKey(), p.getValue());
         }
         boolean open = !(s.newestNeedsSwitch || s.newestSealed);
         if (!open) {
@@ -367,8 +392,8 @@ final class Evaluation {
         for (long g : s.drained) {
             owner.generations.deleteDrained(g, allNodes);
         }
-        List<ZooKeeperSemaphore.Request> decided = new ArrayList<>();
-        for (ZooKeeperSemaphore.Request r : owner.waiting) {
+        List<Request> decided = new ArrayList<>();
+        for (Request r : owner.waiting) {
             if (r.future.isDone()) {
                 continue;
             }
@@ -397,7 +422,7 @@ final class Evaluation {
         }
         decided.sort((a, b) -> Integer.compare(s.byName.get(a.name).index, s.byName.get(b.name).index));
         boolean headWatched = false;
-        for (ZooKeeperSemaphore.Request r : decided) {
+        for (Request r : decided) {
             QueueSnapshot.Entry e = s.byName.get(r.name);
             boolean successors = e.index < s.order.size() - 1;
             if (e.granted) {
@@ -405,7 +430,7 @@ final class Evaluation {
                 continue;
             }
             if (r.oneShot) {
-                r.future.completeExceptionally(ZooKeeperSemaphore.NOT_GRANTED);
+                r.future.completeExceptionally(LeaseFutures.NOT_GRANTED);
                 continue;
             }
             if (e.index >= owner.maxQueueLength) {
@@ -451,7 +476,7 @@ final class Evaluation {
         }
     }
 
-    private void grant(ZooKeeperSemaphore.Request r, boolean successors, int queueLength) {
+    private void grant(Request r, boolean successors, int queueLength) {
         owner.grants.incrementAndGet();
         if (successors) {
             try {

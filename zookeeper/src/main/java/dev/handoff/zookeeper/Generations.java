@@ -46,6 +46,23 @@ final class Generations {
         this.path = path;
     }
 
+    /** Finds the newest generation of the path, creating generation 0 if there is none. Blocks. */
+    void open() throws Exception {
+        long found = -1;
+        for (String child : client.getChildren().forPath(path)) {
+            found = Math.max(found, number(child));
+        }
+        if (found < 0) {
+            found = 0;
+            try {
+                client.create().withMode(CreateMode.PERSISTENT).forPath(path(0));
+            } catch (KeeperException.NodeExistsException raced) {
+                // another client made it
+            }
+        }
+        seen(found);
+    }
+
     /** The generation number in a child's name, or -1 if the child is not a generation. */
     static long number(String child) {
         Matcher m = GENERATION.matcher(child);

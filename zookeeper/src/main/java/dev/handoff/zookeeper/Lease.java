@@ -54,6 +54,10 @@ import java.util.function.Consumer;
  *             direction only for an instant, at the moment a confirmation passes, is not
  *             covered).</li>
  *       </ul>
+ *       The client sees only the session timeout the server granted: the semaphore's constructor
+ *       refuses one below {@link ZooKeeperSemaphore#MIN_SESSION_TIMEOUT_MS} and warns below
+ *       {@link ZooKeeperSemaphore#WARN_SESSION_TIMEOUT_MS}; the ensemble's {@code tickTime} and
+ *       the clocks' rates it cannot see, so they stay assumptions.
  *       {@code syncLimit} does not enter the bound: a follower's answers do not extend it. A
  *       lease therefore turns {@link State#LOST} once no confirmation has come for between about
  *       {@code 4T/15} and {@code 6T/10}; a node deleted by hand is noticed by a watch (and by the
@@ -209,8 +213,8 @@ public final class Lease implements Permits {
             return s == State.RELEASED ? State.LOST : s;
         }
         State s = state.get();
-        if (s != State.LOST && owner.pastDeadline()) {
-            owner.lose(this, "the local deadline passed: the leader has not confirmed the session in time");
+        if (s != State.LOST && owner.guard.pastDeadline()) {
+            owner.guard.lose(this, "the local deadline passed: the leader has not confirmed the session in time");
             return State.LOST;
         }
         return s;

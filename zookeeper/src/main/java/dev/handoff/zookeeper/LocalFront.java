@@ -87,7 +87,18 @@ public final class LocalFront {
     /** Blocks handed on because another request waited, or because maxHold passed; for the tests. */
     final java.util.concurrent.atomic.AtomicLong handedOn = new java.util.concurrent.atomic.AtomicLong();
 
+    /** A front of cluster; the checks are those of withLocalFront, whose name the messages give. */
     LocalFront(ZooKeeperSemaphore cluster, long localCapacity, Duration maxHold) {
+        Objects.requireNonNull(maxHold, "maxHold");
+        long c = cluster.capacity();
+        if (localCapacity < 1 || localCapacity > c) {
+            throw new IllegalArgumentException("withLocalFront(" + localCapacity
+                    + "): the local capacity must be from 1 to the capacity " + c + " of " + cluster.path());
+        }
+        if (maxHold.isZero() || maxHold.isNegative()) {
+            throw new IllegalArgumentException(
+                    "withLocalFront(" + localCapacity + ", " + maxHold + "): the maximum hold must be positive");
+        }
         this.cluster = cluster;
         this.localCapacity = localCapacity;
         this.maxHold = maxHold;
@@ -230,7 +241,7 @@ public final class LocalFront {
      * @throws SessionLostException     if the block's session was lost before the grant
      */
     public Lease acquireBlocking(long n) throws InterruptedException {
-        return ZooKeeperSemaphore.awaitLease(acquire("acquireBlocking", n));
+        return LeaseFutures.awaitLease(acquire("acquireBlocking", n));
     }
 
     /**
@@ -252,7 +263,7 @@ public final class LocalFront {
      */
     public Optional<Lease> tryAcquireBlocking(long n, Duration timeout) throws InterruptedException {
         Objects.requireNonNull(timeout, "timeout");
-        return ZooKeeperSemaphore.awaitLease(acquire("tryAcquireBlocking", n), timeout);
+        return LeaseFutures.awaitLease(acquire("tryAcquireBlocking", n), timeout);
     }
 
     /**

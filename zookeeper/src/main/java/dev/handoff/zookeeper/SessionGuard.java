@@ -1,18 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff.zookeeper;
 
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.CuratorEventType;
+import org.apache.curator.framework.api.CuratorListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.jspecify.annotations.Nullable;
 
 /*
- * The session guard of one ZooKeeperSemaphore: the leases' local deadline, the heartbeat, and the
- * watches on held nodes. It decides when a lease is no longer certainly held; the semaphore loses
- * it (ZooKeeperSemaphore.lose) and tells its listeners.
+ * The session guard of one ZooKeeperSemaphore: the session as its leases see it. It owns the
+ * leases' local deadline, the heartbeat, the watches on held nodes and the connection's state
+ * changes, decides when a lease is no longer certainly held, and loses it (lose(): marked,
+ * forgotten, logged, told to the listeners). On RECONNECTED, one evaluation with confirm set
+ * (Evaluation.decide) turns VALID again the leases whose node is in its snapshot, if within the
+ * deadline, and loses the others. LOST, or the client closing: leases lost, waiters fail. After
+ * the semaphore's close() the listeners and the heartbeat stay until the last lease is released
+ * (ZooKeeperSemaphore.detachIfDone). Its own file because the bound below is read alone.
  *
  * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. The local
  * deadline is lastContact + 9/10 of the negotiated session timeout T, where lastContact is an
@@ -50,6 +63,12 @@ final class SessionGuard {
     private final CuratorFramework client;
     private final String path;
     private final Watcher heldWatcher = this::heldChanged;
+    private final ConnectionStateListener connectionListener = (c, state) -> connectionChanged(state);
+    private final CuratorListener closingListener = this::curatorEvent;
+    /** The heartbeat's schedule; set by start(), cancelled by detach(). */
+    private volatile @Nullable ScheduledFuture<?> heartbeat;
+
+    private final AtomicBoolean detached = new AtomicBoolean();
 
     /** The negotiated session timeout T; written on (re)connection, read by any thread. */
     private volatile int timeoutMs;
@@ -72,10 +91,65 @@ final class SessionGuard {
         this.path = path;
     }
 
-    /** Once the path is open: no lease is valid before an operation the leader ordered proves the session alive. */
+    /**
+     * Refuses a session timeout with which the validity bound cannot hold, and warns about one that
+     * leaves it little room. What the client cannot see (the server's tickTime, the clocks' rates)
+     * the documentation states as assumptions.
+     */
+    static void checkTimeout(String call, int timeoutMs) {
+        String why =
+                "a lease's validity assumes that the leader's pings to its followers are at most a twentieth of the"
+                        + " session timeout late (" + timeoutMs / 20
+                        + " ms here) and that a heartbeat confirms the session every tenth of it";
+        if (timeoutMs < ZooKeeperSemaphore.MIN_SESSION_TIMEOUT_MS) {
+            throw new IllegalArgumentException(
+                    call + ": the session timeout the server granted, " + timeoutMs + " ms, is below "
+                            + ZooKeeperSemaphore.MIN_SESSION_TIMEOUT_MS
+                            + " ms, the shortest with which a lease can keep its promise: " + why
+                            + " (at least 20 ms apart); ask for a longer session timeout (CuratorFrameworkFactory.builder().sessionTimeoutMs(..))"
+                            + " and let the server allow it (minSessionTimeout)");
+        }
+        if (timeoutMs < ZooKeeperSemaphore.WARN_SESSION_TIMEOUT_MS) {
+            ZooKeeperSemaphore.LOG.log(
+                    System.Logger.Level.WARNING,
+                    call + ": the session timeout the server granted, " + timeoutMs + " ms, is below "
+                            + ZooKeeperSemaphore.WARN_SESSION_TIMEOUT_MS + " ms: " + why
+                            + ", which a loaded leader may exceed");
+        }
+    }
+
+    /**
+     * Once the path is open: no lease is valid before an operation the leader ordered proves the
+     * session alive. Listens to the client's connection and closing, and starts the heartbeat,
+     * every tenth of the session timeout (at least 20 ms apart).
+     */
     void start(int negotiatedTimeoutMs) {
         timeoutMs = negotiatedTimeoutMs;
         lastContact.set(now() - 2 * TimeUnit.MILLISECONDS.toNanos(negotiatedTimeoutMs));
+        client.getConnectionStateListenable().addListener(connectionListener);
+        client.getCuratorListenable().addListener(closingListener);
+        long period = Math.max(20, negotiatedTimeoutMs / 10);
+        heartbeat =
+                ZooKeeperSemaphore.TIMER.scheduleWithFixedDelay(this::heartbeat, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /** The semaphore is closed and holds nothing: the listeners and the heartbeat go (once). */
+    void detach() {
+        if (detached.compareAndSet(false, true)) {
+            client.getConnectionStateListenable().removeListener(connectionListener);
+            client.getCuratorListenable().removeListener(closingListener);
+            ScheduledFuture<?> h = heartbeat;
+            if (h != null) {
+                h.cancel(false);
+            }
+        }
+    }
+
+    /** Curator tells its CuratorListeners when the client closes; the session ends with it. */
+    private void curatorEvent(CuratorFramework c, CuratorEvent event) {
+        if (event.getType() == CuratorEventType.CLOSING) {
+            sessionLost("the Curator client was closed");
+        }
     }
 
     void timeoutChanged(int negotiatedTimeoutMs) {
@@ -129,8 +203,8 @@ final class SessionGuard {
             contactLock.unlock();
         }
         answered(sentAt);
-        if (!owner.heldLeases().isEmpty() && pastDeadline()) {
-            owner.expireLeases(); // lost for good: the deadline passed before this answer came
+        if (!owner.held.isEmpty() && pastDeadline()) {
+            expireLeases(); // lost for good: the deadline passed before this answer came
         }
         long a = anchor;
         lastContact.accumulateAndGet(a, (x, y) -> y - x > 0 ? y : x);
@@ -142,11 +216,11 @@ final class SessionGuard {
      * node deleted by hand is noticed even if its watch was missed. Runs on the timer thread.
      */
     void heartbeat() {
-        if (owner.idle()) {
+        if (owner.held.isEmpty() && owner.waiting.isEmpty()) { // nothing held or waiting here: the heartbeat rests
             return;
         }
-        if (!owner.heldLeases().isEmpty() && pastDeadline()) {
-            owner.expireLeases();
+        if (!owner.held.isEmpty() && pastDeadline()) {
+            expireLeases();
         }
         long sentAt = now();
         try {
@@ -156,7 +230,7 @@ final class SessionGuard {
                             return; // the next heartbeat tries again; the deadline decides meanwhile
                         }
                         ordered(sentAt);
-                        for (Lease lease : owner.heldLeases()) {
+                        for (Lease lease : owner.held) {
                             watchHeld(lease);
                         }
                     })
@@ -173,7 +247,7 @@ final class SessionGuard {
                     .usingWatcher(heldWatcher)
                     .inBackground((c, e) -> {
                         if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                            owner.lose(lease, "its node " + lease.node() + " was deleted");
+                            lose(lease, "its node " + lease.node() + " was deleted");
                         }
                     })
                     .forPath(lease.node());
@@ -186,14 +260,86 @@ final class SessionGuard {
         if (event.getType() == Watcher.Event.EventType.None || event.getPath() == null) {
             return;
         }
-        for (Lease lease : owner.heldLeases()) {
+        for (Lease lease : owner.held) {
             if (lease.node().equals(event.getPath())) {
                 if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-                    owner.lose(lease, "its node " + lease.node() + " was deleted");
+                    lose(lease, "its node " + lease.node() + " was deleted");
                 } else {
                     watchHeld(lease); // a one-time watch: set it again
                 }
             }
         }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The connection's state changes, and losing leases
+
+    /** Curator's connection state changed: the listeners are told, then the leases follow it. */
+    void connectionChanged(ConnectionState state) {
+        for (ZooKeeperListener l : owner.listeners) {
+            try {
+                l.connectionChanged(state);
+            } catch (RuntimeException e) {
+                ZooKeeperSemaphore.LOG.log(
+                        System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+            }
+        }
+        if (state == ConnectionState.SUSPENDED) {
+            owner.suspended = true;
+            for (Lease lease : owner.held) {
+                lease.markSuspended();
+            }
+        } else if (state == ConnectionState.LOST) {
+            sessionLost("the ZooKeeper session was lost");
+        } else if (state == ConnectionState.RECONNECTED || state == ConnectionState.CONNECTED) {
+            owner.suspended = false;
+            timeoutChanged(owner.negotiatedTimeoutMs());
+            owner.evaluation.confirmNext();
+            owner.evaluate(); // one shared read: it decides every waiter and confirms every lease
+        }
+    }
+
+    /** The session is gone (lost, or the client closed): waiters fail, leases are lost. */
+    void sessionLost(String why) {
+        for (Request r : owner.waiting) {
+            r.future.completeExceptionally(new SessionLostException(
+                    r.call + "(" + r.n + ") on " + path + ": " + why + " before the grant; the request is gone"));
+        }
+        for (Lease lease : owner.held) {
+            lose(lease, why);
+        }
+        owner.evaluation.forgetWatches();
+        owner.detachIfDone();
+    }
+
+    private void expireLeases() {
+        for (Lease lease : owner.held) {
+            lose(
+                    lease,
+                    "the local deadline passed: the leader has not confirmed the session for " + timeoutMs * 9 / 10
+                            + " ms of the " + timeoutMs + " ms session timeout");
+        }
+        owner.detachIfDone();
+    }
+
+    /** The lease is lost for good (if still held): marked, forgotten, logged, and the listeners told. */
+    void lose(Lease lease, String reason) {
+        owner.held.remove(lease);
+        owner.handOn.remove(lease);
+        if (lease.markLost()) {
+            ZooKeeperSemaphore.LOG.log(
+                    System.Logger.Level.WARNING,
+                    "ZooKeeperSemaphore " + path + ": lease of " + lease.permits() + " at " + lease.node() + " lost: "
+                            + reason);
+            for (ZooKeeperListener l : owner.listeners) {
+                try {
+                    l.leaseLost(lease, reason);
+                } catch (RuntimeException e) {
+                    ZooKeeperSemaphore.LOG.log(
+                            System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
+                }
+            }
+        }
+        owner.detachIfDone();
     }
 }

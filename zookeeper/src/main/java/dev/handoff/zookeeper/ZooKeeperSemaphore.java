@@ -11,37 +11,19 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.api.CuratorClosedException;
-import org.apache.curator.framework.api.CuratorEvent;
-import org.apache.curator.framework.api.CuratorEventType;
-import org.apache.curator.framework.api.CuratorListener;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.PathUtils;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.data.Stat;
 
 /**
  * A weighted, strictly FIFO semaphore shared by every client of one ZooKeeper path: the
@@ -114,8 +96,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * The weight is in the node's NAME: one getChildren read returns every request of a generation
      * and its weight from one consistent snapshot.
      *
-     * The rule (QueueSnapshot)
-     * ------------------------
+     * The rule (QueueSnapshot, which also fails closed on a child it cannot order)
+     * ---------------------------------------------------------------------------
      * Valid requests are ordered by (generation, sequence). Request k is granted exactly when the
      * weights of the valid requests up to and including k sum to at most the capacity. The left side
      * only decreases for a given k: a new request is queued after k (a higher sequence in k's
@@ -125,61 +107,25 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * decides alone from its own reads. A client reads a generation after its own create succeeded
      * (ZooKeeper's per-session FIFO order), so the read contains every request queued before it.
      * Reading several generations one after the other is safe for the same reason: an older
-     * generation read earlier can only have lost requests since.
+     * generation read earlier can only have lost requests since. A generation is sealed and the next
+     * one started before its 32-bit counter can run out (Generations).
      *
-     * Generations (Generations, which seals, creates and deletes them): the sequence suffix is the
-     * parent's cversion, a signed 32-bit counter moved by every child create and delete; a
-     * generation is sealed and the next one started before it can run out.
-     *
-     * Fail closed: a child that looks like a request but does not parse, a negative sequence, a
-     * sequence shared by two children, or a seal that does not parse, poisons its generation: no
-     * request of it or of a later generation is granted while the child is there (their weights
-     * still count), an alarm names it, and its owner, if it is one of our waiting requests, deletes
-     * it and asks again in the newest generation.
-     *
-     * Who reads, who watches (Evaluation)
-     * ------------------------------------
-     * One evaluation per semaphore object at a time (evaluation: 0 idle, 1 running, 2 must run
-     * again): read <path>'s children (the generations), then each generation's children, then the
-     * capacity (below), then decide for every local
-     * waiting request from that one snapshot. After a decision a waiting request is either
-     *   head:    every valid request before it is granted; only the deletion of one of those (or a
-     *            capacity growth) can grant it: exists watches on those nodes;
-     *   behind:  its predecessor waits; if that predecessor is one of ours, nothing to watch (the
-     *            same evaluation decides both); otherwise an exists watch on the predecessor, which
-     *            fires when it is deleted or when it is granted (a client that grants a request
-     *            with requests behind it writes "granted" into its node);
-     *   blocked: behind a poisoned generation: exists watches on the poisoning children.
-     * An arrival behind the head wakes nobody: there is no child watch, except while a local front
-     * holds a block and must learn that another request waits (then on the newest generation, until
-     * the first waiter is seen). A fired watch, a create that landed, a capacity change and a
-     * RECONNECTED each ask for an evaluation; requests coalesce into at most one more read. A failed
-     * read is retried with a backoff (readFailed): a pending re-evaluation is never dropped.
-     *
-     * The capacity is the evaluation's LAST read (readCapacityThenDecide), sent after every read of
-     * the queue it counts: ZooKeeper answers one session's requests in order, so the capacity used
-     * is at least as new as the queue. Since the prefix before a request only shrinks, the grant was
-     * allowed at the instant the capacity was read. (A cached capacity would let a shrink that landed
-     * between the queue's read and the capacity watch grant more than the new capacity.)
-     *
-     * A request is decided only by a read sent after its create succeeded (readyAfter / readsSent).
-     *
-     * Leases
-     * ------
-     * A lease is VALID, SUSPENDED (connection suspended), LOST (final) or RELEASED. Its local
-     * deadline, the heartbeat and the watches on held nodes are SessionGuard's (see its notes);
-     * this class loses leases (lose(): marked, forgotten, logged, told to the listeners).
-     * RECONNECTED: one evaluation with confirm set: leases whose node is in the snapshot turn VALID
-     * again (if within the deadline), the others LOST. LOST or the client closing: leases LOST,
-     * waiters fail. After close() the listeners and the heartbeat stay until the last lease is
-     * released.
-     *
-     * Cancellation
-     * ------------
-     * The Lease exists only if request.future.complete(lease) succeeded. A cancelled or failed
-     * future withdraws its node (a guaranteed delete, retried by Curator across connection loss);
-     * a grant that finds the future already cancelled releases its fresh lease. A create still in
-     * flight when the future is cancelled deletes its node when it lands.
+     * The parts, each in its own file with its own notes
+     * ------------------------------------------------
+     *   ZooKeeperSemaphore  the public API: requests started, leases released, the state read by
+     *                       gauges, close; the constructor opens the path (Capacity, Generations)
+     *   Request             one request: its node's create, re-create and withdrawal, its future
+     *   Evaluation          one shared read of the queue, then of the capacity; the decision for
+     *                       every local waiter; grants; the watches
+     *   QueueSnapshot       one read of the whole queue and the rule applied to it (pure)
+     *   Capacity            the path's data: opened, written by setCapacity, watched, applied
+     *   Generations         sealing, creating and deleting generations
+     *   SessionGuard        the leases' local deadline, the heartbeat, the watches on held nodes,
+     *                       the connection's state changes, and losing leases
+     *   LeaseFutures        how the blocking faces wait for a lease's future
+     *   ScopedLease         withPermitsAsync's result
+     *   Alarms              children that stop granting: logged, counted, told to the listeners
+     *   LocalFront          one JVM's callers served from one block of cluster permits
      */
 
     /** The largest capacity: that of the local semaphore, {@link dev.handoff.Semaphore#MAX_PERMITS}. */
@@ -199,6 +145,21 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * the 32-bit counter's end ({@code 2147483647}), leaving room for the creates that race the switch.
      */
     public static final long SWITCH_AT_SEQUENCE = 1_000_000_000L;
+
+    /**
+     * The shortest session timeout (as the server granted it) with which the constructor opens a
+     * semaphore, in milliseconds. A lease's validity bound ({@link Lease}) assumes that the leader's
+     * pings to its followers are at most a twentieth of the timeout late, and a heartbeat every
+     * tenth of it, at least 20 ms apart: below 200 ms the first is under 10 ms, less than a garbage
+     * collection pause on the leader, and the second no longer holds.
+     */
+    public static final int MIN_SESSION_TIMEOUT_MS = 200;
+
+    /**
+     * The session timeout below which the constructor logs a warning, in milliseconds: the leader's
+     * pings may then be less than 50 ms late before a lease could outlive its session.
+     */
+    public static final int WARN_SESSION_TIMEOUT_MS = 1_000;
 
     static final String GENERATION_PREFIX = Generations.PREFIX;
     static final byte[] GRANTED = "granted".getBytes(StandardCharsets.US_ASCII);
@@ -222,10 +183,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
     final CuratorFramework client;
     final String path;
-    /** The capacity as last read, and the data version of <path> it was read at. Written by the event thread (and the constructor). */
-    volatile long capacity;
+    /** The capacity: its value as last read or written, its reads, writes and watch. */
+    final Capacity capacity;
 
-    private volatile int capacityVersion;
     final Generations generations;
     /** The queue bound; a field so that a test can lower it. */
     volatile int maxQueueLength = MAX_QUEUE_LENGTH;
@@ -241,18 +201,17 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     /** Local fronts' blocks that must learn when another request waits behind them. */
     final Map<Lease, Runnable> handOn = new ConcurrentHashMap<>();
 
-    private final ReentrantLock capacityLock = new ReentrantLock();
     final SessionGuard guard;
-    private final Evaluation evaluation;
+    final Evaluation evaluation;
     volatile boolean suspended;
-    private volatile ScheduledFuture<?> heartbeat;
-    private volatile boolean closed;
-    private final AtomicBoolean detached = new AtomicBoolean();
+    /** The requests in the cluster queue in the last decision's read, or -1 before one; written by the evaluation. */
+    volatile int clusterQueueLength = -1;
 
-    private final List<Consumer<? super String>> alarmListeners = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
     final List<ZooKeeperListener> listeners = new CopyOnWriteArrayList<>();
-    private final Set<String> alarmed = ConcurrentHashMap.newKeySet();
-    private final AtomicLong alarms = new AtomicLong();
+    /** The alarms raised, their listeners and their count. */
+    final Alarms alarms;
 
     // Measurements, read by the tests and the benchmark.
     /** Watches (node, capacity or generation) that fired, state events excluded. */
@@ -266,25 +225,13 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     /** Run on the event thread just before each generation's read is sent; a test's seam. */
     volatile Runnable queueReadHook = () -> {};
 
-    private final ConnectionStateListener connectionListener = this::connectionChanged;
-    /** Curator tells its CuratorListeners when the client closes; its session ends with it. */
-    private final CuratorListener closingListener = (c, event) -> {
-        if (event.getType() == CuratorEventType.CLOSING) {
-            sessionLost("the Curator client was closed");
-        }
-    };
-
-    final Watcher capacityWatcher = event -> {
-        if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
-            watchEvents.incrementAndGet();
-            readCapacity(true);
-        }
-    };
-
     /**
      * Opens the semaphore at {@code path}: creates the path with the capacity as its data if it is
      * absent (parents as container nodes), otherwise checks that the capacity stored there is this
-     * one. Blocks for those few round trips.
+     * one. Blocks for those few round trips. Refuses a session timeout (as the server granted it)
+     * below {@link #MIN_SESSION_TIMEOUT_MS}, with which no lease could keep its promise, and logs a
+     * warning below {@link #WARN_SESSION_TIMEOUT_MS}; what the client cannot see, the server's
+     * {@code tickTime} first, {@link Lease} states as assumptions.
      *
      * <pre>{@code
      * ZooKeeperSemaphore budget = new ZooKeeperSemaphore(curator, "/budgets/downstream-mib", 64);
@@ -298,8 +245,10 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * @throws NullPointerException     if {@code client} or {@code path} is null
      * @throws IllegalArgumentException if {@code path} is not a valid ZooKeeper path, if
      *                                  {@code capacity} is out of range, if the data at
-     *                                  {@code path} is not a capacity, or if it is a different
-     *                                  capacity (the message names both)
+     *                                  {@code path} is not a capacity, if it is a different
+     *                                  capacity (the message names both), or if the session
+     *                                  timeout the server granted is below
+     *                                  {@link #MIN_SESSION_TIMEOUT_MS} (the message names it)
      * @throws IllegalStateException    if the client is not started, or ZooKeeper could not be
      *                                  reached (the cause is Curator's exception)
      */
@@ -326,70 +275,21 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     + client.getState() + ", not STARTED");
         }
         this.path = path;
-        this.capacity = capacity;
+        this.capacity = new Capacity(this, client, path, capacity);
+        this.alarms = new Alarms(path);
         this.guard = new SessionGuard(this, client, path);
         this.generations = new Generations(this, client, path);
         this.evaluation = new Evaluation(this, client, path);
-        openPath();
+        String call = "ZooKeeperSemaphore(" + path + ", " + capacity + ")";
+        openPath(call);
+        SessionGuard.checkTimeout(call, negotiatedTimeoutMs());
         guard.start(negotiatedTimeoutMs());
-        client.getConnectionStateListenable().addListener(connectionListener);
-        client.getCuratorListenable().addListener(closingListener);
-        long period = Math.max(20, guard.timeoutMs() / 10);
-        heartbeat = TIMER.scheduleWithFixedDelay(guard::heartbeat, period, period, TimeUnit.MILLISECONDS);
     }
 
-    private void openPath() {
-        String call = "ZooKeeperSemaphore(" + path + ", " + capacity + ")";
-        byte[] mine = Long.toString(capacity).getBytes(StandardCharsets.US_ASCII);
+    private void openPath(String call) {
         try {
-            try {
-                client.create()
-                        .creatingParentContainersIfNeeded()
-                        .withMode(CreateMode.PERSISTENT)
-                        .forPath(path, mine);
-            } catch (KeeperException.NodeExistsException alreadyThere) {
-                // read it below
-            }
-            while (true) {
-                Stat stat = new Stat();
-                byte[] data = client.getData()
-                        .storingStatIn(stat)
-                        .usingWatcher(capacityWatcher)
-                        .forPath(path);
-                if (data == null || data.length == 0) {
-                    // An empty node (made by hand, or by a parent-creating call): claim it, once.
-                    try {
-                        client.setData().withVersion(stat.getVersion()).forPath(path, mine);
-                        continue;
-                    } catch (KeeperException.BadVersionException raced) {
-                        continue;
-                    }
-                }
-                long theirs = parseCapacity(data);
-                if (theirs < 0) {
-                    throw new IllegalArgumentException(call + ": the data at " + path + " is not a capacity: \""
-                            + printable(data) + "\" (expected a decimal number from 1 to " + MAX_CAPACITY + ")");
-                }
-                if (theirs != capacity) {
-                    throw new IllegalArgumentException(call + ": " + path + " already holds the capacity " + theirs
-                            + ", not " + capacity + "; every client of a path must pass the same capacity");
-                }
-                capacityVersion = stat.getVersion();
-                break;
-            }
-            long newest = -1;
-            for (String child : client.getChildren().forPath(path)) {
-                newest = Math.max(newest, generationNumber(child));
-            }
-            if (newest < 0) {
-                newest = 0;
-                try {
-                    client.create().withMode(CreateMode.PERSISTENT).forPath(generationPath(0));
-                } catch (KeeperException.NodeExistsException raced) {
-                    // another client made it
-                }
-            }
-            generations.seen(newest);
+            capacity.open(call);
+            generations.open();
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (InterruptedException e) {
@@ -400,42 +300,14 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         }
     }
 
-    static long generationNumber(String child) {
-        return Generations.number(child);
-    }
-
     String generationPath(long generation) {
         return generations.path(generation);
     }
 
-    private int negotiatedTimeoutMs() {
+    int negotiatedTimeoutMs() {
         int t = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
         int known = guard.timeoutMs();
         return t > 0 ? t : (known > 0 ? known : client.getZookeeperClient().getConnectionTimeoutMs());
-    }
-
-    /** The capacity in {@code data}, or -1 if it is not one. */
-    static long parseCapacity(byte[] data) {
-        String s = new String(data, StandardCharsets.US_ASCII).trim();
-        if (s.isEmpty() || s.length() > 19) {
-            return -1;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            if (s.charAt(i) < '0' || s.charAt(i) > '9') {
-                return -1;
-            }
-        }
-        long v = Long.parseLong(s);
-        return v >= 1 && v <= MAX_CAPACITY ? v : -1;
-    }
-
-    static String printable(byte[] data) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < Math.min(data.length, 40); i++) {
-            int c = data[i] & 0xff;
-            b.append(c >= 0x20 && c < 0x7f ? String.valueOf((char) c) : String.format("\\x%02x", c));
-        }
-        return data.length > 40 ? b + "..." : b.toString();
     }
 
     /**
@@ -445,7 +317,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * @return the capacity
      */
     public long capacity() {
-        return capacity;
+        return capacity.value();
     }
 
     /**
@@ -455,6 +327,71 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public String path() {
         return path;
+    }
+
+    /**
+     * How many leases this object holds now: granted, not released, not lost. A local front's block
+     * counts as one lease, however many of its local leases are out. A snapshot, for a gauge.
+     *
+     * @return the leases held through this object
+     */
+    public int leaseCount() {
+        return held.size();
+    }
+
+    /**
+     * The permits of the leases this object holds now (see {@link #leaseCount()}). A snapshot,
+     * for a gauge; the permits held by every client of the path are not known to any one client.
+     *
+     * @return the permits held through this object
+     */
+    public long heldPermits() {
+        return held.stream().mapToLong(Lease::permits).sum();
+    }
+
+    /**
+     * How many requests of this object wait now: asked for, neither granted nor failed nor
+     * withdrawn. A local front's pending block counts as one. A snapshot, for a gauge.
+     *
+     * @return the waiting requests of this object
+     */
+    public int queueLength() {
+        return (int) waiting.stream().filter(r -> !r.future.isDone()).count();
+    }
+
+    /**
+     * The permits that this object's waiting requests ask for (see {@link #queueLength()}). A
+     * snapshot, for a gauge.
+     *
+     * @return the permits waited for through this object
+     */
+    public long queuedPermits() {
+        return waiting.stream()
+                .filter(r -> !r.future.isDone())
+                .mapToLong(r -> r.n)
+                .sum();
+    }
+
+    /**
+     * The length of the cluster queue, every client's requests granted and waiting, in this
+     * object's last read of it. The semaphore reads the queue only while this object has a
+     * request waiting (or a local front's block must learn of waiters), so the value is as old as
+     * that read; -1 before the first.
+     *
+     * @return the requests in the cluster queue at the last read, or -1
+     */
+    public int clusterQueueLength() {
+        return clusterQueueLength;
+    }
+
+    /**
+     * Whether this object's Curator client is connected now: not suspended, not lost, not closed.
+     * While it is not, no lease of this object is {@linkplain Lease#isValid() valid}.
+     *
+     * @return true while connected
+     */
+    public boolean isConnected() {
+        return !suspended && client.getState() == CuratorFrameworkState.STARTED;
     }
 
     /**
@@ -485,22 +422,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
             throw new SemaphoreClosedException(
                     "setCapacity(" + n + ") on " + path + ": this ZooKeeperSemaphore is closed");
         }
-        byte[] data = Long.toString(n).getBytes(StandardCharsets.US_ASCII);
         try {
-            while (true) {
-                Stat stat = new Stat();
-                client.getData().storingStatIn(stat).forPath(path);
-                try {
-                    long sentAt = nanoClock.getAsLong();
-                    Stat written =
-                            client.setData().withVersion(stat.getVersion()).forPath(path, data);
-                    guard.ordered(sentAt);
-                    capacityChanged(n, written.getVersion());
-                    return;
-                } catch (KeeperException.BadVersionException raced) {
-                    // another setCapacity won: write ours over the one we now read
-                }
-            }
+            capacity.write(n);
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
@@ -547,7 +470,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     }
 
     private CompletableFuture<Lease> start(String call, long n, boolean oneShot) {
-        Request request = new Request(call, n, oneShot);
+        Request request = new Request(this, call, n, oneShot);
         if (closed) {
             request.future.completeExceptionally(closedException(call, n));
             return request.future;
@@ -557,14 +480,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
                     call + "(" + n + ") on " + path + ": the Curator client is " + client.getState()));
             return request.future;
         }
-        waiting.add(request);
-        request.future.whenComplete((lease, failure) -> {
-            waiting.remove(request);
-            if (failure != null) {
-                request.withdraw();
-            }
-        });
-        request.create(generations.newest());
+        request.start();
         return request.future;
     }
 
@@ -591,7 +507,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     public Lease acquireBlocking(long n) throws InterruptedException {
         checkWeight("acquireBlocking", n);
-        return awaitLease(start("acquireBlocking", n, false));
+        return LeaseFutures.awaitLease(start("acquireBlocking", n, false));
     }
 
     /**
@@ -626,9 +542,9 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         checkWeight("tryAcquireBlocking", n);
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isZero() || timeout.isNegative()) {
-            return awaitOneDecision(start("tryAcquireBlocking", n, true));
+            return LeaseFutures.awaitOneDecision(start("tryAcquireBlocking", n, true));
         }
-        return awaitLease(start("tryAcquireBlocking", n, false), timeout);
+        return LeaseFutures.awaitLease(start("tryAcquireBlocking", n, false), timeout);
     }
 
     /**
@@ -658,59 +574,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     public <T> CompletableFuture<T> withPermitsAsync(long n, Supplier<? extends CompletionStage<T>> body) {
         checkWeight("withPermitsAsync", n);
         Objects.requireNonNull(body, "withPermitsAsync(" + n + ", null): the body is null");
-        CompletableFuture<Lease> acquired = start("withPermitsAsync", n, false);
-        ScopedLease<T> result = new ScopedLease<>(acquired);
-        acquired.whenComplete((lease, failure) -> {
-            if (failure != null) { // nothing granted, nothing to release
-                if (!result.withdrawing) {
-                    result.completeExceptionally(failure);
-                }
-                return;
-            }
-            if (result.isDone()) { // cancelled while the grant was landing
-                lease.close();
-                return;
-            }
-            CompletionStage<T> stage;
-            try {
-                stage = body.get();
-                if (stage == null) {
-                    throw new NullPointerException(
-                            "withPermitsAsync(" + n + "): the body returned null instead of a CompletionStage");
-                }
-            } catch (Throwable t) {
-                lease.close();
-                result.completeExceptionally(t);
-                return;
-            }
-            stage.whenComplete((value, error) -> {
-                lease.close();
-                if (error != null) {
-                    result.completeExceptionally(error);
-                } else {
-                    result.complete(value);
-                }
-            });
-        });
-        return result;
-    }
-
-    /** The result of withPermitsAsync: a cancel before the grant withdraws the request first. */
-    private static final class ScopedLease<T> extends CompletableFuture<T> {
-        private final CompletableFuture<Lease> acquired;
-        /** Set before this future withdraws the request, so that the failure that causes is not copied here. */
-        volatile boolean withdrawing;
-
-        ScopedLease(CompletableFuture<Lease> acquired) {
-            this.acquired = acquired;
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            withdrawing = true;
-            acquired.cancel(false); // still waiting: withdrawn; granted already: the grant sees us done
-            return super.cancel(mayInterruptIfRunning);
-        }
+        return ScopedLease.start(n, start("withPermitsAsync", n, false), body);
     }
 
     /**
@@ -736,7 +600,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
     public <T> T withPermitsBlocking(long n, Callable<T> body) throws Exception {
         checkWeight("withPermitsBlocking", n);
         Objects.requireNonNull(body, "withPermitsBlocking(" + n + ", null): the body is null");
-        Lease lease = awaitLease(start("withPermitsBlocking", n, false));
+        Lease lease = LeaseFutures.awaitLease(start("withPermitsBlocking", n, false));
         try {
             return body.call();
         } finally {
@@ -779,15 +643,6 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * @throws NullPointerException     if {@code maxHold} is null
      */
     public LocalFront withLocalFront(long localCapacity, Duration maxHold) {
-        Objects.requireNonNull(maxHold, "maxHold");
-        if (localCapacity < 1 || localCapacity > capacity) {
-            throw new IllegalArgumentException("withLocalFront(" + localCapacity
-                    + "): the local capacity must be from 1 to the capacity " + capacity + " of " + path);
-        }
-        if (maxHold.isZero() || maxHold.isNegative()) {
-            throw new IllegalArgumentException(
-                    "withLocalFront(" + localCapacity + ", " + maxHold + "): the maximum hold must be positive");
-        }
         return new LocalFront(this, localCapacity, maxHold);
     }
 
@@ -805,7 +660,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * @throws NullPointerException if {@code listener} is null
      */
     public void addAlarmListener(Consumer<? super String> listener) {
-        alarmListeners.add(Objects.requireNonNull(listener, "listener"));
+        alarms.add(Objects.requireNonNull(listener, "listener"));
     }
 
     /**
@@ -834,7 +689,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      * @return the count since construction
      */
     public long alarmCount() {
-        return alarms.get();
+        return alarms.count();
     }
 
     /**
@@ -867,7 +722,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
      */
     @Override
     public String toString() {
-        return "ZooKeeperSemaphore[path=" + path + ", capacity=" + capacity + ", waiting here=" + waiting.size()
+        return "ZooKeeperSemaphore[path=" + path + ", capacity=" + capacity.value() + ", waiting here=" + waiting.size()
                 + ", held here=" + held.size() + (closed ? ", closed" : "") + "]";
     }
 
@@ -919,7 +774,7 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         if (n < 1) {
             throw new IllegalArgumentException(call + "(" + n + "): the number of permits must be at least 1");
         }
-        long c = capacity;
+        long c = capacity.value();
         if (n > c) {
             throw new IllegalArgumentException(
                     call + "(" + n + "): exceeds the capacity " + c + " of " + path + ", so it could never be granted");
@@ -932,120 +787,20 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
 
     /** After close(): the listeners and the heartbeat go once no lease is left to watch. */
     void detachIfDone() {
-        if (closed && held.isEmpty() && detached.compareAndSet(false, true)) {
-            client.getConnectionStateListenable().removeListener(connectionListener);
-            client.getCuratorListenable().removeListener(closingListener);
-            ScheduledFuture<?> h = heartbeat;
-            if (h != null) {
-                h.cancel(false);
-            }
+        if (closed && held.isEmpty()) {
+            guard.detach();
         }
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Session, contact and the local deadline
-
-    private void connectionChanged(CuratorFramework c, ConnectionState state) {
-        for (ZooKeeperListener l : listeners) {
-            try {
-                l.connectionChanged(state);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
-            }
-        }
-        if (state == ConnectionState.SUSPENDED) {
-            suspended = true;
-            for (Lease lease : held) {
-                lease.markSuspended();
-            }
-        } else if (state == ConnectionState.LOST) {
-            sessionLost("the ZooKeeper session was lost");
-        } else if (state == ConnectionState.RECONNECTED || state == ConnectionState.CONNECTED) {
-            suspended = false;
-            guard.timeoutChanged(negotiatedTimeoutMs());
-            evaluation.confirmNext();
-            evaluate(); // one shared read: it decides every waiter and confirms every lease
-        }
-    }
-
-    private void sessionLost(String why) {
-        for (Request r : waiting) {
-            r.future.completeExceptionally(new SessionLostException(
-                    r.call + "(" + r.n + ") on " + path + ": " + why + " before the grant; the request is gone"));
-        }
-        for (Lease lease : held) {
-            lose(lease, why);
-        }
-        evaluation.forgetWatches();
-        detachIfDone();
-    }
-
-    /** Whether the local deadline has passed: the leader may have expired the session by now. */
-    boolean pastDeadline() {
-        return guard.pastDeadline();
-    }
-
-    void expireLeases() {
-        for (Lease lease : held) {
-            lose(
-                    lease,
-                    "the local deadline passed: the leader has not confirmed the session for "
-                            + guard.timeoutMs() * 9 / 10 + " ms of the " + guard.timeoutMs() + " ms session timeout");
-        }
-        detachIfDone();
-    }
-
-    /** The lease is lost for good (if still held): marked, forgotten, and the listeners told. */
-    void lose(Lease lease, String reason) {
-        held.remove(lease);
-        handOn.remove(lease);
-        if (lease.markLost()) {
-            LOG.log(
-                    System.Logger.Level.WARNING,
-                    "ZooKeeperSemaphore " + path + ": lease of " + lease.permits() + " at " + lease.node() + " lost: "
-                            + reason);
-            for (ZooKeeperListener l : listeners) {
-                try {
-                    l.leaseLost(lease, reason);
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "ZooKeeperSemaphore " + path + ": a listener failed", e);
-                }
-            }
-        }
-        detachIfDone();
-    }
-
-    /** Whether nothing is held or waiting here: the heartbeat rests. */
-    boolean idle() {
-        return held.isEmpty() && waiting.isEmpty();
-    }
-
-    Set<Lease> heldLeases() {
-        return held;
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Release and delete
+    // Release, local fronts, evaluation
 
     void release(Lease lease) {
         held.remove(lease);
         handOn.remove(lease);
-        delete(lease.node());
+        Request.delete(client, lease.node());
         detachIfDone();
     }
-
-    private void delete(String node) {
-        try {
-            // guaranteed(): Curator retries the delete across connection loss until it succeeds or
-            // the session ends (which deletes the node anyway).
-            client.delete().guaranteed().inBackground().forPath(node);
-        } catch (Exception e) {
-            // Background: failures go to Curator's listeners, and guaranteed() retries.
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // Local fronts
 
     /** Runs onWaiter once a request waits behind block in the cluster queue (or at once if one does). */
     void whenOthersWait(Lease block, Runnable onWaiter) {
@@ -1057,299 +812,8 @@ public final class ZooKeeperSemaphore implements AutoCloseable {
         handOn.remove(block);
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // Capacity and alarms (the evaluation is Evaluation's)
-
     /** Asks for an evaluation: starts one, or makes the running one run once more. */
     void evaluate() {
         evaluation.evaluate();
-    }
-
-    void readCapacity(boolean thenEvaluate) {
-        try {
-            client.getData()
-                    .usingWatcher(capacityWatcher)
-                    .inBackground((c, e) -> {
-                        if (e.getResultCode() == 0 && e.getStat() != null) {
-                            long n = parseCapacity(e.getData());
-                            if (n > 0) {
-                                capacityChanged(n, e.getStat().getVersion());
-                            } else {
-                                alarm(
-                                        path,
-                                        "the data at the path is not a capacity: \"" + printable(e.getData())
-                                                + "\"; keeping " + capacity);
-                            }
-                        }
-                        if (thenEvaluate) {
-                            evaluate();
-                        }
-                    })
-                    .forPath(path);
-        } catch (Exception e) {
-            TIMER.schedule(() -> readCapacity(thenEvaluate), RETRY_MS, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** A newer capacity was read or written: waiters that can no longer fit fail; the others are decided again. */
-    void capacityChanged(long n, int version) {
-        capacityLock.lock();
-        try {
-            if (version < capacityVersion || (version == capacityVersion && n == capacity)) {
-                return; // not newer than the one we have
-            }
-            capacity = n;
-            capacityVersion = version;
-        } finally {
-            capacityLock.unlock();
-        }
-        for (Request r : waiting) {
-            if (r.n > n) {
-                r.future.completeExceptionally(new IllegalStateException(
-                        r.call + "(" + r.n + ") on " + path + ": the weight " + r.n + " exceeds the capacity " + n
-                                + " (set by setCapacity), so it could never be granted"));
-            }
-        }
-        evaluate();
-    }
-
-    void alarm(String child, String reason) {
-        if (!alarmed.add(child + " " + reason)) {
-            return;
-        }
-        alarms.incrementAndGet();
-        String message = "ZooKeeperSemaphore " + path + ": granting stopped by " + child + ": " + reason;
-        LOG.log(System.Logger.Level.WARNING, message);
-        for (Consumer<? super String> l : alarmListeners) {
-            try {
-                l.accept(message);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "alarm listener failed", e);
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // A request
-
-    /** A request node's name before its sequence suffix. */
-    static String nodeName(long n) {
-        return QueueSnapshot.REQUEST_MARK + String.format("%019d", n) + "-";
-    }
-
-    /** A one-shot request that was not granted by its one decision; never seen by callers. */
-    static final RuntimeException NOT_GRANTED = new IllegalStateException("not granted by its one decision") {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public synchronized Throwable fillInStackTrace() {
-            return this;
-        }
-    };
-
-    final class Request {
-        final String call;
-        final long n;
-        final boolean oneShot;
-        final CompletableFuture<Lease> future = new CompletableFuture<>();
-        final long startedAt = nanoClock.getAsLong();
-        /** The created node's full path and name; written by the create callback (null while none). */
-        volatile String node;
-
-        volatile String name;
-        volatile long czxid;
-        /** readsSent when the create landed: only a later read may decide the request. */
-        volatile long readyAfter = Long.MAX_VALUE;
-        /** The node must be created (again) in the newest open generation by the next decision. */
-        volatile boolean pendingCreate;
-
-        volatile boolean creating;
-
-        Request(String call, long n, boolean oneShot) {
-            this.call = call;
-            this.n = n;
-            this.oneShot = oneShot;
-        }
-
-        void create(long generation) {
-            creating = true;
-            pendingCreate = false;
-            long sentAt = nanoClock.getAsLong();
-            try {
-                client.create()
-                        .withProtection()
-                        .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                        .inBackground((c, e) -> created(e, sentAt))
-                        .forPath(generationPath(generation) + "/" + nodeName(n), NO_DATA);
-            } catch (Exception e) {
-                creating = false;
-                fail(e);
-            }
-        }
-
-        /** Fails the request with e, or with SessionLostException if the client was closed. */
-        void fail(Throwable e) {
-            if (e instanceof CuratorClosedException || client.getState() == CuratorFrameworkState.STOPPED) {
-                future.completeExceptionally(new SessionLostException(
-                        call + "(" + n + ") on " + path + ": the Curator client was closed before the grant", e));
-            } else {
-                future.completeExceptionally(e);
-            }
-        }
-
-        private void created(CuratorEvent event, long sentAt) {
-            creating = false;
-            int rc = event.getResultCode();
-            if (rc == KeeperException.Code.NONODE.intValue()) {
-                // The generation was deleted (drained, and newer ones exist): read, then create in the newest.
-                pendingCreate = true;
-                evaluate();
-                return;
-            }
-            if (rc != 0) {
-                fail(KeeperException.create(KeeperException.Code.get(rc), event.getPath()));
-                return;
-            }
-            guard.ordered(sentAt); // a create: the leader ordered it, so the session was alive after sentAt
-            String created = event.getName();
-            node = created;
-            name = created.substring(created.lastIndexOf('/') + 1);
-            if (future.isDone()) {
-                delete(created); // cancelled (or failed) while the create was in flight
-                return;
-            }
-            byName.put(name, this);
-            Stat stat = event.getStat();
-            if (stat != null && stat.getCzxid() != 0) {
-                ready(stat.getCzxid());
-                return;
-            }
-            // A create recovered by protected mode may come without its stat: ask for it.
-            try {
-                client.checkExists()
-                        .inBackground((c, e) -> {
-                            if (e.getResultCode() == 0 && e.getStat() != null) {
-                                ready(e.getStat().getCzxid());
-                            } else {
-                                ready(0); // gone already: the read finds out and fails the request
-                            }
-                        })
-                        .forPath(created);
-            } catch (Exception e) {
-                fail(e);
-            }
-        }
-
-        private void ready(long zxid) {
-            czxid = zxid;
-            readyAfter = evaluation.readsSent();
-            evaluate();
-        }
-
-        /** Our node cannot be ordered (or is void): delete it and ask again in the newest open generation. */
-        void recreate(long openGeneration) {
-            String old = node;
-            byName.remove(name);
-            node = null;
-            name = null;
-            readyAfter = Long.MAX_VALUE;
-            delete(old);
-            if (openGeneration >= 0) {
-                create(openGeneration);
-            } else {
-                pendingCreate = true; // after the switch
-            }
-        }
-
-        void withdraw() {
-            String mine = node;
-            String mineName = name;
-            if (mineName != null) {
-                byName.remove(mineName, this);
-            }
-            if (mine != null) {
-                delete(mine);
-            }
-        }
-    }
-    // ---------------------------------------------------------------------------------------------
-    // Blocking faces, shared with LocalFront
-
-    static Lease awaitLease(CompletableFuture<Lease> future) throws InterruptedException {
-        try {
-            return future.get();
-        } catch (InterruptedException e) {
-            if (future.cancel(false)) {
-                throw e;
-            }
-            Thread.currentThread().interrupt();
-            return joinGranted(future);
-        } catch (ExecutionException e) {
-            throw unwrap(e.getCause());
-        }
-    }
-
-    /** Waits for a one-shot request's one decision: its lease, or empty if it was not granted. */
-    static Optional<Lease> awaitOneDecision(CompletableFuture<Lease> future) throws InterruptedException {
-        try {
-            return Optional.of(awaitLease(future));
-        } catch (RuntimeException e) {
-            if (e == NOT_GRANTED) {
-                return Optional.empty();
-            }
-            throw e;
-        }
-    }
-
-    static Optional<Lease> awaitLease(CompletableFuture<Lease> future, Duration timeout) throws InterruptedException {
-        try {
-            long nanos = timeout.isNegative() ? 0 : saturatedNanos(timeout);
-            return Optional.of(future.get(nanos, TimeUnit.NANOSECONDS));
-        } catch (TimeoutException e) {
-            if (future.cancel(false)) {
-                return Optional.empty();
-            }
-            return Optional.of(joinGranted(future));
-        } catch (InterruptedException e) {
-            if (future.cancel(false)) {
-                throw e;
-            }
-            Thread.currentThread().interrupt();
-            return Optional.of(joinGranted(future));
-        } catch (ExecutionException e) {
-            throw unwrap(e.getCause());
-        }
-    }
-
-    private static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
-    }
-
-    /** The future lost its cancel, so it is complete: its lease, or its failure thrown. */
-    private static Lease joinGranted(CompletableFuture<Lease> future) {
-        try {
-            return future.join();
-        } catch (CompletionException e) {
-            throw unwrap(e.getCause());
-        } catch (CancellationException e) {
-            throw e;
-        }
-    }
-
-    static RuntimeException unwrap(Throwable t) {
-        if (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
-        if (t instanceof RuntimeException) {
-            return (RuntimeException) t;
-        }
-        if (t instanceof Error) {
-            throw (Error) t;
-        }
-        return new IllegalStateException(t.toString(), t);
     }
 }

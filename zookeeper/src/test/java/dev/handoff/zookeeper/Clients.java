@@ -35,10 +35,15 @@ final class Clients implements AutoCloseable {
         return start(connectString, sessionMs);
     }
 
-    /** A client to another address (a proxy before the server), closed with the others. */
+    /**
+     * A client to another address (a proxy before the server), closed with the others. Curator's
+     * ensemble tracker is off: it would replace the addresses given with those of the ensemble's
+     * configuration (the servers' own ports), and a client would then bypass its proxies.
+     */
     CuratorFramework start(String to, int sessionMs) throws InterruptedException {
         CuratorFramework c = CuratorFrameworkFactory.builder()
                 .connectString(to)
+                .ensembleTracker(false)
                 .sessionTimeoutMs(sessionMs)
                 .connectionTimeoutMs(5_000)
                 .retryPolicy(new ExponentialBackoffRetry(50, 8, 1_000))

@@ -13,7 +13,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * A TCP proxy before one server that can be frozen: while frozen it forwards no byte in either
  * direction (and new connections wait), as a network partition or a stopped process would look
- * to both ends. Thawing lets the buffered bytes through.
+ * to both ends. Thawing lets the buffered bytes through. It can also be slowed: every chunk of
+ * bytes waits a given delay before it is passed on, in each direction, as over a long or
+ * congested link (bytes that arrive meanwhile go with the next chunk, so the delay adds latency
+ * without limiting throughput much).
  */
 final class FreezableProxy implements AutoCloseable {
 
@@ -21,6 +24,9 @@ final class FreezableProxy implements AutoCloseable {
     private final int targetPort;
     private final Object gate = new Object();
     private volatile boolean frozen;
+    /** Milliseconds each chunk waits before it is forwarded; 0: none. */
+    private volatile long delayMs;
+
     private volatile boolean closed;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
 
@@ -36,18 +42,20 @@ final class FreezableProxy implements AutoCloseable {
         return "127.0.0.1:" + listener.getLocalPort();
     }
 
-    /** Whether a connection through this proxy is open now (a client connects to one server at a time). */
-    boolean connected() {
+    /** Closes the connections open through this proxy, as a reset by the network would; new ones may follow. */
+    void reset() {
         for (Socket s : sockets) {
-            if (!s.isClosed()) {
-                return true;
-            }
+            closeQuietly(s);
         }
-        return false;
     }
 
     void freeze() {
         frozen = true;
+    }
+
+    /** Delays every chunk by delayMs in each direction from now on; 0 ends the delay. */
+    void slow(long delayMs) {
+        this.delayMs = delayMs;
     }
 
     void thaw() {
@@ -91,6 +99,10 @@ final class FreezableProxy implements AutoCloseable {
                             OutputStream out = to.getOutputStream()) {
                         int n;
                         while ((n = in.read(buffer)) >= 0) {
+                            long delay = delayMs;
+                            if (delay > 0) {
+                                Thread.sleep(delay);
+                            }
                             awaitThawed();
                             out.write(buffer, 0, n);
                             out.flush();

@@ -43,6 +43,7 @@ class LeaderFailoverTest {
     void noOverAdmissionWhileTheLeaderIsKilled() throws Exception {
         try (TestingCluster cluster = new TestingCluster(3)) {
             cluster.start();
+            ServerInternals.keepTestJvm();
             try (Clients clients = new Clients(cluster.getConnectString())) {
                 List<CuratorFramework> curators = new ArrayList<>();
                 List<ZooKeeperSemaphore> semaphores = new ArrayList<>();

@@ -76,8 +76,16 @@ final class ProxiedEnsemble implements AutoCloseable {
         return Integer.parseInt(c.substring(c.lastIndexOf(':') + 1));
     }
 
+    /** Starts the servers; a server's request to end the JVM is recorded instead (ServerInternals.keepTestJvm). */
     void start() throws Exception {
         cluster.start();
+        ServerInternals.keepTestJvm();
+    }
+
+    /** Starts a server that was killed again; see start(). */
+    void restart(InstanceSpec server) throws Exception {
+        cluster.restartServer(server);
+        ServerInternals.keepTestJvm();
     }
 
     /** The index of the leader now, or -1. */

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class QueueSnapshotTest {
 
     private static String request(long weight, long sequence) {
-        return ZooKeeperSemaphore.nodeName(weight) + String.format("%010d", sequence);
+        return Request.nodeName(weight) + String.format("%010d", sequence);
     }
 
     private static QueueSnapshot.Generation generation(long number, String... children) {
@@ -62,7 +62,7 @@ class QueueSnapshotTest {
     void duplicateNegativeOrUnparsableSequencesBlockEveryLaterGrant() {
         String a = "_c_a-" + request(1, Integer.MAX_VALUE);
         String b = "_c_b-" + request(1, Integer.MAX_VALUE);
-        String wrapped = ZooKeeperSemaphore.nodeName(1) + "-2147483648";
+        String wrapped = Request.nodeName(1) + "-2147483648";
         QueueSnapshot s = of(10, generation(0, request(1, 1), a, b, wrapped), generation(1, request(1, 0)));
         assertEquals(3, s.poison.size(), s.poison.toString());
         assertTrue(s.misplaced.containsAll(List.of(a, b, wrapped)), "their owners ask again");
@@ -71,7 +71,7 @@ class QueueSnapshotTest {
         assertTrue(s.order.stream().noneMatch(e -> e.granted));
         assertTrue(s.newestNeedsSwitch || s.newestSealed || s.newest == 1);
         assertNull(QueueSnapshot.parseRequest(wrapped));
-        assertNull(QueueSnapshot.parseRequest(ZooKeeperSemaphore.nodeName(1) + "00000000x1"));
+        assertNull(QueueSnapshot.parseRequest(Request.nodeName(1) + "00000000x1"));
     }
 
     @Test

@@ -2,12 +2,15 @@
 package dev.handoff.zookeeper;
 
 import java.lang.reflect.Method;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 import org.apache.curator.test.TestingZooKeeperServer;
 import org.apache.zookeeper.server.DataNode;
 import org.apache.zookeeper.server.ServerCnxnFactory;
 import org.apache.zookeeper.server.ZooKeeperServer;
+import org.apache.zookeeper.util.ServiceUtils;
 
 /**
  * The in-process server's own DataTree, reached through curator-test's package-private accessors:
@@ -17,6 +20,28 @@ import org.apache.zookeeper.server.ZooKeeperServer;
 final class ServerInternals {
 
     private ServerInternals() {}
+
+    /** The exit codes that servers asked for in this JVM since keepTestJvm() was first called. */
+    static final List<Integer> EXIT_REQUESTS = new CopyOnWriteArrayList<>();
+
+    /**
+     * Keeps the servers from ending the test JVM. An in-process server (ZooKeeper's embedded
+     * server, which curator-test runs) asks ZooKeeper's ServiceUtils to end the JVM when its
+     * thread fails, for example when a restarted server cannot bind its port, and it sets the
+     * procedure that does so on every start: the whole test run would end with that code and no
+     * word (surefire reports a fork that "terminated without saying goodbye"). So call this after
+     * every start and restart of a server: the request is printed, with where it came from, and
+     * recorded in EXIT_REQUESTS instead.
+     */
+    static void keepTestJvm() {
+        ServiceUtils.setSystemExitProcedure(code -> {
+            EXIT_REQUESTS.add(code);
+            if (code != 0) { // 0: a server's thread ended as it should
+                new IllegalStateException("a ZooKeeper server asked to end the JVM with code " + code)
+                        .printStackTrace(System.out);
+            }
+        });
+    }
 
     static ZooKeeperServer zooKeeperServer(TestingServer server) throws Exception {
         Object testing = call(server, "getTestingZooKeeperServer");

@@ -20,6 +20,7 @@ abstract class ServerPerTest {
     @BeforeEach
     void startServer(TestInfo test) throws Exception {
         server = new TestingServer(true);
+        ServerInternals.keepTestJvm();
         clients = new Clients(server.getConnectString());
         path = "/handoff-test/" + test.getTestMethod().orElseThrow().getName();
     }

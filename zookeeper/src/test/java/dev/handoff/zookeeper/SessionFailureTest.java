@@ -76,6 +76,7 @@ class SessionFailureTest extends ServerPerTest {
         CompletableFuture<Lease> duringOutage = s1.acquireAsync(1); // its create is retried by Curator
         Thread.sleep(300);
         server.restart();
+        ServerInternals.keepTestJvm();
         await("reconnected", () -> states.contains(ConnectionState.RECONNECTED));
         await("the outage's request created", () -> count(c2) == 3);
 
@@ -142,6 +143,7 @@ class SessionFailureTest extends ServerPerTest {
         server.stop();
         await("suspended", () -> states.contains(ConnectionState.SUSPENDED));
         server.restart();
+        ServerInternals.keepTestJvm();
         await("reconnected", () -> states.contains(ConnectionState.RECONNECTED));
         Thread.sleep(500);
         long reads = s1.reads.get() - readsBefore;

@@ -41,6 +41,7 @@ class ZooKeeperSemaphoreTest {
     @BeforeAll
     static void startServer() throws Exception {
         server = new TestingServer(true);
+        ServerInternals.keepTestJvm();
     }
 
     @AfterAll

@@ -35,7 +35,7 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  * }
  * ```
  *
- * @param permits the number of permits, from `0` to [AdaptiveCapacity.minCapacity]
+ * @param permits the number of permits, from `0` to the present [AdaptiveCapacity.capacity]
  * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing held
  * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
  * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
@@ -75,7 +75,7 @@ public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
  * }
  * ```
  *
- * @param permits the number of permits, from `0` to [AdaptiveCapacity.minCapacity]
+ * @param permits the number of permits, from `0` to the present [AdaptiveCapacity.capacity]
  * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing held
  * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
  * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant

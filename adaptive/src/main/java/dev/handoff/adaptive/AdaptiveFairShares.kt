@@ -36,7 +36,7 @@ import dev.handoff.coroutines.acquire as acquireSuspending
  * ```
  *
  * @param key the key (tenant) the permits are for
- * @param permits the number of permits, from `0` to [AdaptiveFairShare.minCapacity] and the fair
+ * @param permits the number of permits, from `0` to the present [AdaptiveFairShare.capacity] and the fair
  *   share's per-key cap
  * @throws IllegalArgumentException if [permits] is negative, above the least capacity or the
  *   per-key cap, or the key's share is out of range; nothing held
@@ -78,7 +78,7 @@ public suspend fun <K : Any> AdaptiveFairShare<K>.acquire(key: K, permits: Long 
  * ```
  *
  * @param key the key (tenant) the permits are for
- * @param permits the number of permits, from `0` to [AdaptiveFairShare.minCapacity] and the fair
+ * @param permits the number of permits, from `0` to the present [AdaptiveFairShare.capacity] and the fair
  *   share's per-key cap
  * @return what [action] returns
  * @throws IllegalArgumentException if [permits] is negative, above the least capacity or the

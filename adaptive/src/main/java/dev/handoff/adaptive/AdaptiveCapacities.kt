@@ -34,7 +34,7 @@ import kotlinx.coroutines.TimeoutCancellationException
  * }
  * ```
  *
- * @param permits the number of permits, from `0` to [AdaptiveCapacity.minCapacity]
+ * @param permits the number of permits, from `0` to the present [AdaptiveCapacity.capacity]
  * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing
  *   held
  * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
@@ -77,7 +77,7 @@ public suspend fun AdaptiveCapacity.acquire(permits: Long = 1): SampledPermits {
  * }
  * ```
  *
- * @param permits the number of permits, from `0` to [AdaptiveCapacity.minCapacity]
+ * @param permits the number of permits, from `0` to the present [AdaptiveCapacity.capacity]
  * @throws IllegalArgumentException if [permits] is negative or above the least capacity; nothing
  *   held
  * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait

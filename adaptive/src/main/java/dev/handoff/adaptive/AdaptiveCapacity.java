@@ -62,8 +62,11 @@ import org.jspecify.annotations.Nullable;
  * the next releases), and keeps the semaphore's FIFO order. The adaptive capacity owns the
  * semaphore's capacity: do not set it yourself.
  *
- * <p><b>Weights.</b> A call may take more than one permit, at most {@link #minCapacity()}, so that
- * no shrink can leave it unable to fit.
+ * <p><b>Weights.</b> A call may take more than one permit, up to the present {@link #capacity()}.
+ * A request above {@link #minCapacity()} may meet a capacity that shrank below it while it waited:
+ * it then fails at once with the semaphore's {@link IllegalStateException} (nothing held, nothing
+ * sampled), as {@link Semaphore#setCapacity(long)} fails a waiter that can no longer fit. Weights
+ * up to {@code minCapacity} always fit.
  *
  * <p><b>Fair shares and Reactor.</b> {@link AdaptiveFairShare} sizes a
  * {@link dev.handoff.FairShareSemaphore} with the same algorithms and the same sampling, its calls
@@ -115,7 +118,7 @@ public final class AdaptiveCapacity {
         }
 
         /**
-         * The least capacity, default {@code 1}. Also the most permits one call may take.
+         * The least capacity, default {@code 1}.
          *
          * @param min the least capacity, from {@code 1} to {@link Semaphore#MAX_PERMITS}
          * @return this builder
@@ -256,6 +259,28 @@ public final class AdaptiveCapacity {
         }
 
         /**
+         * Adds a listener for the changes of the capacity: each is told the old value, the new one
+         * and the {@link CapacityListener.Reason reason}, after the change, outside every lock, one
+         * change at a time and in order (see {@link CapacityListener}). May be called more than
+         * once; the listeners hear each change in the order they were added. A change made by
+         * {@link #build()} (a starting capacity outside the bounds) is told during {@code build()}.
+         *
+         * <pre>{@code
+         * AdaptiveCapacity adaptive = AdaptiveCapacity.builder(semaphore)
+         *         .listener((from, to, reason) -> log.info("capacity {} -> {} ({})", from, to, reason))
+         *         .build();
+         * }</pre>
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder listener(CapacityListener listener) {
+            settings.listener(listener);
+            return this;
+        }
+
+        /**
          * Builds the adaptive capacity and sets the semaphore's capacity to the starting value.
          *
          * @return the adaptive capacity
@@ -307,6 +332,39 @@ public final class AdaptiveCapacity {
     }
 
     /**
+     * Returns the built-in algorithm's baseline: the uncongested latency it compares each window
+     * with, in nanoseconds (the lowest window mean of the last 64 windows). {@code NaN} before the
+     * first window closes, and with a Netflix {@code Limit}. A snapshot, for metrics.
+     *
+     * @return the baseline in nanoseconds, or {@code NaN}
+     */
+    public double baselineNanos() {
+        return sampler.controller().baselineNanos();
+    }
+
+    /**
+     * Returns the mean hold time of the successes of the last window the built-in algorithm
+     * closed, in nanoseconds. {@code NaN} before the first window closes, and with a Netflix
+     * {@code Limit}. A snapshot, for metrics.
+     *
+     * @return the last window's mean latency in nanoseconds, or {@code NaN}
+     */
+    public double windowLatencyNanos() {
+        return sampler.controller().windowLatencyNanos();
+    }
+
+    /**
+     * Returns how many sampled uses ended as {@link Outcome#DROPPED} since this object was built
+     * (all of them, also those the algorithm does not act on because they started before its last
+     * cut). A snapshot, for metrics.
+     *
+     * @return the drops counted so far
+     */
+    public long drops() {
+        return sampler.drops();
+    }
+
+    /**
      * Returns how many permits are held through this object now (a snapshot).
      *
      * @return the permits held by sampled uses
@@ -345,7 +403,7 @@ public final class AdaptiveCapacity {
      * String page = adaptive.withPermitsBlocking(1, () -> http.get(url));
      * }</pre>
      *
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()}
      * @param body the work to run holding them
      * @param <T> the result type
      * @return what {@code body} returned
@@ -353,7 +411,7 @@ public final class AdaptiveCapacity {
      * @throws InterruptedException if interrupted while waiting for the permits (nothing held)
      * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
      * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      * @throws NullPointerException if {@code body} is null
      */
     public <T extends @Nullable Object> T withPermitsBlocking(long n, Callable<T> body) throws Exception {
@@ -376,12 +434,12 @@ public final class AdaptiveCapacity {
      *         () -> client.sendAsync(request, ofString()).orTimeout(2, TimeUnit.SECONDS));
      * }</pre>
      *
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()}
      * @param body the work to run holding them; returns the stage whose completion releases them
      * @param <T> the result type
      * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
      *     acquisition's exception
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      * @throws NullPointerException if {@code body} is null
      */
     public <T extends @Nullable Object> CompletableFuture<T> withPermitsAsync(
@@ -402,12 +460,12 @@ public final class AdaptiveCapacity {
      * }
      * }</pre>
      *
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()}
      * @return the handle; close it to release and sample
      * @throws InterruptedException if interrupted while waiting (nothing held)
      * @throws dev.handoff.SemaphoreClosedException if the semaphore is or gets closed before the grant
      * @throws SemaphoreRejectedException if the semaphore's queue bound rejects the wait
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      */
     public SampledPermits acquireBlocking(long n) throws InterruptedException {
         return sampler.acquireBlocking(null, n);
@@ -426,9 +484,9 @@ public final class AdaptiveCapacity {
      * }));
      * }</pre>
      *
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()}
      * @return a future completed with the handle when the permits are granted
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      */
     public CompletableFuture<SampledPermits> acquireAsync(long n) {
         return sampler.acquireAsync(null, n);
@@ -445,9 +503,9 @@ public final class AdaptiveCapacity {
      * try (p) { return handle(request); }
      * }</pre>
      *
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()}
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()}
      * @return the handle, or {@code null} if the permits were not free
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      */
     public @Nullable SampledPermits tryAcquire(long n) {
         return sampler.tryAcquire(null, n);
@@ -466,9 +524,9 @@ public final class AdaptiveCapacity {
      * });
      * }</pre>
      *
-     * @param n the number of permits held, from {@code 0} to {@link #minCapacity()}
+     * @param n the number of permits held, from {@code 0} to the present {@link #capacity()}
      * @return the handle; close it to release and sample
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > minCapacity()}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > capacity()}
      */
     public SampledPermits startSample(long n) {
         return sampler.startSample(null, n);

@@ -50,7 +50,7 @@ import org.jspecify.annotations.Nullable;
  * capacity: it does not count as demand for it (it waits while permits are free), and a
  * {@link #tryAcquire(Object, long)} refused by the cap is not recorded as a rejection. A request
  * heavier than the cap is refused at once with {@link IllegalArgumentException}, as one heavier
- * than {@link #minCapacity()}.
+ * than the present {@link #capacity()}.
  *
  * <p>The adaptive fair share owns the fair share's capacity: do not set it yourself. Permits taken
  * through the fair share itself are not sampled; wrap them with {@link #startSample(Object, long)}.
@@ -220,6 +220,19 @@ public final class AdaptiveFairShare<K> {
         }
 
         /**
+         * Adds a listener for the changes of the capacity, as
+         * {@link AdaptiveCapacity.Builder#listener(CapacityListener)}.
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder<K> listener(CapacityListener listener) {
+            settings.listener(listener);
+            return this;
+        }
+
+        /**
          * Builds the adaptive fair share and sets the fair share's capacity to the starting value.
          *
          * @return the adaptive fair share
@@ -305,7 +318,7 @@ public final class AdaptiveFairShare<K> {
      * }</pre>
      *
      * @param key the key the permits are for
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()} and the fair share's
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()} and the fair share's
      *     per-key cap
      * @param body the work to run holding them
      * @param <T> the result type
@@ -314,7 +327,7 @@ public final class AdaptiveFairShare<K> {
      * @throws InterruptedException if interrupted while waiting for the permits (nothing held)
      * @throws dev.handoff.SemaphoreClosedException if the fair share is or gets closed before the grant
      * @throws SemaphoreRejectedException if a queue bound of the fair share rejects the wait
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > minCapacity()}, {@code n} exceeds
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
      *     the per-key cap, or the key's share is out of range
      * @throws NullPointerException if {@code key} or {@code body} is null
      */
@@ -338,13 +351,13 @@ public final class AdaptiveFairShare<K> {
      * }</pre>
      *
      * @param key the key the permits are for
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()} and the fair share's
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()} and the fair share's
      *     per-key cap
      * @param body the work to run holding them; returns the stage whose completion releases them
      * @param <T> the result type
      * @return a future completed with the stage's result, or failed with its, {@code body}'s or the
      *     acquisition's exception
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > minCapacity()}, {@code n} exceeds
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
      *     the per-key cap, or the key's share is out of range
      * @throws NullPointerException if {@code key} or {@code body} is null
      */
@@ -368,12 +381,12 @@ public final class AdaptiveFairShare<K> {
      * }</pre>
      *
      * @param key the key the permits are for
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()} and the per-key cap
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()} and the per-key cap
      * @return the handle; close it to release and sample
      * @throws InterruptedException if interrupted while waiting (nothing held)
      * @throws dev.handoff.SemaphoreClosedException if the fair share is or gets closed before the grant
      * @throws SemaphoreRejectedException if a queue bound of the fair share rejects the wait
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > minCapacity()}, {@code n} exceeds
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
      *     the per-key cap, or the key's share is out of range
      * @throws NullPointerException if {@code key} is null
      */
@@ -396,9 +409,9 @@ public final class AdaptiveFairShare<K> {
      * }</pre>
      *
      * @param key the key the permits are for
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()} and the per-key cap
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()} and the per-key cap
      * @return a future completed with the handle when the permits are granted
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > minCapacity()}, {@code n} exceeds
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
      *     the per-key cap, or the key's share is out of range
      * @throws NullPointerException if {@code key} is null
      */
@@ -419,9 +432,9 @@ public final class AdaptiveFairShare<K> {
      * }</pre>
      *
      * @param key the key the permits are for
-     * @param n the number of permits, from {@code 0} to {@link #minCapacity()} and the per-key cap
+     * @param n the number of permits, from {@code 0} to the present {@link #capacity()} and the per-key cap
      * @return the handle, or {@code null} if the permits could not be taken at once
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > minCapacity()}, {@code n} exceeds
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()}, {@code n} exceeds
      *     the per-key cap, or the key's share is out of range
      * @throws NullPointerException if {@code key} is null
      */
@@ -443,9 +456,9 @@ public final class AdaptiveFairShare<K> {
      * }</pre>
      *
      * @param key the key that holds them
-     * @param n the number of permits held, from {@code 0} to {@link #minCapacity()} and the per-key cap
+     * @param n the number of permits held, from {@code 0} to the present {@link #capacity()} and the per-key cap
      * @return the handle; close it to release and sample
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > minCapacity()} or {@code n}
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > capacity()} or {@code n}
      *     exceeds the per-key cap
      * @throws NullPointerException if {@code key} is null
      */

@@ -36,8 +36,8 @@ import kotlinx.coroutines.TimeoutCancellationException
  * ```
  *
  * @param key the key (tenant) the permits are for
- * @param permits the number of permits, from `0` to [AdaptiveFairShare.minCapacity] and the fair
- *   share's per-key cap
+ * @param permits the number of permits, from `0` to the present [AdaptiveFairShare.capacity] and
+ *   the fair share's per-key cap
  * @throws IllegalArgumentException if [permits] is negative, above the least capacity or the
  *   per-key cap, or the key's share is out of range; nothing held
  * @throws SemaphoreRejectedException if a queue bound of the fair share rejects the wait
@@ -83,8 +83,8 @@ public suspend fun <K : Any> AdaptiveFairShare<K>.acquire(
  * ```
  *
  * @param key the key (tenant) the permits are for
- * @param permits the number of permits, from `0` to [AdaptiveFairShare.minCapacity] and the fair
- *   share's per-key cap
+ * @param permits the number of permits, from `0` to the present [AdaptiveFairShare.capacity] and
+ *   the fair share's per-key cap
  * @return what [action] returns
  * @throws IllegalArgumentException if [permits] is negative, above the least capacity or the
  *   per-key cap, or the key's share is out of range; [action] does not run

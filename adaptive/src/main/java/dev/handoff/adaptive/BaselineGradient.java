@@ -158,6 +158,10 @@ final class BaselineGradient implements Controller {
     private volatile long windowStart;
     /** Drops of work that started before this reading of the clock do not count. Written by the closer. */
     private volatile long lastDecrease;
+    /** The last window's mean and the baseline, for readers (metrics). Written by the closer. */
+    private volatile double publishedMean = Double.NaN;
+
+    private volatile double publishedBaseline = Double.NaN;
 
     // Owned by the thread that holds `closing`.
     private double limit;
@@ -264,14 +268,14 @@ final class BaselineGradient implements Controller {
                     resetBaseline(probeMean); // at about half the concurrency it did not fall: not queueing
                 }
             }
-            set(beforeProbe);
+            set(beforeProbe, CapacityListener.Reason.PROBE);
             return;
         }
         double used = Math.min(limit, Math.max(1, peakInFlight));
         boolean inUse = peakInFlight >= USED * current || rejected > 0 || capacity.demandWaits();
         if (dropped > 0) {
             lastDecrease = now;
-            set(used * DROP_BACKOFF);
+            set(used * DROP_BACKOFF, CapacityListener.Reason.DROP_CUT);
             return;
         }
         if (ok == 0) {
@@ -287,9 +291,9 @@ final class BaselineGradient implements Controller {
         }
         if (gradient < 1) {
             lastDecrease = now;
-            set(limit + smoothing * (used * Math.max(0.5, gradient) - limit));
+            set(limit + smoothing * (used * Math.max(0.5, gradient) - limit), CapacityListener.Reason.LATENCY_CUT);
         } else if (inUse) {
-            set(limit + Math.max(1, Math.sqrt(limit)));
+            set(limit + Math.max(1, Math.sqrt(limit)), CapacityListener.Reason.GROWTH);
         }
         if (gradient >= 1) {
             decreaseStreak = 0;
@@ -299,7 +303,7 @@ final class BaselineGradient implements Controller {
             probing = true;
             probes++;
             beforeProbe = limit;
-            capacity.apply(Math.max(1, Math.min(limit, used) * PROBE_DEPTH / tolerance));
+            capacity.apply(Math.max(1, Math.min(limit, used) * PROBE_DEPTH / tolerance), CapacityListener.Reason.PROBE);
         }
     }
 
@@ -326,14 +330,16 @@ final class BaselineGradient implements Controller {
         resets++;
     }
 
-    private void set(double next) {
-        limit = capacity.apply(next);
+    private void set(double next, CapacityListener.Reason reason) {
+        limit = capacity.apply(next, reason);
     }
 
     private void addMean(double mean) {
         means[nextMean] = mean;
         nextMean = (nextMean + 1) % HORIZON;
         meanCount = Math.min(HORIZON, meanCount + 1);
+        publishedMean = mean;
+        publishedBaseline = baseline();
     }
 
     /** The minimum of the window means kept; closer only. */
@@ -368,8 +374,14 @@ final class BaselineGradient implements Controller {
         return resets;
     }
 
-    double baselineNanos() {
-        return meanCount == 0 ? Double.NaN : baseline();
+    @Override
+    public double baselineNanos() {
+        return publishedBaseline;
+    }
+
+    @Override
+    public double windowLatencyNanos() {
+        return publishedMean;
     }
 
     @Override

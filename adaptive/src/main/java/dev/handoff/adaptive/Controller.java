@@ -20,4 +20,14 @@ interface Controller {
      * this use (0 for a rejection). Must not lock (a bridge to a foreign algorithm may, and says so).
      */
     void sample(long startNanos, long endNanos, long permits, long inFlight, Outcome outcome);
+
+    /** The baseline latency in nanoseconds, NaN if the algorithm keeps none (or none yet). */
+    default double baselineNanos() {
+        return Double.NaN;
+    }
+
+    /** The mean latency of the last closed window in nanoseconds, NaN if the algorithm keeps none (or none yet). */
+    default double windowLatencyNanos() {
+        return Double.NaN;
+    }
 }

@@ -24,7 +24,13 @@ final class LimitBridge implements Controller {
 
     LimitBridge(Object limit, Sampler<?> capacity) {
         this.limit = (Limit) limit;
-        this.limit.notifyOnChange(next -> capacity.apply(next));
+        Limit own = this.limit;
+        own.notifyOnChange(next -> {
+            capacity.apply(next, CapacityListener.Reason.LIMIT);
+            if (!Thread.holdsLock(own)) {
+                capacity.deliver(); // else the sampling thread delivers once onSample has left the limit's lock
+            }
+        });
     }
 
     /** The limit's present value, the capacity to start with. */

@@ -8,6 +8,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -34,6 +35,13 @@ final class Sampler<K extends @Nullable Object> {
     private final LongSupplier clock;
     private final Controller controller;
     private final @Nullable Function<? super Throwable, Outcome> classifier;
+    private final CapacityListener[] listeners;
+    /** Changes not yet told to the listeners: added by whoever changes the target, taken by the deliverer. */
+    private final ConcurrentLinkedQueue<Change> changes = new ConcurrentLinkedQueue<>();
+    /** 1 while a thread tells the listeners (so that they hear the changes one at a time, in order). */
+    private volatile int delivering;
+    /** Drops sampled since build: an atomic add per drop. */
+    private volatile long drops;
     /** The present target; written by the controller's thread of the moment (see apply). */
     private volatile long target;
     /** Permits held through this engine: atomic adds by every caller. */
@@ -45,14 +53,21 @@ final class Sampler<K extends @Nullable Object> {
         this.maxCapacity = settings.effectiveMaxCapacity();
         this.clock = settings.clock;
         this.classifier = settings.classifier;
+        this.listeners = settings.listeners.toArray(new CapacityListener[0]);
         Object limit = settings.limit;
-        long start = limit != null ? LimitBridge.initial(limit) : gate.capacity();
+        long before = gate.capacity();
+        long start = limit != null ? LimitBridge.initial(limit) : before;
         this.target = clamp(start);
         gate.setCapacity(target);
+        if (target != before && listeners.length > 0) {
+            changes.add(new Change(
+                    before, target, target != start ? CapacityListener.Reason.BOUNDS : CapacityListener.Reason.LIMIT));
+        }
         this.controller = limit != null
                 ? new LimitBridge(limit, this)
                 : new BaselineGradient(
                         this, target, settings.windowNanos, settings.tolerance, settings.smoothing, clock.getAsLong());
+        deliver();
     }
 
     long capacity() {
@@ -69,6 +84,10 @@ final class Sampler<K extends @Nullable Object> {
 
     long inFlight() {
         return inFlight;
+    }
+
+    long drops() {
+        return drops;
     }
 
     /** Whether a request waits for the shared capacity (for the built-in algorithm's "in use"). */
@@ -266,6 +285,7 @@ final class Sampler<K extends @Nullable Object> {
         }
         long now = clock.getAsLong();
         controller.sample(now, now, n, 0, Outcome.REJECTED);
+        deliver();
     }
 
     /** The end of a sampled use: permits back to the gate, then the sample. */
@@ -275,7 +295,11 @@ final class Sampler<K extends @Nullable Object> {
         try {
             gate.release(key, n);
         } finally {
+            if (outcome == Outcome.DROPPED) {
+                DROPS.getAndAdd(this, 1L);
+            }
             controller.sample(start, end, n, held, outcome);
+            deliver();
         }
     }
 
@@ -284,29 +308,74 @@ final class Sampler<K extends @Nullable Object> {
      * changed. Called by the controller (one thread at a time for the built-in one; under the
      * Limit's own lock for the bridge). Returns the clamped value (unrounded).
      */
-    double apply(double next) {
+    double apply(double next, CapacityListener.Reason reason) {
         double clamped = Math.max(minCapacity, Math.min(maxCapacity, next));
         long rounded = Math.round(clamped);
-        if (rounded != target) {
+        long old = target;
+        if (rounded != old) {
             target = rounded;
             gate.setCapacity(rounded);
+            if (listeners.length > 0) {
+                changes.add(new Change(old, rounded, reason));
+            }
         }
         return clamped;
     }
+
+    /**
+     * Tells the listeners the changes made so far, outside every lock: called by a sampling thread
+     * once the controller returned (and by the bridge when a limit moves outside its own lock). One
+     * thread at a time delivers, in order; a change queued while another thread delivers is
+     * delivered by that thread's loop or by this one's next check. A listener that throws is
+     * reported to the thread's uncaught-exception handler; the others still hear the change.
+     */
+    void deliver() {
+        if (listeners.length == 0) {
+            return;
+        }
+        while (!changes.isEmpty() && DELIVERING.compareAndSet(this, 0, 1)) {
+            try {
+                Change c;
+                while ((c = changes.poll()) != null) {
+                    for (CapacityListener l : listeners) {
+                        try {
+                            l.capacityChanged(c.from, c.to, c.reason);
+                        } catch (Throwable t) {
+                            report(t);
+                        }
+                    }
+                }
+            } finally {
+                delivering = 0;
+            }
+        }
+    }
+
+    private static void report(Throwable t) {
+        Thread me = Thread.currentThread();
+        try {
+            me.getUncaughtExceptionHandler().uncaughtException(me, t);
+        } catch (Throwable ignored) {
+            // The handler itself failed; nothing sensible is left to do with the error.
+        }
+    }
+
+    /** One change of the target, waiting to be told to the listeners. */
+    private record Change(long from, long to, CapacityListener.Reason reason) {}
 
     private long clamp(long value) {
         return Math.max(minCapacity, Math.min(maxCapacity, value));
     }
 
     /**
-     * The checks of every face: {@code n} within {@code 0..minCapacity}, then the gate's own (the
-     * key). Package-private for the Kotlin faces, which check before they suspend.
+     * The checks of every face: {@code n} within {@code 0..capacity} (the present target), then the
+     * gate's own (the key). Package-private for the Kotlin faces, which check before they suspend.
      */
     void check(String call, K key, long n) {
-        if (n < 0 || n > minCapacity) {
+        long capacity = target;
+        if (n < 0 || n > capacity) {
             throw new IllegalArgumentException(call + "(" + gate.arguments(key, n)
-                    + "): the number of permits must be between 0 and minCapacity (" + minCapacity
-                    + "), so that no shrink of the capacity can leave it unable to fit");
+                    + "): the number of permits must be between 0 and the present capacity (" + capacity + ")");
         }
         gate.checkKey(call, key, n);
     }
@@ -418,10 +487,14 @@ final class Sampler<K extends @Nullable Object> {
 
     // VarHandle mechanics
     private static final VarHandle INFLIGHT;
+    private static final VarHandle DROPS;
+    private static final VarHandle DELIVERING;
 
     static {
         try {
             INFLIGHT = MethodHandles.lookup().findVarHandle(Sampler.class, "inFlight", long.class);
+            DROPS = MethodHandles.lookup().findVarHandle(Sampler.class, "drops", long.class);
+            DELIVERING = MethodHandles.lookup().findVarHandle(Sampler.class, "delivering", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -3,6 +3,8 @@ package dev.handoff.adaptive;
 
 import dev.handoff.Semaphore;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -32,6 +34,7 @@ final class Settings {
     @Nullable
     Function<? super Throwable, Outcome> classifier; // null: Outcome.of
 
+    final List<CapacityListener> listeners = new ArrayList<>();
     private boolean tuned;
 
     void minCapacity(long min) {
@@ -97,6 +100,13 @@ final class Settings {
             throw new NullPointerException("classifier(null): the classifier is null");
         }
         this.classifier = classifier;
+    }
+
+    void listener(@Nullable CapacityListener listener) {
+        if (listener == null) {
+            throw new NullPointerException("listener(null): the listener is null");
+        }
+        listeners.add(listener);
     }
 
     /** The checks of {@code build()}, which need every setting. */

@@ -393,31 +393,30 @@ class AdaptiveCapacityTest {
                 both.getMessage());
 
         AdaptiveCapacity a = AdaptiveCapacity.builder(s).minCapacity(4).build();
-        String tooMany =
-                "(5): the number of permits must be between 0 and minCapacity (4), so that no shrink of the capacity can leave it unable to fit";
+        String tooMany = "(11): the number of permits must be between 0 and the present capacity (10)";
         assertEquals(
                 "withPermitsBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking(5, () -> 1))
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking(11, () -> 1))
                         .getMessage());
         assertEquals(
                 "withPermitsAsync" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync(5, () -> null))
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync(11, () -> null))
                         .getMessage());
         assertEquals(
                 "acquireBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking(5))
+                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking(11))
                         .getMessage());
         assertEquals(
                 "acquireAsync" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.acquireAsync(5))
+                assertThrows(IllegalArgumentException.class, () -> a.acquireAsync(11))
                         .getMessage());
         assertEquals(
                 "tryAcquire" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(5))
+                assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(11))
                         .getMessage());
         assertEquals(
                 "startSample" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.startSample(5))
+                assertThrows(IllegalArgumentException.class, () -> a.startSample(11))
                         .getMessage());
         assertTrue(assertThrows(IllegalArgumentException.class, () -> a.tryAcquire(-1))
                 .getMessage()

@@ -316,31 +316,30 @@ class AdaptiveFairShareTest {
         AdaptiveFairShare<String> a =
                 AdaptiveFairShare.builder(fair).minCapacity(4).build();
         assertSame(fair, a.fairShare());
-        String tooMany = "(a, 5): the number of permits must be between 0 and minCapacity (4),"
-                + " so that no shrink of the capacity can leave it unable to fit";
+        String tooMany = "(a, 11): the number of permits must be between 0 and the present capacity (10)";
         assertEquals(
                 "withPermitsBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking("a", 5, () -> 1))
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsBlocking("a", 11, () -> 1))
                         .getMessage());
         assertEquals(
                 "withPermitsAsync" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync("a", 5, () -> null))
+                assertThrows(IllegalArgumentException.class, () -> a.withPermitsAsync("a", 11, () -> null))
                         .getMessage());
         assertEquals(
                 "acquireBlocking" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking("a", 5))
+                assertThrows(IllegalArgumentException.class, () -> a.acquireBlocking("a", 11))
                         .getMessage());
         assertEquals(
                 "acquireAsync" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.acquireAsync("a", 5))
+                assertThrows(IllegalArgumentException.class, () -> a.acquireAsync("a", 11))
                         .getMessage());
         assertEquals(
                 "tryAcquire" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.tryAcquire("a", 5))
+                assertThrows(IllegalArgumentException.class, () -> a.tryAcquire("a", 11))
                         .getMessage());
         assertEquals(
                 "startSample" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> a.startSample("a", 5))
+                assertThrows(IllegalArgumentException.class, () -> a.startSample("a", 11))
                         .getMessage());
         assertTrue(assertThrows(IllegalArgumentException.class, () -> a.tryAcquire("a", -1))
                 .getMessage()

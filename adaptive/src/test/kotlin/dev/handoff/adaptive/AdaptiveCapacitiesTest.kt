@@ -132,11 +132,10 @@ class AdaptiveCapacitiesTest {
         val (adaptive, _) = recorded(Semaphore(10))
         val e =
             assertThrows<IllegalArgumentException> {
-                runBlocking { adaptive.withPermits(3) { error("never runs") } }
+                runBlocking { adaptive.withPermits(11) { error("never runs") } }
             }
         assertEquals(
-            "acquire(3): the number of permits must be between 0 and minCapacity (2)," +
-                " so that no shrink of the capacity can leave it unable to fit",
+            "acquire(11): the number of permits must be between 0 and the present capacity (10)",
             e.message,
         )
         assertThrows<IllegalArgumentException> { runBlocking { adaptive.acquire(-1) } }

@@ -132,11 +132,10 @@ class AdaptiveFairSharesTest {
         val (adaptive, _) = recorded(fair)
         val tooMany =
             assertThrows<IllegalArgumentException> {
-                runBlocking { adaptive.withPermits("a", 3) { error("never runs") } }
+                runBlocking { adaptive.withPermits("a", 11) { error("never runs") } }
             }
         assertEquals(
-            "acquire(a, 3): the number of permits must be between 0 and minCapacity (2)," +
-                " so that no shrink of the capacity can leave it unable to fit",
+            "acquire(a, 11): the number of permits must be between 0 and the present capacity (10)",
             tooMany.message,
         )
         val overCap =

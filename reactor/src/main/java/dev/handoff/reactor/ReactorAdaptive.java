@@ -70,12 +70,12 @@ public final class ReactorAdaptive {
      * }</pre>
      *
      * @param adaptive the adaptive capacity to take permits from
-     * @param n the number of permits, from {@code 0} to {@link AdaptiveCapacity#minCapacity()}
+     * @param n the number of permits, from {@code 0} to the present {@link AdaptiveCapacity#capacity()}
      * @param body supplies the work to run holding the permits; called once per subscription,
      *     after the grant
      * @param <T> the value type
      * @return a lazy {@code Mono} with {@code body}'s outcome
-     * @throws IllegalArgumentException if {@code n < 0} or {@code n > adaptive.minCapacity()}
+     * @throws IllegalArgumentException if {@code n < 0} or {@code n > adaptive.capacity()}
      * @throws NullPointerException if {@code adaptive} or {@code body} is null
      */
     public static <T> Mono<T> withPermits(AdaptiveCapacity adaptive, long n, Supplier<? extends Mono<T>> body) {
@@ -83,7 +83,7 @@ public final class ReactorAdaptive {
             throw new NullPointerException("withPermits(null, " + n + "): the adaptive capacity is null");
         }
         String arguments = Long.toString(n);
-        checkPermits(arguments, n, adaptive.minCapacity());
+        checkPermits(arguments, n, adaptive.capacity());
         checkBody(arguments, body);
         Semaphore semaphore = adaptive.semaphore();
         return sampled(
@@ -109,14 +109,14 @@ public final class ReactorAdaptive {
      *
      * @param adaptive the adaptive fair share to take permits from
      * @param key the key the permits are for
-     * @param n the number of permits, from {@code 0} to {@link AdaptiveFairShare#minCapacity()} and
+     * @param n the number of permits, from {@code 0} to the present {@link AdaptiveFairShare#capacity()} and
      *     the fair share's per-key cap
      * @param body supplies the work to run holding the permits; called once per subscription,
      *     after the grant
      * @param <K> the key type
      * @param <T> the value type
      * @return a lazy {@code Mono} with {@code body}'s outcome
-     * @throws IllegalArgumentException if {@code n < 0}, {@code n > adaptive.minCapacity()} or
+     * @throws IllegalArgumentException if {@code n < 0}, {@code n > adaptive.capacity()} or
      *     {@code n} exceeds the per-key cap; a share of {@code key} out of range fails the
      *     subscription instead
      * @throws NullPointerException if {@code adaptive}, {@code key} or {@code body} is null
@@ -131,7 +131,7 @@ public final class ReactorAdaptive {
             throw new NullPointerException("withPermits(null, " + n + "): the key is null");
         }
         String arguments = key + ", " + n;
-        checkPermits(arguments, n, adaptive.minCapacity());
+        checkPermits(arguments, n, adaptive.capacity());
         FairShareSemaphore<K> fairShare = adaptive.fairShare();
         long cap = fairShare.maxPermitsPerKey();
         if (n > cap) {
@@ -184,11 +184,10 @@ public final class ReactorAdaptive {
                 }));
     }
 
-    private static void checkPermits(String arguments, long n, long minCapacity) {
-        if (n < 0 || n > minCapacity) {
-            throw new IllegalArgumentException(
-                    "withPermits(" + arguments + "): the number of permits must be between 0" + " and minCapacity ("
-                            + minCapacity + "), so that no shrink of the capacity can leave it unable to fit");
+    private static void checkPermits(String arguments, long n, long capacity) {
+        if (n < 0 || n > capacity) {
+            throw new IllegalArgumentException("withPermits(" + arguments + "): the number of permits must be between 0"
+                    + " and the present capacity (" + capacity + ")");
         }
     }
 

@@ -331,11 +331,10 @@ class ReactorAdaptiveTest {
         Semaphore s = new Semaphore(10);
         AdaptiveCapacity a = AdaptiveCapacity.builder(s).minCapacity(4).build();
         Supplier<Mono<Integer>> body = () -> Mono.just(1);
-        String tooMany = "): the number of permits must be between 0 and minCapacity (4),"
-                + " so that no shrink of the capacity can leave it unable to fit";
+        String tooMany = "): the number of permits must be between 0 and the present capacity (10)";
         assertEquals(
-                "withPermits(5" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(a, 5, body))
+                "withPermits(11" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(a, 11, body))
                         .getMessage());
         assertEquals(
                 "withPermits(-1" + tooMany,
@@ -357,8 +356,8 @@ class ReactorAdaptiveTest {
         AdaptiveFairShare<String> f =
                 AdaptiveFairShare.builder(fair).minCapacity(4).build();
         assertEquals(
-                "withPermits(a, 5" + tooMany,
-                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(f, "a", 5, body))
+                "withPermits(a, 11" + tooMany,
+                assertThrows(IllegalArgumentException.class, () -> ReactorAdaptive.withPermits(f, "a", 11, body))
                         .getMessage());
         assertEquals(
                 "withPermits(a, 4): exceeds maxPermitsPerKey (3) of the fair share, so it could never be granted",

@@ -361,10 +361,12 @@ public final class AdmissionControl<R> {
 
     /** Completes {@code decision} as shed for {@code reason} and counts it, if nothing settled it first. */
     private boolean settle(CompletableFuture<Decision> decision, ShedReason reason) {
+        LongAdder count = shedCounts[reason.ordinal()];
+        count.increment(); // before the completion, whose dependents may read it at once
         if (!decision.complete(shedDecisions[reason.ordinal()])) {
+            count.decrement();
             return false;
         }
-        shedCounts[reason.ordinal()].increment();
         return true;
     }
 

@@ -78,7 +78,7 @@ public final class AdmissionInterceptor implements ServerInterceptor {
      * A cancel this close to the call's deadline counts as the deadline's: the client counts the
      * deadline from when it sent the call, the server from when it received it, a little later.
      */
-    private static final long DEADLINE_SLACK_MILLIS = 20;
+    private static final long DEADLINE_SLACK_MILLIS = 50;
 
     /** Where calls admitted after a wait start by default: a cached pool of daemon threads. */
     private static final class DefaultExecutor {
@@ -159,7 +159,8 @@ public final class AdmissionInterceptor implements ServerInterceptor {
     /**
      * The default outcome of a call that ended with {@code status}, as an adaptive limit counts
      * it: {@link Outcome#DROPPED} (overload: shrinks the capacity) for {@code DEADLINE_EXCEEDED},
-     * which is also how a call cancelled at its deadline ends; {@link Outcome#FAILURE} (not a
+     * which is also the status given for a call cancelled at its deadline (or less than 50 ms
+     * before it: the client counts the deadline from when it sent the call); {@link Outcome#FAILURE} (not a
      * latency sample) for {@code UNAVAILABLE}, {@code INTERNAL}, {@code UNKNOWN} (a handler that
      * threw) and {@code CANCELLED} (a client that went away before its deadline);
      * {@link Outcome#SUCCESS} (its time is a latency sample) for {@code OK} and every other code,

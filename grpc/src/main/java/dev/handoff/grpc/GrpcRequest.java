@@ -59,10 +59,14 @@ public final class GrpcRequest {
      *
      * @param name the header's name, case-insensitive; not a binary header ({@code -bin})
      * @return the value, or {@code null} if absent
+     * @throws NullPointerException if {@code name} is null
      * @throws IllegalArgumentException if {@code name} is not a valid ASCII header name, or names a
      *     binary header
      */
     public @Nullable String header(String name) {
+        if (name == null) {
+            throw new NullPointerException("header(null): the header name is null");
+        }
         if (name.endsWith(Metadata.BINARY_HEADER_SUFFIX)) {
             throw new IllegalArgumentException("header(" + name + "): a binary header; read it with headers().get(key)"
                     + " and a key of Metadata.BINARY_BYTE_MARSHALLER");

@@ -281,6 +281,47 @@ class AdmissionInterceptorTest {
         assertEquals(2, h.started.get());
     }
 
+    @ParameterizedTest
+    @EnumSource(Harness.Transport.class)
+    void theCostAndKeyFunctionsSeeTheMethodHeadersAndPeer(Harness.Transport transport) throws Exception {
+        List<GrpcRequest> seen = new CopyOnWriteArrayList<>();
+        List<String> tenants = new CopyOnWriteArrayList<>();
+        AdmissionControl<GrpcRequest> gate = AdmissionControl.<GrpcRequest>builder()
+                .capacity(4)
+                .key(
+                        r -> {
+                            String tenant = java.util.Objects.requireNonNullElse(r.header("x-tenant"), "anonymous");
+                            tenants.add(tenant);
+                            return tenant;
+                        },
+                        tenant -> 1)
+                .cost(r -> {
+                    seen.add(r);
+                    return r.method().getFullMethodName().equals("test.Gate/Stream") ? 2 : 1;
+                })
+                .build();
+        Harness h = open(transport, AdmissionInterceptor.of(gate));
+        assertEquals(
+                "echo:x",
+                Harness.call(FairnessTest.tenant(h.channel, "acme").newCall(Harness.UNARY, CallOptions.DEFAULT), "x")
+                        .join());
+        h.stream("s").end.get(10, TimeUnit.SECONDS);
+        assertEquals(List.of("acme", "anonymous"), tenants);
+        assertEquals("test.Gate/Unary", seen.get(0).method().getFullMethodName());
+        assertEquals("acme", seen.get(0).headers().get(Metadata.Key.of("x-tenant", Metadata.ASCII_STRING_MARSHALLER)));
+        assertEquals(null, seen.get(1).header("x-tenant"));
+        assertTrue(seen.get(0).authority() != null, seen.get(0)::toString);
+        if (transport == Harness.Transport.NETTY) {
+            assertInstanceOf(java.net.InetSocketAddress.class, seen.get(0).remoteAddress());
+        }
+        assertEquals(
+                seen.get(0).remoteAddress(), seen.get(0).attributes().get(io.grpc.Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+        IllegalArgumentException binary =
+                assertThrows(IllegalArgumentException.class, () -> seen.get(0).header("x-id-bin"));
+        assertTrue(binary.getMessage().startsWith("header(x-id-bin)"), binary.getMessage());
+        assertThrows(NullPointerException.class, () -> seen.get(0).header(null));
+    }
+
     @Test
     void theBuilderRefusesBadSettingsNamingThem() {
         AdmissionControl<GrpcRequest> gate =

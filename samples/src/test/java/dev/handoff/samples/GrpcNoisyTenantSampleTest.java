@@ -20,7 +20,9 @@ class GrpcNoisyTenantSampleTest {
             assertEquals(GrpcNoisyTenantSample.CAPACITY, r.availableAfter(), "every permit back");
             assertEquals(GrpcNoisyTenantSample.POLITE_CALLS, r.overtaken().size());
         }
-        assertTrue(f.fair().maxOvertaken() <= GrpcNoisyTenantSample.CAPACITY, f::toString);
-        assertTrue(f.fifo().overtaken().get(0) > 10 * Math.max(1, f.fair().maxOvertaken()), f::toString);
+        // Behind a FIFO gate the first polite call waits for the backlog (at least half the flood was
+        // queued when it arrived); keyed by tenant, every polite call waits for a tenth of that at most.
+        assertTrue(f.fifo().overtaken().get(0) >= GrpcNoisyTenantSample.NOISY_CALLS / 3, f::toString);
+        assertTrue(f.fair().maxOvertaken() * 10 <= f.fifo().overtaken().get(0), f::toString);
     }
 }

@@ -195,6 +195,30 @@ class AdmissionInterceptorTest {
 
     @ParameterizedTest
     @EnumSource(Harness.Transport.class)
+    void aBidiCallHoldsItsPermitsUntilBothSidesEnd(Harness.Transport transport) throws Exception {
+        Semaphore semaphore = Semaphore.builder(1).build();
+        Harness h = open(transport, AdmissionInterceptor.of(gate(semaphore, Duration.ofSeconds(30))));
+        Harness.Streamed replies = new Harness.Streamed();
+        io.grpc.stub.StreamObserver<String> requests = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
+                h.channel.newCall(Harness.BIDI, CallOptions.DEFAULT), replies);
+        requests.onNext("a");
+        await("the first echo", () -> replies.size() == 1);
+        CompletableFuture<String> behind = h.unary("behind");
+        await("the unary call waits", () -> semaphore.queueLength() == 1);
+        requests.onNext("b");
+        await("the second echo", () -> replies.size() == 2);
+        assertEquals(0, semaphore.availablePermits(), "held between messages");
+        assertFalse(behind.isDone());
+
+        requests.onCompleted(); // the server ends its side in turn
+        replies.end.get(10, TimeUnit.SECONDS);
+        assertEquals("echo:behind", behind.get(10, TimeUnit.SECONDS));
+        assertEquals(List.of("echo:a", "echo:b"), replies.messages);
+        await("every permit back", () -> semaphore.availablePermits() == 1);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Harness.Transport.class)
     void aClientCancelReleasesARunningCallAndWithdrawsAWaitingOne(Harness.Transport transport) throws Exception {
         Semaphore semaphore = Semaphore.builder(1).build();
         Harness h = open(transport, AdmissionInterceptor.of(gate(semaphore, Duration.ofSeconds(30))));

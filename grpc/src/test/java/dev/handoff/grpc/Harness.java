@@ -77,6 +77,13 @@ final class Harness implements AutoCloseable {
             .setResponseMarshaller(STRING)
             .build();
 
+    static final MethodDescriptor<String, String> BIDI = MethodDescriptor.<String, String>newBuilder()
+            .setType(MethodDescriptor.MethodType.BIDI_STREAMING)
+            .setFullMethodName("test.Gate/Chat")
+            .setRequestMarshaller(STRING)
+            .setResponseMarshaller(STRING)
+            .build();
+
     private static final AtomicInteger NAMES = new AtomicInteger();
 
     /** gRPC logs every handler that throws, with its stack; the tests make many on purpose. */
@@ -105,6 +112,23 @@ final class Harness implements AutoCloseable {
         ServerServiceDefinition service = ServerServiceDefinition.builder("test.Gate")
                 .addMethod(UNARY, ServerCalls.asyncUnaryCall((request, out) -> run(unary, request, out)))
                 .addMethod(STREAM, ServerCalls.asyncServerStreamingCall((request, out) -> run(stream, request, out)))
+                .addMethod(BIDI, ServerCalls.asyncBidiStreamingCall(out -> {
+                    started.incrementAndGet();
+                    return new StreamObserver<String>() { // echoes each message, ends when the client does
+                        @Override
+                        public void onNext(String value) {
+                            out.onNext("echo:" + value);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {}
+
+                        @Override
+                        public void onCompleted() {
+                            out.onCompleted();
+                        }
+                    };
+                }))
                 .build();
         ServerServiceDefinition intercepted = ServerInterceptors.intercept(service, interceptor);
         if (transport == Transport.IN_PROCESS) {

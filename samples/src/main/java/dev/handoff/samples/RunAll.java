@@ -38,7 +38,8 @@ public final class RunAll {
             ObservabilitySample::main,
             LocksSample::main,
             KotlinxMigrationSample::main,
-            FairShareSample::main);
+            FairShareSample::main,
+            GrpcNoisyTenantSample::main); // 21: admission control at a gRPC server
 
     private RunAll() {}
 

@@ -95,6 +95,9 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
     private final long maxPermitsPerKey;
     private final @Nullable String name;
 
+    /** The leak detection of its handles ({@link LeakDetection}), or null while it is off. */
+    private final @Nullable LeakDetection leaks;
+
     private FairShareSemaphore(Builder<K> b) {
         this.scheduler = new FairShareScheduler<>(
                 this,
@@ -109,6 +112,8 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
         this.solo = scheduler.solo;
         this.maxPermitsPerKey = b.maxPermitsPerKey;
         this.name = b.name;
+        LeakDetection mode = b.leakDetection == null ? LeakDetection.DEFAULT : b.leakDetection;
+        this.leaks = mode == LeakDetection.OFF ? null : mode;
     }
 
     /**
@@ -143,6 +148,7 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
         private long maxPermitsPerKey = Long.MAX_VALUE;
         private long maxQueuedPermitsPerKey = Long.MAX_VALUE;
         private long maxQueuedPermits = Long.MAX_VALUE;
+        private @Nullable LeakDetection leakDetection;
 
         private Builder(long capacity) {
             this.capacity = capacity;
@@ -211,6 +217,34 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
                 throw new IllegalArgumentException("maxQueuedPermits(" + q + "): must not be negative");
             }
             this.maxQueuedPermits = q;
+            return this;
+        }
+
+        /**
+         * Sets what the fair share does about a {@link Permits} handle (of
+         * {@link FairShareSemaphore#acquireBlocking(Object, long)} or
+         * {@link FairShareSemaphore#acquireAsync(Object, long)}) that becomes unreachable while it
+         * holds permits, as {@link TrackedBuilder#leakDetection(LeakDetection)} does for the other
+         * primitives (see {@link LeakDetection}): nothing
+         * ({@link LeakDetection#OFF}), report where it was acquired ({@link LeakDetection#REPORT}),
+         * or report and give its permits back to its key ({@link LeakDetection#RELEASE}). By
+         * default, what the system property {@value LeakDetection#PROPERTY} says, else off.
+         *
+         * <pre>{@code
+         * FairShareSemaphore<String> pool = FairShareSemaphore.<String>builder(16)
+         *         .leakDetection(LeakDetection.REPORT)
+         *         .build();
+         * }</pre>
+         *
+         * @param mode what to do about a leaked handle
+         * @return this builder
+         * @throws NullPointerException if {@code mode} is null
+         */
+        public Builder<K> leakDetection(LeakDetection mode) {
+            if (mode == null) {
+                throw new NullPointerException("leakDetection(null): the mode is null");
+            }
+            this.leakDetection = mode;
             return this;
         }
 
@@ -439,13 +473,26 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
         check(call, key, n);
         KeyState<K> k = tryAtOnce(key, n, call);
         if (k != null) {
-            return new PermitHandles.Granted(n, k);
+            if (leaks == null) {
+                return new PermitHandles.Granted(n, k);
+            }
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, k, this, call + "(" + key + ", " + n + ")");
+            CompletableFuture<Permits> granted = new PermitHandles.Granted(n, t);
+            return t.watch(granted);
         }
         FairShareFuture f = new FairShareFuture(call + "(" + key + ", " + n + ")");
         try {
             scheduler.enqueue(key, n, f, true, call); // stores the ticket in f
         } catch (SemaphoreRejectedException shed) {
             return CompletableFuture.failedFuture(shed);
+        }
+        if (leaks != null) {
+            FairShareTicket<?> ticket = f.ticket;
+            PermitLeaks.Tracked t =
+                    ticket == null ? null : ticket.track(leaks, this, call + "(" + key + ", " + n + ")");
+            if (t != null) {
+                t.watch(f); // f is the caller's only way to the ticket, and it has not returned yet
+            }
         }
         return f;
     }
@@ -546,10 +593,20 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
         FairShareChecks.notInterrupted(call, key, n);
         KeyState<K> k = tryAtOnce(key, n, call);
         if (k != null) {
-            return new PermitHandles.Held(n, k);
+            if (leaks == null) {
+                return new PermitHandles.Held(n, k);
+            }
+            PermitLeaks.Tracked t = PermitLeaks.track(leaks, k, this, call + "(" + key + ", " + n + ")");
+            return t.watch(new PermitHandles.Held(n, t));
         }
         FairShareTicket<K> t = scheduler.enqueue(key, n, Thread.currentThread(), true, call);
         core.await(t, false, 0L, call + "(" + key + ", " + n + ")");
+        if (leaks != null) {
+            PermitLeaks.Tracked tracked = t.track(leaks, this, call + "(" + key + ", " + n + ")");
+            if (tracked != null) {
+                return tracked.watch(t); // granted, and the caller has not got it yet
+            }
+        }
         return t;
     }
 

@@ -35,6 +35,21 @@ abstract class HandleAcquisition extends Acquisition implements Permits {
         return PermitHandles.isReleased(back);
     }
 
+    /**
+     * For the leak detector, once granted and before the caller has the handle: puts a
+     * {@link PermitLeaks.Tracked} in front of the face's give-back, which the handle then gives back
+     * through. Null if the handle holds no give-back (a node whose caller gets no handle, or one
+     * released already).
+     */
+    PermitLeaks.@Nullable Tracked track(LeakDetection mode, Object owner, String call) {
+        Object b = BACK.getAcquire(this);
+        if (!(b instanceof PermitHandles.GiveBack)) {
+            return null;
+        }
+        PermitLeaks.Tracked t = PermitLeaks.track(mode, (PermitHandles.GiveBack) b, owner, call);
+        return BACK.compareAndSet(this, b, t) ? t : null;
+    }
+
     /** As a handle once granted ({@code "Permits[3, held]"}); as a waiting acquisition before. */
     @Override
     public final String toString() {

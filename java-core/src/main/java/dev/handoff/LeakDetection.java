@@ -2,27 +2,34 @@
 package dev.handoff;
 
 /**
- * What a semaphore, mutex or read-write lock does about a {@link Permits} handle that becomes unreachable
- * (garbage) while it still holds permits — a leak: those permits would otherwise be lost for good.
+ * What a primitive does about a {@link Permits} handle that becomes unreachable (garbage) while it
+ * still holds permits — a leak: those permits would otherwise be lost for good.
  *
  * <p>Off by default. Turn it on for every primitive with the system property
  * {@value #PROPERTY} ({@code -Ddev.handoff.leakDetection=report} or {@code =release}), or for one
- * with its builder's {@link TrackedBuilder#leakDetection(LeakDetection) leakDetection(mode)},
- * which wins over the property. While on, each
- * call that returns a handle ({@code acquireBlocking}, {@code acquireAsync},
- * {@code acquireUpToBlocking}, {@code acquireUpToAsync}; a mutex's {@code lockBlocking} and
- * {@code lockAsync}; a read-write lock's {@code readLockBlocking}, {@code readLockAsync} and the read
- * handle of a write handle's {@code downgrade()}) records where it was called, as Netty's {@code ResourceLeakDetector} does, and
- * registers the handle with a {@link java.lang.ref.Cleaner}; when the garbage collector finds a
- * leaked handle, a warning naming the primitive, the permits and the acquisition's stack trace goes
- * to the {@link System.Logger} {@code "dev.handoff.leaks"}, once per call site. A write lock's
- * handle is not tracked: the lock refers to its writer's handle while write-locked (for
- * {@link RwLock#downgrade()}), so that handle never becomes garbage while it holds the lock. The
- * handles of a {@link FairShareSemaphore} are not tracked.
+ * with its builder's {@code leakDetection(mode)} ({@link TrackedBuilder#leakDetection(LeakDetection)},
+ * {@link FairShareSemaphore.Builder#leakDetection(LeakDetection)}), which wins over the property.
  *
- * <p>Cost: while off, nothing per handle (0 B, no registration; one field test per acquire); while
- * on, a stack trace and a cleaner registration per handle, so it is for tests and debugging, not
- * for hot paths in production. A leak is found only when, and if, the collector runs.
+ * <p>While on, every handle a primitive returns is tracked: those of {@link Semaphore}'s
+ * {@code acquireBlocking}, {@code acquireAsync}, {@code acquireUpToBlocking} and
+ * {@code acquireUpToAsync}; {@link Mutex}'s {@code lockBlocking} and {@code lockAsync};
+ * {@link RwLock}'s {@code readLockBlocking}, {@code readLockAsync}, {@code writeLockBlocking} and
+ * {@code writeLockAsync}, and the read handle of a write handle's {@code downgrade()};
+ * {@link FairShareSemaphore}'s {@code acquireBlocking} and {@code acquireAsync}. Each such call
+ * records where it was called, as Netty's {@code ResourceLeakDetector} does, and registers the
+ * handle with a {@link java.lang.ref.Cleaner}; when the garbage collector finds a leaked handle, a
+ * warning naming the primitive, what the handle held and the acquisition's stack trace goes to the
+ * {@link System.Logger} {@code "dev.handoff.leaks"}, once per call site. What a handle holds is
+ * what it would release then: a write handle that {@link RwLock#downgrade()} turned into a read
+ * lock is reported, and given back, as a read lock; a fair share's handle gives its permits back
+ * to its key. A handle released before it is dropped is never reported, and its permits are never
+ * given back a second time. The scoped calls ({@code withPermitsAsync}, {@code withLockAsync} ...)
+ * and the handle-less faces ({@code tryAcquire}, {@code acquireThen} ...) have no handle to track.
+ *
+ * <p>Cost: while off, nothing per handle (0 B, no registration, no wrapper; one field test per
+ * acquire); while on, a stack trace, a tracker and a cleaner registration per handle (and, for a
+ * write handle, an object in front of the lock's own), so it is for tests and debugging, not for
+ * hot paths in production. A leak is found only when, and if, the collector runs.
  *
  * <pre>{@code
  * Semaphore budget = Semaphore.builder(64 << 20)

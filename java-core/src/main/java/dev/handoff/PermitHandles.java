@@ -35,6 +35,15 @@ final class PermitHandles {
          * @throws IllegalStateException if they are not held (an over-release); nothing changes then
          */
         void giveBack(long permits);
+
+        /**
+         * For a leak report: what a handle of {@code permits} that gives back here holds now, and of
+         * what ({@code owner}, the primitive). By default that many permits; a lock's handle says
+         * which lock it holds.
+         */
+        default String describeHeld(long permits, Object owner) {
+            return permits + (permits == 1 ? " permit of " : " permits of ") + owner;
+        }
     }
 
     /**

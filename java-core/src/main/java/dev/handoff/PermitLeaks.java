@@ -87,6 +87,7 @@ final class PermitLeaks {
             }
             released = true;
             long n = permits;
+            String held = byCount.describeHeld(n, owner); // before the give-back: what the handle held
             boolean given = false;
             if (giveBackLeaks) {
                 try {
@@ -96,7 +97,7 @@ final class PermitLeaks {
                     given = false;
                 }
             }
-            report(n, given);
+            report(held, given);
         }
 
         /** The caller's frame: the first one below the face's acquire and this class. */
@@ -129,18 +130,19 @@ final class PermitLeaks {
             Mutex.class,
             RwLock.class,
             FairShareSemaphore.class,
-            WriteGrant.class
+            HandleAcquisition.class,
+            WriteGrant.class,
+            WriteFuture.class
         };
 
-        private void report(long n, boolean given) {
+        private void report(String held, boolean given) {
             if (!REPORTED.add(callSite())) {
                 return;
             }
             StringWriter trace = new StringWriter();
             site.printStackTrace(new PrintWriter(trace));
             String where = trace.toString();
-            String message = "LEAK: a Permits handle of " + n + (n == 1 ? " permit of " : " permits of ") + owner
-                    + " became unreachable without release()"
+            String message = "LEAK: a Permits handle of " + held + " became unreachable without release()"
                     + (given ? "; its permits were given back" : "; its permits stay held")
                     + " (reported once per call site). " + where;
             Consumer<String> s = sink;

@@ -6,8 +6,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The options every primitive's builder has: a name, a bound on how many may wait, and a listener.
  * {@link Semaphore.Builder}, {@link Mutex.Builder}, {@link RwLock.Builder} (through
- * {@link TrackedBuilder}, which adds leak detection) and {@link FairShareSemaphore.Builder} extend
- * it, each returning its own type from these methods, so options chain in any order:
+ * {@link TrackedBuilder}) and {@link FairShareSemaphore.Builder} extend it, each returning its own
+ * type from these methods and adding {@code leakDetection(mode)} ({@link LeakDetection}), so options
+ * chain in any order:
  *
  * <pre>{@code
  * Semaphore uploads = Semaphore.builder(64 << 20)

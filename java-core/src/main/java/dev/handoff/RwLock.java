@@ -79,7 +79,7 @@ public final class RwLock implements PrimitiveView {
     /** The name given to the builder, or null. */
     private final @Nullable String name;
 
-    /** What to do about a read lock's handle that leaks, or null (off); see {@link LeakDetection}. */
+    /** What to do about a handle (read or write) that leaks, or null (off); see {@link LeakDetection}. */
     final @Nullable LeakDetection leaks;
 
     /** How a read lock's {@link Permits} handle unlocks it (a class, not a lambda: see {@link PermitHandles.GiveBack}). */
@@ -87,6 +87,11 @@ public final class RwLock implements PrimitiveView {
         @Override
         public void giveBack(long permits) {
             readUnlock();
+        }
+
+        @Override
+        public String describeHeld(long permits, Object owner) {
+            return "1 permit of " + owner + " (a read lock)";
         }
     };
 
@@ -492,7 +497,11 @@ public final class RwLock implements PrimitiveView {
      */
     public CompletableFuture<WritePermits> writeLockAsync() {
         WriteGrant grant = new WriteGrant(this);
-        return new WriteFuture(core.acquireAsync(maxReaders, "writeLockAsync()", grant, grant), grant);
+        if (leaks == null) {
+            return new WriteFuture(core.acquireAsync(maxReaders, "writeLockAsync()", grant, grant), grant, null);
+        }
+        PermitLeaks.Tracked t = PermitLeaks.track(leaks, grant, this, "writeLockAsync()");
+        return new WriteFuture(core.acquireAsync(maxReaders, "writeLockAsync()", grant, t), grant, t);
     }
 
     /**
@@ -514,8 +523,13 @@ public final class RwLock implements PrimitiveView {
      */
     public WritePermits writeLockBlocking() throws InterruptedException {
         WriteGrant grant = new WriteGrant(this);
-        grant.handle = core.acquireBlocking(maxReaders, "writeLockBlocking()", grant, grant);
-        return grant;
+        if (leaks == null) {
+            grant.handle = core.acquireBlocking(maxReaders, "writeLockBlocking()", grant, grant);
+            return grant;
+        }
+        PermitLeaks.Tracked t = PermitLeaks.track(leaks, grant, this, "writeLockBlocking()");
+        grant.handle = core.acquireBlocking(maxReaders, "writeLockBlocking()", grant, t);
+        return grant.watched(t);
     }
 
     /**

@@ -4,9 +4,9 @@ package dev.handoff;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The builder of a primitive whose handles the leak detector can track ({@link Semaphore},
- * {@link Mutex}, {@link RwLock}): the options of {@link PrimitiveBuilder}, a {@link WaitListener},
- * and {@link #leakDetection(LeakDetection)}.
+ * The builder of a primitive that tells a {@link WaitListener} of its waits ({@link Semaphore},
+ * {@link Mutex}, {@link RwLock}): the options of {@link PrimitiveBuilder} and
+ * {@link #leakDetection(LeakDetection)}, which {@link FairShareSemaphore.Builder} has too.
  *
  * @param <B> the builder's own type
  * @param <P> the type of primitive it builds

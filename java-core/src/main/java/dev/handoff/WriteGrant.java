@@ -9,6 +9,13 @@ import org.jspecify.annotations.Nullable;
  * One writer's grant, with its handle: the grant hook that records it as the {@link RwLock}'s holder
  * (and undoes that with an undone provisional grant), the give-back of the core's handle (which
  * releases what is held now), and the {@link RwLock.WritePermits} the caller gets.
+ *
+ * <p>While leaks are detected, the caller gets a {@link Watched} handle in front of the grant
+ * instead: the lock refers to the grant while write-locked (its {@code holder}, for
+ * {@link RwLock#downgrade()}), so the grant itself never becomes garbage while it holds the write
+ * lock; the watched handle does, and the cleaner's action (the {@link PermitLeaks.Tracked} in the
+ * core's handle, which refers to the grant, not to the watched handle) releases through the grant
+ * what it holds then: the write lock, or the read lock a {@code downgrade()} made of it.
  */
 final class WriteGrant implements FifoCore.GrantUndo, PermitHandles.GiveBack, RwLock.WritePermits {
 
@@ -63,6 +70,21 @@ final class WriteGrant implements FifoCore.GrantUndo, PermitHandles.GiveBack, Rw
         }
     }
 
+    /** For a leak report: the write lock, or the read lock it became by {@link RwLock#downgrade()}. */
+    @Override
+    public String describeHeld(long permits, Object owner) {
+        return downgraded
+                ? "1 permit of " + owner + " (a read lock, downgraded from the write lock)"
+                : permits + " permits of " + owner + " (the write lock)";
+    }
+
+    /** The caller's handle while leaks are detected, watched by {@code tracked} (the give-back of the core's handle). */
+    RwLock.WritePermits watched(PermitLeaks.Tracked tracked) {
+        Watched w = new Watched(this);
+        tracked.watch(w);
+        return w;
+    }
+
     /** The scoped faces' release: the handle's, by count. */
     void releaseHeld() {
         giveBack(lock.maxReaders());
@@ -113,6 +135,43 @@ final class WriteGrant implements FifoCore.GrantUndo, PermitHandles.GiveBack, Rw
                 + (h == null || h.isReleased()
                         ? ", released]"
                         : downgraded ? ", downgraded to a read lock]" : ", held]");
+    }
+
+    /**
+     * The caller's write handle while leaks are detected: the grant's handle, in an object that
+     * nothing in the lock refers to, so that it can become garbage (see the class notes).
+     */
+    static final class Watched implements RwLock.WritePermits {
+        private final WriteGrant grant;
+
+        Watched(WriteGrant grant) {
+            this.grant = grant;
+        }
+
+        @Override
+        public long permits() {
+            return grant.permits();
+        }
+
+        @Override
+        public boolean release() {
+            return grant.release();
+        }
+
+        @Override
+        public boolean isReleased() {
+            return grant.isReleased();
+        }
+
+        @Override
+        public Permits downgrade() {
+            return grant.downgrade();
+        }
+
+        @Override
+        public String toString() {
+            return grant.toString();
+        }
     }
 
     private static final int MOVE_ASKED = 1;

@@ -306,6 +306,40 @@ public final class AdaptiveFairShare<K> {
     }
 
     /**
+     * Returns the built-in algorithm's baseline, as {@link AdaptiveCapacity#baselineNanos()}: the
+     * uncongested latency in nanoseconds (the lowest window mean of the last 64 windows).
+     * {@code NaN} before the first window closes, and with a Netflix {@code Limit}. A snapshot, for
+     * metrics.
+     *
+     * @return the baseline in nanoseconds, or {@code NaN}
+     */
+    public double baselineNanos() {
+        return sampler.controller().baselineNanos();
+    }
+
+    /**
+     * Returns the mean hold time of the successes of the last window the built-in algorithm
+     * closed, over every key, in nanoseconds, as {@link AdaptiveCapacity#windowLatencyNanos()}.
+     * {@code NaN} before the first window closes, and with a Netflix {@code Limit}. A snapshot, for
+     * metrics.
+     *
+     * @return the last window's mean latency in nanoseconds, or {@code NaN}
+     */
+    public double windowLatencyNanos() {
+        return sampler.controller().windowLatencyNanos();
+    }
+
+    /**
+     * Returns how many sampled uses, of every key, ended as {@link Outcome#DROPPED} since this
+     * object was built, as {@link AdaptiveCapacity#drops()}. A snapshot, for metrics.
+     *
+     * @return the drops counted so far
+     */
+    public long drops() {
+        return sampler.drops();
+    }
+
+    /**
      * Runs {@code body} holding {@code n} permits for {@code key}, waiting for them as
      * {@link FairShareSemaphore#acquireBlocking(Object, long)} does (in fair order across keys),
      * releases them to {@code key}, and samples the hold time and the outcome: success if

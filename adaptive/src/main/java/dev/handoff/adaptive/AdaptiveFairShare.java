@@ -34,8 +34,8 @@ import org.jspecify.annotations.Nullable;
  * <p><b>One capacity, every key's samples.</b> The capacity is the one the keys share, so every
  * use of permits taken through this object is a sample of the same downstream, whichever key it
  * was for: the hold time from the grant to the release, and its outcome, classified as by
- * {@link AdaptiveCapacity} (a body that returns is a success, a {@link TimeoutException} a drop,
- * another exception a failure, a rejection by a queue bound {@link Outcome#REJECTED}). How the
+ * {@link AdaptiveCapacity} (a body that returns is a success, a timeout a drop and another
+ * exception a failure, as the classifier says; a rejection by a queue bound {@link Outcome#REJECTED}). How the
  * capacity moves is the same too, see {@link AdaptiveCapacity}: within {@link #minCapacity()} and
  * {@link #maxCapacity()}, through {@link FairShareSemaphore#setCapacity(long)}, which never
  * blocks, never revokes held permits and keeps the fair order. The calls name their key, and the
@@ -306,11 +306,46 @@ public final class AdaptiveFairShare<K> {
     }
 
     /**
+     * Returns the built-in algorithm's baseline, as {@link AdaptiveCapacity#baselineNanos()}: the
+     * uncongested latency in nanoseconds (the lowest window mean of the last 64 windows).
+     * {@code NaN} before the first window closes, and with a Netflix {@code Limit}. A snapshot, for
+     * metrics.
+     *
+     * @return the baseline in nanoseconds, or {@code NaN}
+     */
+    public double baselineNanos() {
+        return sampler.controller().baselineNanos();
+    }
+
+    /**
+     * Returns the mean hold time of the successes of the last window the built-in algorithm
+     * closed, over every key, in nanoseconds, as {@link AdaptiveCapacity#windowLatencyNanos()}.
+     * {@code NaN} before the first window closes, and with a Netflix {@code Limit}. A snapshot, for
+     * metrics.
+     *
+     * @return the last window's mean latency in nanoseconds, or {@code NaN}
+     */
+    public double windowLatencyNanos() {
+        return sampler.controller().windowLatencyNanos();
+    }
+
+    /**
+     * Returns how many sampled uses, of every key, ended as {@link Outcome#DROPPED} since this
+     * object was built, as {@link AdaptiveCapacity#drops()}. A snapshot, for metrics.
+     *
+     * @return the drops counted so far
+     */
+    public long drops() {
+        return sampler.drops();
+    }
+
+    /**
      * Runs {@code body} holding {@code n} permits for {@code key}, waiting for them as
      * {@link FairShareSemaphore#acquireBlocking(Object, long)} does (in fair order across keys),
      * releases them to {@code key}, and samples the hold time and the outcome: success if
-     * {@code body} returns, drop if it throws a {@link TimeoutException}, failure if it throws
-     * anything else. A rejection by a queue bound is recorded as {@link Outcome#REJECTED} and
+     * {@code body} returns, and as the builder's classifier says if it throws (by default a
+     * {@link TimeoutException} or one of the JDK's I/O timeouts is a drop, anything else a
+     * failure). A rejection by a queue bound is recorded as {@link Outcome#REJECTED} and
      * thrown. Allocates nothing of its own while nobody waits.
      *
      * <pre>{@code
@@ -338,9 +373,10 @@ public final class AdaptiveFairShare<K> {
     /**
      * Runs {@code body} holding {@code n} permits for {@code key} and releases them to {@code key}
      * when the stage it returns completes, sampling the time from the grant to that completion and
-     * the outcome: success if the stage completes normally, drop if it fails with a
-     * {@link TimeoutException}, failure otherwise (also when {@code body} throws or returns
-     * {@code null}). A rejection by a queue bound fails the result with the
+     * the outcome: success if the stage completes normally, and as the builder's classifier says
+     * if it fails (by default a {@link TimeoutException} or one of the JDK's I/O timeouts is a
+     * drop, anything else a failure; also when {@code body} throws or returns {@code null}, a
+     * failure). A rejection by a queue bound fails the result with the
      * {@link SemaphoreRejectedException} and is recorded as {@link Outcome#REJECTED}. Cancelling
      * the result before the grant withdraws the wait; a grant that wins that race is released
      * without running {@code body} and without a sample.

@@ -16,7 +16,10 @@ import java.lang.invoke.VarHandle;
  * drops closes on time even without a success: a window of only drops is the strongest sign of
  * overload). The
  * first sample that ends after the window's end closes it (that thread wins the {@code closing}
- * flag) and then counts in the next window; a use of zero permits counts in none. The closer computes the next capacity:
+ * flag) and then counts in the next window, except a drop that finds the window without a success
+ * or a drop: it counts in that window, so that a burst of timeouts (a stall: every call ends at
+ * once, one timeout after it started) cuts when it arrives, not one timeout later. A use of zero
+ * permits counts in none. The closer computes the next capacity:
  *
  * <pre>
  *   mean      = mean hold time of the window's successes
@@ -55,7 +58,9 @@ import java.lang.invoke.VarHandle;
  *       window in every {@link #PROBE_EVERY} (in use or not) runs at
  *       {@code used * PROBE_DEPTH / tolerance}: below the knee even when the limit sits at the top
  *       of its tolerance band, so the downstream's queue drains and that window measures the
- *       uncongested latency. The horizon always holds such a window. With a baseline inflated by a
+ *       uncongested latency: only the successes of work admitted after the probe started count
+ *       in it (work admitted before, at the higher concurrency, would measure the queue it
+ *       built). The horizon always holds such a window. With a baseline inflated by a
  *       factor b, the limit settles where latency is {@code tolerance * b}, the probe runs at
  *       {@code PROBE_DEPTH * b} of the knee, and its mean is {@code max(1, PROBE_DEPTH * b)}: below
  *       b, so the inflation shrinks with every probe instead of feeding on itself.</li>
@@ -158,6 +163,12 @@ final class BaselineGradient implements Controller {
     private volatile long windowStart;
     /** Drops of work that started before this reading of the clock do not count. Written by the closer. */
     private volatile long lastDecrease;
+    /**
+     * Successes of work that started before this reading of the clock are no latency samples: set
+     * when a probe starts, so that the probe measures only work admitted at its lower concurrency.
+     * Written by the closer.
+     */
+    private volatile long latencyFrom;
     /** The last window's mean and the baseline, for readers (metrics). Written by the closer. */
     private volatile double publishedMean = Double.NaN;
 
@@ -192,6 +203,7 @@ final class BaselineGradient implements Controller {
         this.limit = start;
         this.windowStart = now;
         this.lastDecrease = now;
+        this.latencyFrom = now;
     }
 
     @Override
@@ -206,10 +218,14 @@ final class BaselineGradient implements Controller {
 
     @Override
     public void sample(long startNanos, long endNanos, long permits, long inFlight, Outcome outcome) {
-        // A sample that ends after the window's end belongs to the next window: close first.
+        // A sample that ends after the window's end belongs to the next window: close first. A drop
+        // that finds the window without a success or a drop is that window's signal instead.
+        boolean countedDrop = outcome == Outcome.DROPPED && permits != 0 && startNanos - lastDecrease >= 0;
         if (endNanos - windowStart >= windowNanos && closing == 0 && CLOSING.compareAndSet(this, 0, 1)) {
             try {
-                close(endNanos);
+                if (close(endNanos, countedDrop)) {
+                    return; // counted in the window it closed
+                }
             } finally {
                 closing = 0;
             }
@@ -219,8 +235,10 @@ final class BaselineGradient implements Controller {
         }
         switch (outcome) {
             case SUCCESS:
-                SUCCESSES.getAndAdd(this, 1L);
-                SUCCESS_NANOS.getAndAdd(this, endNanos - startNanos);
+                if (startNanos - latencyFrom >= 0) {
+                    SUCCESSES.getAndAdd(this, 1L);
+                    SUCCESS_NANOS.getAndAdd(this, endNanos - startNanos);
+                }
                 break;
             case DROPPED:
                 if (startNanos - lastDecrease >= 0) {
@@ -236,17 +254,30 @@ final class BaselineGradient implements Controller {
         }
     }
 
-    /** Runs in the thread that holds {@code closing}. */
-    private void close(long now) {
+    /**
+     * Runs in the thread that holds {@code closing}. {@code drop}: the closing sample is a drop that
+     * counts. Returns whether that drop was counted in the window closed here: a window without a
+     * success or a drop takes it, so that a burst of timeouts (every call of a stall ending at once)
+     * cuts when it arrives rather than one timeout later, when the next sample closes the next window.
+     */
+    private boolean close(long now, boolean drop) {
         if (now - windowStart < windowNanos) {
-            return; // another thread closed this window just before
+            return false; // another thread closed this window just before
         }
-        if (!probing && successes < MIN_SAMPLES && drops == 0 && now - windowStart < windowNanos * MAX_STRETCH) {
-            return; // too few samples: stretch the window (never a probe's, which holds the capacity down)
+        if (!probing
+                && !drop
+                && successes < MIN_SAMPLES
+                && drops == 0
+                && now - windowStart < windowNanos * MAX_STRETCH) {
+            return false; // too few samples: stretch the window (never a probe's, which holds the capacity down)
         }
         long ok = (long) SUCCESSES.getAndSet(this, 0L);
         long nanos = (long) SUCCESS_NANOS.getAndSet(this, 0L);
         long dropped = (long) DROPS.getAndSet(this, 0L);
+        boolean takesDrop = drop && !probing && ok == 0 && dropped == 0;
+        if (takesDrop) {
+            dropped = 1;
+        }
         long rejected = (long) REJECTIONS.getAndSet(this, 0L);
         FAILURES.getAndSet(this, 0L);
         long peakInFlight = (long) PEAK.getAndSet(this, capacity.inFlight());
@@ -269,17 +300,17 @@ final class BaselineGradient implements Controller {
                 }
             }
             set(beforeProbe, CapacityListener.Reason.PROBE);
-            return;
+            return takesDrop;
         }
         double used = Math.min(limit, Math.max(1, peakInFlight));
         boolean inUse = peakInFlight >= USED * current || rejected > 0 || capacity.demandWaits();
         if (dropped > 0) {
             lastDecrease = now;
             set(used * DROP_BACKOFF, CapacityListener.Reason.DROP_CUT);
-            return;
+            return takesDrop;
         }
         if (ok == 0) {
-            return; // only failures or rejections: nothing to measure
+            return false; // only failures or rejections: nothing to measure
         }
         double mean = (double) nanos / ok;
         lastMean = mean;
@@ -303,8 +334,10 @@ final class BaselineGradient implements Controller {
             probing = true;
             probes++;
             beforeProbe = limit;
+            latencyFrom = now; // work admitted above the probe's concurrency would measure the queue it built
             capacity.apply(Math.max(1, Math.min(limit, used) * PROBE_DEPTH / tolerance), CapacityListener.Reason.PROBE);
         }
+        return false;
     }
 
     /**

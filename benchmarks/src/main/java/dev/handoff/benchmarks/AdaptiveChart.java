@@ -22,7 +22,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  */
 final class AdaptiveChart {
     private static final int WIDTH = 900;
-    private static final int HEIGHT = 460;
+    private static final int HEIGHT = 380;
     private static final Color[] COLORS = {
         new Color(0x1d, 0x4e, 0xd8), new Color(0xf5, 0x9e, 0x0b), new Color(0x10, 0xb9, 0x81),
                 new Color(0xef, 0x44, 0x44),
@@ -33,22 +33,19 @@ final class AdaptiveChart {
     private AdaptiveChart() {}
 
     /**
-     * Writes the chart: one column per scenario, capacity above, p99 below.
+     * Writes the chart: one row per scenario, capacity on the left, p99 on the right.
      *
      * @param file the PNG to write
      * @param comparisons the scenarios' results
      * @throws IOException if the file cannot be written
      */
     static void write(Path file, List<AdaptiveSimulation.Comparison> comparisons) throws IOException {
-        List<XYChart> capacity = new ArrayList<>();
-        List<XYChart> latency = new ArrayList<>();
+        List<XYChart> grid = new ArrayList<>();
         for (AdaptiveSimulation.Comparison c : comparisons) {
-            capacity.add(capacityPanel(c));
-            latency.add(latencyPanel(c));
+            grid.add(capacityPanel(c));
+            grid.add(latencyPanel(c));
         }
-        List<XYChart> grid = new ArrayList<>(capacity);
-        grid.addAll(latency);
-        BitmapEncoder.saveBitmap(grid, 2, comparisons.size(), file.toString(), BitmapEncoder.BitmapFormat.PNG);
+        BitmapEncoder.saveBitmap(grid, comparisons.size(), 2, file.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
     /** Drawn: ours, two Netflix algorithms through the bridge, Netflix's two limiters, the best static capacity (the table has all). */
@@ -66,7 +63,9 @@ final class AdaptiveChart {
                 rows.add(r);
             }
         }
-        rows.add(c.bestStatic());
+        if (c.bestStatic() != null) {
+            rows.add(c.bestStatic());
+        }
         return rows;
     }
 
@@ -91,15 +90,15 @@ final class AdaptiveChart {
             XYSeries s = chart.addSeries(label(c, r), x, clip(y, 200));
             line(s, COLORS[i++ % COLORS.length], r.contender().equals(AdaptiveSimulation.OURS) ? 3f : 1.3f);
         }
-        double end = c.scenario().durationNanos() / 1e9;
-        double change = c.scenario().changeAt() / 1e9;
-        XYSeries knee =
-                chart.addSeries("downstream workers (the knee)", new double[] {0, change, change, end}, new double[] {
-                    c.scenario().workersBefore(),
-                    c.scenario().workersBefore(),
-                    c.scenario().workersAfter(),
-                    c.scenario().workersAfter()
-                });
+        AdaptiveSimulation.Scenario sc = c.scenario();
+        int points = (int) (sc.durationNanos() / AdaptiveSimulation.TIMELINE_STEP);
+        double[] kx = new double[points];
+        double[] ky = new double[points];
+        for (int k = 0; k < points; k++) {
+            kx[k] = k * AdaptiveSimulation.TIMELINE_STEP / 1e9;
+            ky[k] = sc.kneeAt(k * AdaptiveSimulation.TIMELINE_STEP);
+        }
+        XYSeries knee = chart.addSeries("the downstream's knee", kx, ky);
         knee.setLineColor(Color.BLACK);
         knee.setLineStyle(
                 new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
@@ -132,7 +131,7 @@ final class AdaptiveChart {
             line(s, COLORS[i++ % COLORS.length], r.contender().equals(AdaptiveSimulation.OURS) ? 3f : 1.3f);
         }
         double end = c.scenario().durationNanos() / 1e9;
-        double target = 2 * AdaptiveSimulation.unloadedP99Millis();
+        double target = 2 * c.scenario().unloadedP99Millis();
         XYSeries t = chart.addSeries("target: 2x unloaded p99", new double[] {0, end}, new double[] {target, target});
         t.setLineColor(Color.BLACK);
         t.setLineStyle(
@@ -144,7 +143,7 @@ final class AdaptiveChart {
     }
 
     private static String label(AdaptiveSimulation.Comparison c, AdaptiveSimulation.Result r) {
-        return r == c.bestStatic()
+        return c.bestStatic() != null && r == c.bestStatic()
                 ? "best static: " + r.contender().substring(AdaptiveSimulation.STATIC.length())
                 : r.contender();
     }

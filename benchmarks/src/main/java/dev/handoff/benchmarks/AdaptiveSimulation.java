@@ -43,7 +43,7 @@ import java.util.SplittableRandom;
  * <p><b>Virtual time.</b> One thread runs a discrete-event simulation on a virtual clock, which is
  * also the clock every limiter reads ({@code AdaptiveCapacity.Builder.nanoClock},
  * Netflix's {@code AbstractLimiter.Builder.nanoClock}). So the results are the same on every
- * machine and at any load (the random draws are seeded), and a minute of traffic takes a second.
+ * machine and at any load (the random draws come from fixed streams), and a minute of traffic takes a second.
  * Netflix's {@code BlockingLimiter} parks threads on a monitor, which a one-thread simulation
  * cannot do: its wait loop is modelled exactly as written (on each release every waiter wakes, and
  * they retry the delegate {@code SimpleLimiter} in an arbitrary order, here random; a new arrival
@@ -57,15 +57,15 @@ final class AdaptiveSimulation {
             # Adaptive capacity: simulated results
 
             Written by `AdaptiveSimulation` (see [adaptive limits](adaptive.md)). Every contender limits the same
-            load, Poisson arrivals at a fixed rate of calls that take 8 to 12 ms, sent to a downstream whose
-            number of workers changes halfway through the run. The clock is virtual, so the figures are the same
-            on every machine. In each table, goodput is the calls answered within the caller's 100 ms timeout,
-            per second, and "vs best static" compares it with the best fixed limit of a sweep; p50 and p99 are
-            the calls' latency, "p99 with wait" adds the wait for a permit; "rejected" counts the requests the
-            limiter refused (its queue full, or 100 ms waited), "timed out" the admitted calls the caller gave
-            up on; "converged after change" is how long after the change every later second was healthy (p99
-            within twice the unloaded p99, goodput at least 90% of what the downstream can answer), "never" if
-            that did not happen before the end.
+            load, sent to a downstream with a knee: calls beyond its workers queue (or, in one scenario, every
+            call slows down beyond 20 in service). The clock is virtual, so the figures are the same on every
+            machine. Goodput is the calls answered within the caller's 100 ms timeout, per second; p50 and p99
+            are the calls' latency, "p99 with wait" adds the wait for a permit; "rejected" counts the requests
+            the limiter refused (its queue full, or 100 ms waited), "timed out" the admitted calls the caller
+            gave up on; "vs best static" compares the goodput with the best fixed limit of a sweep, and
+            "converged after change" is how long after the change every later second was healthy (p99 within
+            twice the unloaded p99, goodput at least 90% of what the downstream can answer), "never" if that
+            did not happen before the end.
 
             """;
 
@@ -78,28 +78,180 @@ final class AdaptiveSimulation {
     static final long BUCKET = 1_000 * MS;
     static final long TIMELINE_STEP = 100 * MS;
 
-    /** One run's settings. */
+    /** How long a call takes of one worker's time. */
+    enum Service {
+        /** 8 to 12 ms, uniform. */
+        UNIFORM,
+        /** Lognormal around a median of 10 ms (sigma 0.5: mean 11.3 ms, p99 32 ms). */
+        LOGNORMAL
+    }
+
+    /**
+     * One run's settings. The downstream's workers follow {@code workerSteps} (equal parts of the
+     * run); {@code loadKnee > 0} instead gives it unbounded workers whose service time grows with
+     * the calls in service beyond {@code loadKnee}; {@code spikeFactor > 1} multiplies the service
+     * time of the calls submitted in the middle fifth of the run. The load is open-loop Poisson at
+     * {@code arrivalsPerSecond}, or, if {@code callers > 0}, that many closed-loop callers (the next
+     * call when the last one ends, {@link #RETRY_AFTER} after a rejection). Every limiter starts at
+     * {@code initial}.
+     */
     record Scenario(
-            String name, long durationNanos, int workersBefore, int workersAfter, double arrivalsPerSecond, long seed) {
-        long changeAt() {
-            return durationNanos / 2;
-        }
+            String name,
+            long durationNanos,
+            int[] workerSteps,
+            double arrivalsPerSecond,
+            int callers,
+            Service service,
+            int loadKnee,
+            double spikeFactor,
+            long initial,
+            long stream) {
 
         /** The knee halves: 40 workers, then 20; 3,000 requests a second (75% of the first, 150% of the second). */
         static Scenario halves(long seconds) {
-            return new Scenario("knee halves (40 -> 20 workers)", seconds * 1_000 * MS, 40, 20, 3_000, 42);
+            return halves(seconds, 42);
+        }
+
+        static Scenario halves(long seconds, long stream) {
+            return open("knee halves (40 -> 20 workers)", seconds, new int[] {40, 20}, 3_000, stream);
         }
 
         /** The knee doubles: 20 workers, then 40; the same load. */
         static Scenario doubles(long seconds) {
-            return new Scenario("knee doubles (20 -> 40 workers)", seconds * 1_000 * MS, 20, 40, 3_000, 43);
+            return doubles(seconds, 43);
+        }
+
+        static Scenario doubles(long seconds, long stream) {
+            return open("knee doubles (20 -> 40 workers)", seconds, new int[] {20, 40}, 3_000, stream);
+        }
+
+        /** Lognormal service times (median 10 ms), 20 workers, 3,000 requests a second (about 130% of the knee). */
+        static Scenario lognormal(long seconds, long stream) {
+            return new Scenario(
+                    "lognormal service times (20 workers)",
+                    seconds * 1_000 * MS,
+                    new int[] {20},
+                    3_000,
+                    0,
+                    Service.LOGNORMAL,
+                    0,
+                    1,
+                    INITIAL,
+                    stream);
+        }
+
+        /**
+         * No queue: every call is served at once, but its service time grows with the calls in
+         * service beyond 20 (x2 at 40 in service); 3,000 requests a second (150% of what 20 serve).
+         */
+        static Scenario loadDependent(long seconds, long stream) {
+            return new Scenario(
+                    "service time grows beyond 20 in service",
+                    seconds * 1_000 * MS,
+                    new int[] {100_000},
+                    3_000,
+                    0,
+                    Service.UNIFORM,
+                    20,
+                    1,
+                    INITIAL,
+                    stream);
+        }
+
+        /** A x5 latency spike in the middle fifth of the run, 40 workers, 2,000 requests a second. */
+        static Scenario spike(long seconds, long stream) {
+            return new Scenario(
+                    "x5 latency spike (40 workers)",
+                    seconds * 1_000 * MS,
+                    new int[] {40},
+                    2_000,
+                    0,
+                    Service.UNIFORM,
+                    0,
+                    5,
+                    INITIAL,
+                    stream);
+        }
+
+        /** Built at 64 with 32 closed-loop callers in front of a downstream of 8 workers. */
+        static Scenario coldStart(long seconds, long stream) {
+            return new Scenario(
+                    "cold start above the knee (64, 32 callers, 8 workers)",
+                    seconds * 1_000 * MS,
+                    new int[] {8},
+                    0,
+                    32,
+                    Service.UNIFORM,
+                    0,
+                    1,
+                    64,
+                    stream);
+        }
+
+        /** The knee moves 8 -> 16 -> 8 workers in thirds; 1,200 requests a second (150%, then 75%, of the knee). */
+        static Scenario movingKnee(long seconds, long stream) {
+            return open("knee moves (8 -> 16 -> 8 workers)", seconds, new int[] {8, 16, 8}, 1_200, stream);
+        }
+
+        private static Scenario open(String name, long seconds, int[] steps, double rate, long stream) {
+            return new Scenario(name, seconds * 1_000 * MS, steps, rate, 0, Service.UNIFORM, 0, 1, INITIAL, stream);
+        }
+
+        /** The same scenario with other random streams. */
+        Scenario withStream(long newStream) {
+            return new Scenario(
+                    name,
+                    durationNanos,
+                    workerSteps,
+                    arrivalsPerSecond,
+                    callers,
+                    service,
+                    loadKnee,
+                    spikeFactor,
+                    initial,
+                    newStream);
+        }
+
+        int workersBefore() {
+            return workerSteps[0];
+        }
+
+        int workersAfter() {
+            return workerSteps[workerSteps.length - 1];
+        }
+
+        /** The first change of the workers (half the run if they never change). */
+        long changeAt() {
+            return durationNanos / Math.max(2, workerSteps.length);
+        }
+
+        /** The workers at {@code t}. */
+        int workersAt(long t) {
+            return workerSteps[(int) Math.min(workerSteps.length - 1, t * workerSteps.length / durationNanos)];
+        }
+
+        /** The concurrency beyond which latency grows: the workers, or the load knee. */
+        int kneeAt(long t) {
+            return loadKnee > 0 ? loadKnee : workersAt(t);
+        }
+
+        boolean spikeAt(long t) {
+            return spikeFactor > 1 && t >= durationNanos * 2 / 5 && t < durationNanos * 3 / 5;
+        }
+
+        /** The p99 of a call's own time with nothing queued (the latency target is twice this). */
+        double unloadedP99Millis() {
+            return service == Service.LOGNORMAL ? 10 * Math.exp(0.5 * 2.326) : AdaptiveSimulation.unloadedP99Millis();
         }
 
         /** What the downstream can answer per second, capped by the demand, after the change. */
         double goodputCeilingAfter() {
-            return Math.min(arrivalsPerSecond, workersAfter * 1e9 / ((SERVICE_MIN + SERVICE_MAX) / 2.0));
+            return Math.min(arrivalsPerSecond, workersAfter() * 1e9 / ((SERVICE_MIN + SERVICE_MAX) / 2.0));
         }
     }
+
+    /** The wait of a closed-loop caller after a rejection before it tries again. */
+    static final long RETRY_AFTER = 5 * MS;
 
     /**
      * What one contender did in one scenario: {@code successes} answered within the run,
@@ -148,8 +300,17 @@ final class AdaptiveSimulation {
 
         Run(Scenario scenario) {
             this.scenario = scenario;
-            this.random = new SplittableRandom(scenario.seed());
+            this.random = new SplittableRandom(scenario.stream());
             this.workers = scenario.workersBefore();
+        }
+
+        /** A closed-loop caller's next call, {@code delay} from now (before the end); nothing for open-loop load. */
+        Runnable nextCall;
+
+        void ended(long delay) {
+            if (nextCall != null && now + delay < scenario.durationNanos()) {
+                at(now + delay, nextCall);
+            }
         }
 
         void at(long time, Runnable action) {
@@ -179,7 +340,16 @@ final class AdaptiveSimulation {
 
         /** The downstream takes a call: a free worker, or its queue. */
         void submit(Call call) {
-            call.service = SERVICE_MIN + random.nextLong(SERVICE_MAX - SERVICE_MIN + 1);
+            long service = scenario.service() == Service.LOGNORMAL
+                    ? Math.max(1, Math.round(10 * MS * Math.exp(0.5 * random.nextGaussian())))
+                    : SERVICE_MIN + random.nextLong(SERVICE_MAX - SERVICE_MIN + 1);
+            if (scenario.loadKnee() > 0) {
+                service = Math.round(service * Math.max(1.0, (busy + 1.0) / scenario.loadKnee()));
+            }
+            if (scenario.spikeAt(now)) {
+                service = Math.round(service * scenario.spikeFactor());
+            }
+            call.service = service;
             if (busy < workers && downstreamQueue.isEmpty()) {
                 serve(call);
             } else {
@@ -228,6 +398,7 @@ final class AdaptiveSimulation {
                     done = true;
                     run.dropped++;
                     gate.finished(this, false);
+                    run.ended(0);
                 }
             });
         }
@@ -241,10 +412,12 @@ final class AdaptiveSimulation {
             run.latency.add(run.now - admitted);
             run.latencyWithWait.add(run.now - arrived);
             gate.finished(this, true);
+            run.ended(0);
         }
 
         void reject() {
             run.rejected++;
+            run.ended(RETRY_AFTER);
         }
     }
 
@@ -453,22 +626,61 @@ final class AdaptiveSimulation {
     /** Ours, each Netflix Limit through the bridge, SimpleLimiter, BlockingLimiter (each Netflix algorithm with its defaults). */
     static List<Contender> contenders() {
         List<Contender> list = new ArrayList<>();
-        list.add(new Contender(OURS, run -> new SemaphoreGate(run, INITIAL, true, null)));
-        list.add(new Contender(
-                "handoff + Gradient2Limit", run -> new SemaphoreGate(run, INITIAL, true, Gradient2Limit.newDefault())));
-        list.add(new Contender(
-                "handoff + GradientLimit", run -> new SemaphoreGate(run, INITIAL, true, GradientLimit.newDefault())));
-        list.add(new Contender(
-                "handoff + VegasLimit", run -> new SemaphoreGate(run, INITIAL, true, VegasLimit.newDefault())));
+        list.add(new Contender(OURS, run -> new SemaphoreGate(run, run.scenario.initial(), true, null)));
+        list.add(new Contender(GRADIENT2, run -> new SemaphoreGate(run, run.scenario.initial(), true, gradient2(run))));
+        list.add(new Contender("handoff + GradientLimit", run -> {
+            long i = run.scenario.initial();
+            return new SemaphoreGate(
+                    run,
+                    i,
+                    true,
+                    i == INITIAL
+                            ? GradientLimit.newDefault()
+                            : GradientLimit.newBuilder().initialLimit((int) i).build());
+        }));
+        list.add(new Contender(VEGAS, run -> new SemaphoreGate(run, run.scenario.initial(), true, vegas(run))));
         list.add(new Contender(
                 "handoff + AIMDLimit",
                 run -> new SemaphoreGate(
-                        run, INITIAL, true, AIMDLimit.newBuilder().build())));
-        list.add(new Contender(
-                "Netflix SimpleLimiter (Gradient2)", run -> new SimpleGate(run, Gradient2Limit.newDefault())));
-        list.add(new Contender(
-                "Netflix BlockingLimiter (Gradient2)", run -> new BlockingGate(run, Gradient2Limit.newDefault())));
+                        run,
+                        run.scenario.initial(),
+                        true,
+                        AIMDLimit.newBuilder()
+                                .initialLimit((int) run.scenario.initial())
+                                .build())));
+        list.add(new Contender(SIMPLE, run -> new SimpleGate(run, gradient2(run))));
+        list.add(new Contender(BLOCKING, run -> new BlockingGate(run, gradient2(run))));
         return list;
+    }
+
+    static final String GRADIENT2 = "handoff + Gradient2Limit";
+    static final String VEGAS = "handoff + VegasLimit";
+    static final String SIMPLE = "Netflix SimpleLimiter (Gradient2)";
+    static final String BLOCKING = "Netflix BlockingLimiter (Gradient2)";
+
+    /** The contenders of the runs repeated: ours and Netflix's Gradient2 and Vegas, bridged and in Netflix's limiters. */
+    static List<Contender> repeatedContenders() {
+        List<Contender> list = new ArrayList<>();
+        for (Contender c : contenders()) {
+            if (List.of(OURS, GRADIENT2, VEGAS, SIMPLE, BLOCKING).contains(c.name())) {
+                list.add(c);
+            }
+        }
+        return list;
+    }
+
+    private static Limit gradient2(Run run) {
+        long i = run.scenario.initial();
+        return i == INITIAL
+                ? Gradient2Limit.newDefault()
+                : Gradient2Limit.newBuilder().initialLimit((int) i).build();
+    }
+
+    private static Limit vegas(Run run) {
+        long i = run.scenario.initial();
+        return i == INITIAL
+                ? VegasLimit.newDefault()
+                : VegasLimit.newBuilder().initialLimit((int) i).build();
     }
 
     static final String OURS = "handoff AdaptiveCapacity (built-in)";
@@ -493,23 +705,37 @@ final class AdaptiveSimulation {
         long end = scenario.durationNanos();
         // Poisson arrivals: exponential gaps, drawn as the run goes.
         double meanGap = 1e9 / scenario.arrivalsPerSecond();
-        Runnable[] arrive = new Runnable[1];
-        arrive[0] = () -> {
-            run.arrivals++;
-            gate.arrive(new Call(run, gate));
-            long gap = Math.max(1, Math.round(-meanGap * Math.log(1 - run.random.nextDouble())));
-            if (run.now + gap < end) {
-                run.at(run.now + gap, arrive[0]);
+        if (scenario.callers() > 0) {
+            run.nextCall = () -> {
+                run.arrivals++;
+                gate.arrive(new Call(run, gate));
+            };
+            for (int i = 0; i < scenario.callers(); i++) {
+                run.at(0, run.nextCall);
             }
-        };
-        run.at(0, arrive[0]);
-        run.at(scenario.changeAt(), () -> {
-            run.workers = scenario.workersAfter();
-            run.fill();
-        });
-        int steps = (int) (end / TIMELINE_STEP);
-        double[] limits = new double[steps];
-        for (int i = 0; i < steps; i++) {
+        } else {
+            Runnable[] arrive = new Runnable[1];
+            arrive[0] = () -> {
+                run.arrivals++;
+                gate.arrive(new Call(run, gate));
+                long gap = Math.max(1, Math.round(-meanGap * Math.log(1 - run.random.nextDouble())));
+                if (run.now + gap < end) {
+                    run.at(run.now + gap, arrive[0]);
+                }
+            };
+            run.at(0, arrive[0]);
+        }
+        int[] steps = scenario.workerSteps();
+        for (int k = 1; k < steps.length; k++) {
+            int workers = steps[k];
+            run.at(end * k / steps.length, () -> {
+                run.workers = workers;
+                run.fill();
+            });
+        }
+        int points = (int) (end / TIMELINE_STEP);
+        double[] limits = new double[points];
+        for (int i = 0; i < points; i++) {
             run.runUntil(i * TIMELINE_STEP);
             limits[i] = gate.limit();
         }
@@ -577,8 +803,9 @@ final class AdaptiveSimulation {
         double ceiling = scenario.goodputCeilingAfter();
         int healthyFrom = -1;
         for (int b = p99s.length - 1; b >= first; b--) {
-            boolean healthy =
-                    !Double.isNaN(p99s[b]) && p99s[b] <= 2 * unloadedP99Millis() && goodputs[b] >= 0.9 * ceiling;
+            boolean healthy = !Double.isNaN(p99s[b])
+                    && p99s[b] <= 2 * scenario.unloadedP99Millis()
+                    && goodputs[b] >= 0.9 * ceiling;
             if (!healthy) {
                 break;
             }
@@ -619,7 +846,7 @@ final class AdaptiveSimulation {
 
     // ---------------------------------------------------------------- the report
 
-    /** One scenario, every contender and the sweep: the results, the best static one named. */
+    /** One scenario, every contender and the sweep: the results, the best static one named (null without a sweep). */
     record Comparison(Scenario scenario, List<Result> contenders, List<Result> sweep, Result bestStatic) {}
 
     static Comparison compare(Scenario scenario) {
@@ -645,7 +872,7 @@ final class AdaptiveSimulation {
     static String table(Comparison c) {
         StringBuilder sb = new StringBuilder();
         Scenario s = c.scenario();
-        sb.append("## ").append(s.name()).append("\n\n");
+        sb.append("### ").append(s.name()).append("\n\n");
         sb.append(
                 s.workersAfter() < s.workersBefore()
                         ? "The downstream loses half its workers halfway through: a limit must come down at once, or calls queue\n"
@@ -687,30 +914,158 @@ final class AdaptiveSimulation {
         return sb.toString();
     }
 
+    // ---------------------------------------------------------------- many runs
+
+    /** Every scenario of the runs over many random streams (the stream given here is replaced). */
+    static List<Scenario> repeatedScenarios(long seconds) {
+        return List.of(
+                Scenario.halves(seconds, 0),
+                Scenario.doubles(seconds, 0),
+                Scenario.lognormal(seconds, 0),
+                Scenario.loadDependent(seconds, 0),
+                Scenario.spike(seconds, 0),
+                Scenario.coldStart(seconds, 0),
+                Scenario.movingKnee(seconds, 0));
+    }
+
+    /** One scenario run n times (random streams 1 to n): each contender's results, in order. */
+    record Repeated(Scenario scenario, java.util.Map<String, List<Result>> results) {}
+
+    static Repeated repeated(Scenario scenario, int repeats, List<Contender> contenders) {
+        java.util.Map<String, List<Result>> results = new java.util.LinkedHashMap<>();
+        for (Contender c : contenders) {
+            List<Result> runs = new ArrayList<>();
+            for (long stream = 1; stream <= repeats; stream++) {
+                runs.add(run(scenario.withStream(stream), c));
+            }
+            results.put(c.name(), runs);
+        }
+        return new Repeated(scenario, results);
+    }
+
     /**
-     * Runs both scenarios and prints the tables; with {@code --out DIR}, writes {@code adaptive.md}
-     * (the tables) and {@code adaptive.png} (the chart) there. {@code --seconds N} sets the length
-     * of each run (default 60).
+     * Where the limit settled, as a multiple of the knee: its mean over the last fifth of the run
+     * divided by the knee in force at the end.
+     */
+    static double settledOverKnee(Scenario scenario, Result r) {
+        double[] limits = r.limitTimeline();
+        int from = limits.length - Math.max(1, limits.length / 5);
+        double sum = 0;
+        for (int i = from; i < limits.length; i++) {
+            sum += limits[i];
+        }
+        return sum / (limits.length - from) / scenario.kneeAt(scenario.durationNanos() - 1);
+    }
+
+    static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private static double[] each(List<Result> runs, java.util.function.ToDoubleFunction<Result> f) {
+        return runs.stream().mapToDouble(f).toArray();
+    }
+
+    static String repeatedTable(Repeated repeated, int repeats) {
+        Scenario s = repeated.scenario();
+        StringBuilder sb = new StringBuilder();
+        sb.append("### ").append(s.name()).append("\n\n");
+        sb.append(String.format(
+                Locale.ROOT,
+                "Median and worst of %d runs, %d s each; %s; unloaded p99 %.1f ms.%n%n",
+                repeats,
+                s.durationNanos() / 1_000_000_000L,
+                s.callers() > 0
+                        ? s.callers() + " closed-loop callers, every limit starting at " + s.initial()
+                        : String.format(Locale.ROOT, "%.0f requests/s", s.arrivalsPerSecond()),
+                s.unloadedP99Millis()));
+        sb.append("| contender | goodput/s median | worst | p99 ms median | worst | timed out median | worst"
+                + " | settled limit / knee median | max |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (java.util.Map.Entry<String, List<Result>> e : repeated.results().entrySet()) {
+            List<Result> runs = e.getValue();
+            double[] goodput = each(runs, Result::goodputPerSecond);
+            double[] p99 = each(runs, Result::p99Millis);
+            double[] dropped = each(runs, r -> r.dropped());
+            double[] settled = each(runs, r -> settledOverKnee(s, r));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %.0f | %.0f | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f |%n",
+                    e.getKey(),
+                    median(goodput),
+                    Arrays.stream(goodput).min().orElse(Double.NaN),
+                    median(p99),
+                    Arrays.stream(p99).max().orElse(Double.NaN),
+                    median(dropped),
+                    Arrays.stream(dropped).max().orElse(Double.NaN),
+                    median(settled),
+                    Arrays.stream(settled).max().orElse(Double.NaN)));
+        }
+        return sb.toString();
+    }
+
+    /** The text before the tables over many runs. */
+    static final String REPEATED_HEADER = """
+            ## Over many runs
+
+            Each scenario below ran %d times, each run with random streams of its own (arrivals, service
+            times and, for Netflix's algorithms, their own random draws differ); each table gives the median and the
+            worst run of each contender: the least goodput, the highest p99 latency of an answered call, the most calls timed out,
+            and the highest "settled limit / knee", the mean limit over the last fifth of the run divided by the
+            downstream's knee at the end (its workers, or the concurrency beyond which its service time grows;
+            1 is the knee, 2 twice the knee).
+
+            """;
+
+    /**
+     * Runs the scenarios and prints the tables; with {@code --out DIR}, writes
+     * {@code adaptive-results.md} (the tables) and {@code adaptive.png} (the chart) there.
+     * {@code --seconds N} sets the length of each run (default 60), {@code --runs N} the number of
+     * runs of each scenario with random streams of their own (default 10; 0 leaves them out).
      *
-     * @param args {@code [--seconds N] [--out DIR]}
+     * @param args {@code [--seconds N] [--runs N] [--out DIR]}
      * @throws IOException if the files cannot be written
      */
     public static void main(String[] args) throws IOException {
         long seconds = 60;
+        int repeats = 10;
         Path out = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--seconds" -> seconds = Long.parseLong(args[++i]);
+                case "--runs" -> repeats = Integer.parseInt(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
                 default ->
                     throw new IllegalArgumentException(
-                            "unknown argument " + args[i] + "; usage: [--seconds N] [--out DIR]");
+                            "unknown argument " + args[i] + "; usage: [--seconds N] [--runs N] [--out DIR]");
             }
         }
-        List<Comparison> comparisons = List.of(compare(Scenario.halves(seconds)), compare(Scenario.doubles(seconds)));
+        List<Comparison> comparisons =
+                new ArrayList<>(List.of(compare(Scenario.halves(seconds)), compare(Scenario.doubles(seconds))));
         StringBuilder md = new StringBuilder(HEADER);
+        if (repeats > 0) {
+            md.append(String.format(Locale.ROOT, REPEATED_HEADER, repeats));
+            List<Contender> contenders = repeatedContenders();
+            for (Scenario scenario : repeatedScenarios(seconds)) {
+                Repeated repeated = repeated(scenario, repeats, contenders);
+                md.append(repeatedTable(repeated, repeats)).append('\n');
+                if (scenario.workerSteps().length == 2) {
+                    continue; // charted from the single runs with the sweep
+                }
+                List<Result> first = new ArrayList<>();
+                for (List<Result> runs : repeated.results().values()) {
+                    first.add(runs.get(0));
+                }
+                comparisons.add(new Comparison(scenario.withStream(1), first, List.of(), null));
+            }
+            md.append("## One run each, with the sweep of static limits\n\n");
+        }
         for (Comparison c : comparisons) {
-            md.append(table(c)).append('\n');
+            if (c.bestStatic() != null) {
+                md.append(table(c)).append('\n');
+            }
         }
         System.out.print(md);
         if (out != null) {

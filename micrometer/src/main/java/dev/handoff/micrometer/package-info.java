@@ -7,9 +7,10 @@
  * permits; whether a mutex is locked; a read-write lock's write flag and readers), a wait timer
  * tagged by outcome and a counter of rejected acquisitions, all tagged with the primitive's name.
  * {@link dev.handoff.micrometer.ZooKeeperSemaphoreMetrics} does the same for the cluster-wide
- * {@code ZooKeeperSemaphore} of handoff-zookeeper, as its {@code ZooKeeperListener}.
- * micrometer-core is an optional dependency of this module, and so is handoff-zookeeper: add the
- * ones you use yourself.
+ * {@code ZooKeeperSemaphore} of handoff-zookeeper, as its {@code ZooKeeperListener}, and
+ * {@link dev.handoff.micrometer.AdaptiveCapacityMetrics} for the adaptive capacity of
+ * handoff-adaptive, as its {@code CapacityListener}. micrometer-core is an optional dependency of
+ * this module, and so are handoff-zookeeper and handoff-adaptive: add the ones you use yourself.
  */
 @NullMarked
 package dev.handoff.micrometer;

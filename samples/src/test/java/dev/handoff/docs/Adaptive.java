@@ -13,11 +13,16 @@ import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import dev.handoff.FairShareSemaphore;
 import dev.handoff.adaptive.AdaptiveFairShare;
 // end::adaptive-fair-share[]
+// tag::adaptive-metrics[]
+import dev.handoff.micrometer.AdaptiveCapacityMetrics;
+// end::adaptive-metrics[]
 // tag::adaptive-reactor[]
 import dev.handoff.reactor.ReactorAdaptive;
 import java.time.Duration;
 import reactor.core.publisher.Mono;
 // end::adaptive-reactor[]
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -51,7 +56,7 @@ final class Adaptive {
             .maxQueueLength(1_000)                     // shed beyond this many waiters
             .build();
     final AdaptiveCapacity adaptive = AdaptiveCapacity.builder(inFlight)
-            .minCapacity(4)                            // never below (and the most permits one call may take)
+            .minCapacity(4)                            // never below (a call may take up to the present capacity)
             .maxCapacity(500)                          // never above
             .build();
 
@@ -117,6 +122,17 @@ final class Adaptive {
                 .limit(Gradient2Limit.newDefault())   // or VegasLimit, AIMDLimit, GradientLimit, WindowedLimit...
                 .build();
         // end::adaptive-netflix[]
+        return adaptive;
+    }
+
+    static AdaptiveCapacity metered(MeterRegistry registry, Semaphore inFlight, List<String> log) {
+        // tag::adaptive-metrics[]
+        AdaptiveCapacity adaptive = AdaptiveCapacityMetrics.monitor(registry, "downstream", // the name tag
+                AdaptiveCapacity.builder(inFlight)
+                        .maxCapacity(500)
+                        .listener((from, to, reason) ->                  // your own listener stays:
+                                log.add(from + " -> " + to + " " + reason)));  // the metrics are added beside it
+        // end::adaptive-metrics[]
         return adaptive;
     }
 }

@@ -12,7 +12,10 @@ import dev.handoff.Semaphore;
 import dev.handoff.SemaphoreClosedException;
 import dev.handoff.SemaphoreRejectedException;
 import dev.handoff.adaptive.AdaptiveCapacity;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
@@ -177,5 +180,32 @@ class AdaptiveSnippetsTest {
         assertInstanceOf(SemaphoreClosedException.class, failure.get());
         a.inFlight.release(20);
         allBack();
+    }
+
+    @Test
+    void metricsBesideTheUsersListener() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        List<String> log = new ArrayList<>();
+        Semaphore inFlight = new Semaphore(5_000);
+        AdaptiveCapacity adaptive = Adaptive.metered(registry, inFlight, log);
+        assertEquals(List.of("5000 -> 500 BOUNDS"), log, "the user's listener hears the change");
+        assertEquals(
+                1.0,
+                registry.get("handoff.adaptive.capacity.changes")
+                        .tags("name", "downstream", "reason", "bounds")
+                        .functionCounter()
+                        .count(),
+                "and the metrics count it");
+        assertEquals(500.0, registry.get("handoff.adaptive.capacity").tag("name", "downstream").gauge().value());
+
+        assertEquals("ok", adaptive.withPermitsBlocking(1, () -> "ok")); // success
+        assertThrows(TimeoutException.class, () -> adaptive.withPermitsBlocking(1, () -> {
+            throw new TimeoutException("no answer"); // the work fails after the grant: a drop
+        }));
+        assertEquals(1.0, registry.get("handoff.adaptive.drops").functionCounter().count());
+        inFlight.close();
+        assertThrows(SemaphoreClosedException.class, () -> adaptive.withPermitsBlocking(1, () -> "never"));
+        assertEquals(0.0, registry.get("handoff.adaptive.in.flight").gauge().value(), "nothing held");
+        assertEquals(1.0, registry.get("handoff.adaptive.drops").functionCounter().count());
     }
 }

@@ -381,6 +381,7 @@ abstract class HandoffCore extends CapacityControl {
         Acquisition woken = null;
         SemaphoreRejectedException shed = null;
         int ahead = -1; // >= 0 once queued
+        int waitedForClaims = 0; // -1 once this call gave up waiting for claims at once
         lock();
         try {
             long s = word();
@@ -427,6 +428,8 @@ abstract class HandoffCore extends CapacityControl {
                         continue;
                     }
                     if (runGrantHook(a)) {
+                        a.prev = CLAIM_AT_ONCE; // counted until settleClaim: see claimsAtOnce
+                        CLAIMS_AT_ONCE.getAndAdd(this, 1);
                         a.state = Acquisition.CLAIMING;
                     } else {
                         endClaimWindow(take, false); // failed: the permits go back to free, then
@@ -435,6 +438,26 @@ abstract class HandoffCore extends CapacityControl {
                     }
                     woken = a;
                     break;
+                }
+                if (claimsAtOnce > 0 && (s & QUEUED) == 0 && free < min && waitedForClaims >= 0) {
+                    // Too few free, nobody queued, and a grant made at once is out for its claim:
+                    // whether this must queue depends on the answer (a declined grant never
+                    // happened), which comes inside that other acquire call. Let go of the lock
+                    // (the undo needs it), wait for the answer within a release's bound, decide again.
+                    unlock();
+                    try {
+                        long since = System.nanoTime();
+                        for (int waits = 1; claimsAtOnce > 0; waits++) {
+                            if (!awaitTransit(this, waits, since)) {
+                                waitedForClaims = -1; // gave up: queue, the permits still come in FIFO order
+                                break;
+                            }
+                        }
+                    } finally {
+                        lock();
+                    }
+                    s = word();
+                    continue;
                 }
                 if (free >= min) {
                     // Take the permits and set GATED for the claim window: while claim() runs,

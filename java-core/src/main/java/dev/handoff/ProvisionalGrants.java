@@ -49,6 +49,22 @@ abstract class ProvisionalGrants extends WaitQueue {
     volatile long transit;
 
     /**
+     * Grants made at once inside enqueue whose waker's claim has not answered yet (see "Claims after
+     * the lock" in HandoffCore): an acquirer that finds too few free permits while nobody is queued
+     * waits for them before it queues, since a declined one never happened. Incremented under the
+     * lock, decremented by settleClaim once the outcome is in the word.
+     */
+    volatile int claimsAtOnce;
+
+    /** The {@code prev} of a node granted at once while its claim is out (see {@link #claimsAtOnce}). */
+    static final Acquisition CLAIM_AT_ONCE = new Acquisition() {
+        @Override
+        protected void wake() {
+            throw new AssertionError("the CLAIM_AT_ONCE marker is never woken");
+        }
+    };
+
+    /**
      * The scheduler in front of this core, or {@code null} (every face but the fair share): final,
      * set at construction. Read by {@link #cancel(Acquisition, Executor, boolean)}, and by
      * {@link #confirm} and {@link #undo} for a grant that is not this core's own.
@@ -85,7 +101,7 @@ abstract class ProvisionalGrants extends WaitQueue {
      * there the count is read as it is.
      */
     boolean decidesAfterTransit(long s) {
-        return (s & (GATED | QUEUED | CLOSED)) == GATED && WakeRun.current().depth == 0;
+        return (s & (GATED | QUEUED)) == GATED && WakeRun.current().depth == 0; // closed too: the count stays
     }
 
     /**
@@ -319,9 +335,14 @@ abstract class ProvisionalGrants extends WaitQueue {
             a.fail(t); // the node is ours alone until its state is published
             taken = false;
         }
+        boolean atOnce = a.prev == CLAIM_AT_ONCE;
+        a.prev = null;
         if (taken) {
             if (a.provisional && PROVISIONAL.compareAndSet(a, true, false)) {
                 TRANSIT.getAndAdd(this, -a.permits);
+            }
+            if (atOnce) {
+                CLAIMS_AT_ONCE.getAndAdd(this, -1);
             }
             a.state = Acquisition.GRANTED; // after transit: whoever sees it granted sees it held
             return null;
@@ -336,6 +357,9 @@ abstract class ProvisionalGrants extends WaitQueue {
                 }
                 woken = giveBackLocked(n);
                 TRANSIT.getAndAdd(this, -n); // after the permits are back: see enterTransit
+            }
+            if (atOnce) {
+                CLAIMS_AT_ONCE.getAndAdd(this, -1); // after the permits are back
             }
             a.state = outcome(a, false); // last, as in publishOutcomes
         } finally {
@@ -396,12 +420,14 @@ abstract class ProvisionalGrants extends WaitQueue {
     // ------------------------------------------------------------------ VarHandle mechanics
 
     private static final VarHandle TRANSIT;
+    static final VarHandle CLAIMS_AT_ONCE;
     private static final VarHandle PROVISIONAL;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             TRANSIT = l.findVarHandle(ProvisionalGrants.class, "transit", long.class);
+            CLAIMS_AT_ONCE = l.findVarHandle(ProvisionalGrants.class, "claimsAtOnce", int.class);
             PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);

@@ -70,12 +70,19 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class Acquisition {
 
-    // ---- states; written only under the owner's lock, read anywhere (volatile) ----
+    // ---- states; written under the owner's lock (but CLAIMING -> GRANTED), read anywhere (volatile) ----
     static final int WAITING = 0;
     static final int GRANTED = 1;
     static final int CLOSED = 2;
     static final int CANCELLED = 3;
     static final int FAILED = 4;
+    /**
+     * Granted provisionally, its waker's {@link Waker#claim()} not asked yet or still running: the
+     * claim runs after the internal lock is released, and then settles the node (see "Claims after
+     * the lock" in HandoffCore). Not waiting any more (a cancel() answers false; the waker hears
+     * the outcome), not settled yet (isGranted() is false until the claim took the grant).
+     */
+    static final int CLAIMING = 5;
 
     /** The core this acquisition waits on; set once when it starts (by CAS for subclasses). */
     FifoCore owner;
@@ -89,7 +96,10 @@ public abstract class Acquisition {
      */
     Object hook;
 
-    /** One of the states above. Written under {@code owner}'s lock; volatile for lock-free reads. */
+    /**
+     * One of the states above. Written under {@code owner}'s lock, except a CLAIMING node's grant,
+     * written by the thread that ran its claim; volatile for lock-free reads.
+     */
     volatile int state;
 
     /**
@@ -303,9 +313,11 @@ public abstract class Acquisition {
     }
 
     /**
-     * Asks whether the grant may go to this waiter; see {@link Waker#claim()}, whose rules apply
-     * unchanged: called under the semaphore's internal lock, a short non-blocking step that never
-     * calls into a handoff semaphore or lock. Returning {@code false} declines (the acquisition
+     * Asks whether the grant may go to this waiter; see {@link Waker#claim()}, whose rules apply,
+     * except that for a subclass it is called <em>under the semaphore's internal lock</em> (an
+     * adapter's claim is a field read, and answering under the lock spares its grant the
+     * provisional step): a short non-blocking step that never calls into a handoff semaphore or
+     * lock (such a call gets an {@link IllegalStateException}, which fails the acquisition). Returning {@code false} declines (the acquisition
      * counts as cancelled and is not woken); throwing fails it (it is woken, and
      * {@link #failure()} returns the exception). The default takes every grant.
      *
@@ -354,6 +366,15 @@ public abstract class Acquisition {
      * cancelled. The future face overrides it; the others decline only when their party is gone.
      */
     boolean declinedByTimeout() {
+        return false;
+    }
+
+    /**
+     * Whether this node's {@link #claim()} is a user's {@link Waker#claim()}, which the core runs
+     * after its lock is released, on a grant made provisionally first (see "Claims after the lock"
+     * in HandoffCore). The nodes of the internal faces and of adapters claim under the lock.
+     */
+    boolean claimsAfterUnlock() {
         return false;
     }
 
@@ -511,6 +532,9 @@ public abstract class Acquisition {
                     break;
                 case FAILED:
                     s = "failed: " + failureCause();
+                    break;
+                case CLAIMING:
+                    s = "being granted";
                     break;
                 default:
                     s = "cancelled";

@@ -17,6 +17,11 @@ final class CallbackAcquisition extends Acquisition {
     }
 
     @Override
+    boolean claimsAfterUnlock() {
+        return true; // user code: never under the lock
+    }
+
+    @Override
     protected void wake() {
         waker.wake();
     }

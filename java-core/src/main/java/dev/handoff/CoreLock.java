@@ -11,9 +11,9 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>
  * The lock
  * --------
- * CoreLock, a small exclusive AbstractQueuedSynchronizer (not reentrant: a claim()
+ * CoreLock, a small exclusive AbstractQueuedSynchronizer (not reentrant: an adapter's claim()
  * that calls back is refused). Every critical section is short and bounded (a few links, a CAS,
- * the claims of the nodes granted), so a thread that finds the lock held polls it, for at most
+ * the claims of adapters' nodes granted), so a thread that finds the lock held polls it, for at most
  * LOCK_SPIN_NANOS (microseconds, far below a scheduler time slice) and only while nobody is
  * parked on it, then parks. Parked threads wait in AQS's FIFO queue: each unlock unparks the one
  * parked longest, and a woken thread that loses the lock to a polling one keeps its place, so
@@ -32,8 +32,8 @@ import java.util.concurrent.locks.LockSupport;
  *   changes (a tail CAS with its counts set before, a word CAS) are single atomic writes. The
  *   wait for an even stamp is bounded (LOCK_SPINS polls, QUIET_YIELDS yields, then short parks up
  *   to QUIET_WAIT_NANOS, about a time slice, so that a descheduled holder gets the core rather
- *   than a spinning observer), and so are the reads again (OBSERVE_ATTEMPTS): a holder that stays inside longer (descheduled, or in a
- *   slow claim(), which is user code) or a stream of sections overlapping every read make the
+ *   than a spinning observer), and so are the reads again (OBSERVE_ATTEMPTS): a holder that stays inside longer (descheduled, or
+ *   in an adapter's slow claim(); a user's Waker.claim() runs after the unlock) or a stream of sections overlapping every read make the
  *   observer answer with what it read while a section ran, kept in range (a length and a weight
  *   of at least 0, held between 0 and capacity + debt). Such an answer is a recent value, not
  *   always one that was current at a single instant. Without the bound, a claim() on A that reads

@@ -51,9 +51,15 @@ import org.jspecify.annotations.Nullable;
  *              +---- claim() (or the face's onGrant) throws -> FAILED     (woken: wake())
  *              |
  *              +---- cancel(), or claim() false ----------> CANCELLED  (never woken)
+ *              |
+ *              +---- a grant to a user's Waker -----------> CLAIMING ---> GRANTED, or
+ *                    (provisional; its claim() runs after unlock)       CANCELLED/FAILED (undone)
  * An acquisition granted or closed inside acquire() goes from new straight to GRANTED, CLOSED,
- * FAILED or CANCELLED without being queued. Every transition happens once, under the lock; so exactly
- * one of grant, close and cancel wins, and cancel() of a non-waiting node changes nothing.
+ * FAILED, CANCELLED or CLAIMING without being queued. Every transition from WAITING happens once,
+ * under the lock; so exactly one of grant, close and cancel wins, and cancel() of a node that no
+ * longer waits (CLAIMING included) changes nothing. CLAIMING is left once, by the thread that runs
+ * its claim: to GRANTED without the lock, or to CANCELLED or FAILED under it (see "Claims after
+ * the lock" in HandoffCore).
  *
  * Memory ordering
  * ---------------

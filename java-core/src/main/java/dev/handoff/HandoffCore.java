@@ -73,7 +73,26 @@ import org.jspecify.annotations.Nullable;
  * right after it) fails the node: its permits flow on as for a decline, the exception is kept
  * in the node, and the node is woken, so its own waiter sees it (the blocking call throws it,
  * the future fails with it, the coroutine resumes with it) — never a silent hang, never a
- * false grant.
+ * false grant. That is for the nodes of the internal faces and of adapters (Acquisition
+ * subclasses), whose claim is a field read; a user's Waker is another matter (below).
+ *
+ * Claims after the lock
+ * ---------------------
+ * A user's Waker.claim() is user code, and no user code runs under the lock: a slow one would
+ * stall every release and every observer. Its node (claimsAfterUnlock) is granted provisionally
+ * instead, under the lock: the face's bookkeeping runs (a GrantUndo reverses it), its permits
+ * count in transit (see ProvisionalGrants: held by nobody, GATED set) and it is published
+ * CLAIMING, a state that no longer waits (cancel() answers false) and is not granted yet. A grant
+ * at once inside enqueue does the same, its permits counted in transit before the word shows
+ * them taken. After the unlock, before the listener hears and the wakers run, settleClaims asks
+ * each CLAIMING node of the chain, in FIFO order, on the thread of the call that made the grant
+ * and before it returns: taken, the grant is confirmed (lock-free, as a coroutine's is); declined
+ * or thrown, it is undone under the lock, as a cancellation would be, and the permits flow on to
+ * the next heads, whose own claims join the end of the same loop. Because the claim is answered
+ * inside that call, the call linearizes with its outcome; the observers that the outcome decides
+ * (the free count while nobody waits) wait for it, within the bound a release waits for
+ * provisional grants; everything else (queue counters, other nodes, releases of held permits)
+ * goes on.
  *
  * Cancel
  * ------
@@ -118,7 +137,7 @@ abstract class HandoffCore extends CapacityControl {
     boolean tryAcquire(long n) {
         long s = word();
         long delta = n << SHIFT;
-        boolean waited = false;
+        long waitedSince = 0L;
         for (; ; ) {
             if ((s & (QUEUED | CLOSED)) != 0 || free(s) < n) {
                 if ((s & CLOSED) != 0) {
@@ -128,10 +147,20 @@ abstract class HandoffCore extends CapacityControl {
                     return true; // zero permits are granted even while others wait
                 }
                 if ((s & WINDOW) == 0 || heldByCurrentThread()) {
-                    if (!waited && decidesAfterTransit(s) && !heldByCurrentThread()) {
-                        waited = true; // an undone grant would give it enough: see the outcome first
-                        s = afterTransit();
-                        continue;
+                    if (decidesAfterTransit(s) && !heldByCurrentThread()) {
+                        // An undone grant would give it enough: see the outcome first, as long
+                        // as new grants keep coming, within the bound of a release's wait.
+                        long now = System.nanoTime();
+                        if (waitedSince == 0L) {
+                            waitedSince = now | 1L;
+                        }
+                        if (now - waitedSince < transitWaitNanos) {
+                            long settled = afterTransit();
+                            if (settled != s) {
+                                s = settled;
+                                continue;
+                            }
+                        }
                     }
                     return false; // (inside a claim this thread holds the window open itself)
                 }
@@ -271,7 +300,17 @@ abstract class HandoffCore extends CapacityControl {
             long give = Math.min(rem, h.permits - had); // an up-to node takes what is here
             unlink(h);
             headAssigned = 0; // the next head has none (I3)
-            if (claimUnderLock(h)) {
+            if (h.claimsAfterUnlock()) { // a user's waker: granted provisionally, asked after the unlock
+                if (runGrantHook(h)) {
+                    rem -= give;
+                    h.permits = had + give;
+                    holdProvisionally(h);
+                    h.prev = CLAIM_PENDING; // publishOutcomes makes it CLAIMING
+                } else {
+                    rem += had; // failed: its partial permits go on to the next heads
+                    h.prev = h;
+                }
+            } else if (claimUnderLock(h)) {
                 rem -= give;
                 h.permits = had + give; // an up-to node: what it took
                 if (asksProvisional(h)) {
@@ -342,6 +381,7 @@ abstract class HandoffCore extends CapacityControl {
         Acquisition woken = null;
         SemaphoreRejectedException shed = null;
         int ahead = -1; // >= 0 once queued
+        int waitedForClaims = 0; // -1 once this call gave up waiting for claims at once
         lock();
         try {
             long s = word();
@@ -359,7 +399,8 @@ abstract class HandoffCore extends CapacityControl {
                     break;
                 }
                 if (max == 0) {
-                    a.state = outcome(a, claimAtOnce(a, 0)); // permits == 0 either way
+                    // permits == 0 either way; a user's waker is asked after the unlock
+                    a.state = a.claimsAfterUnlock() ? Acquisition.CLAIMING : outcome(a, claimAtOnce(a, 0));
                     woken = a; // fire() wakes it if granted or failed, skips a decline
                     break;
                 }
@@ -371,6 +412,53 @@ abstract class HandoffCore extends CapacityControl {
                     break;
                 }
                 long free = free(s);
+                if (free >= min && a.claimsAfterUnlock()) {
+                    // A user's waker: the permits are granted provisionally (in transit, GATED
+                    // set) and its claim is asked after the unlock, as for a queued grant.
+                    // In transit before the word shows them taken, so that a lock-free observer
+                    // that reads the word and then the transit count never misses them.
+                    long take = Math.min(free, max);
+                    a.permits = take; // an up-to node: what it took
+                    enterTransit(a);
+                    long witness = exchangeWord(s, (s - (take << SHIFT)) | GATED);
+                    if (witness != s) {
+                        leaveTransit(a);
+                        a.permits = max;
+                        s = witness;
+                        continue;
+                    }
+                    if (runGrantHook(a)) {
+                        a.prev = CLAIM_AT_ONCE; // counted until settleClaim: see claimsAtOnce
+                        CLAIMS_AT_ONCE.getAndAdd(this, 1);
+                        a.state = Acquisition.CLAIMING;
+                    } else {
+                        endClaimWindow(take, false); // failed: the permits go back to free, then
+                        leaveTransit(a); // leave transit (see enterTransit)
+                        a.state = Acquisition.FAILED;
+                    }
+                    woken = a;
+                    break;
+                }
+                if (claimsAtOnce > 0 && (s & QUEUED) == 0 && free < min && waitedForClaims >= 0) {
+                    // Too few free, nobody queued, and a grant made at once is out for its claim:
+                    // whether this must queue depends on the answer (a declined grant never
+                    // happened), which comes inside that other acquire call. Let go of the lock
+                    // (the undo needs it), wait for the answer within a release's bound, decide again.
+                    unlock();
+                    try {
+                        long since = System.nanoTime();
+                        for (int waits = 1; claimsAtOnce > 0; waits++) {
+                            if (!awaitTransit(this, waits, since)) {
+                                waitedForClaims = -1; // gave up: queue, the permits still come in FIFO order
+                                break;
+                            }
+                        }
+                    } finally {
+                        lock();
+                    }
+                    s = word();
+                    continue;
+                }
                 if (free >= min) {
                     // Take the permits and set GATED for the claim window: while claim() runs,
                     // the permits are out of free but held by nobody yet, so a lock-free release
@@ -419,7 +507,7 @@ abstract class HandoffCore extends CapacityControl {
         if (ahead >= 0 && listener != null) {
             ListenerCalls.queued(listener, min, ahead);
         }
-        WakeRun.wakeAll(woken); // never a queued node: the listener has nothing to settle
+        WakeRun.wakeAll(settleClaims(woken)); // never a queued node: the listener has nothing to settle
         return a;
     }
 
@@ -587,6 +675,7 @@ abstract class HandoffCore extends CapacityControl {
 
     /** Tells the listener (if any) how each queued node of a settled chain ended, then wakes the chain. */
     void settleAll(Acquisition chain) {
+        chain = settleClaims(chain);
         if (listener != null) {
             ListenerCalls.settled(listener, chain);
         }
@@ -605,6 +694,7 @@ abstract class HandoffCore extends CapacityControl {
             settleAll(chain);
             return;
         }
+        chain = settleClaims(chain); // here, not on the executor: the call's own outcome
         if (listener != null) {
             ListenerCalls.settled(listener, chain);
         }

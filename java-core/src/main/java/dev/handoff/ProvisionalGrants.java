@@ -49,6 +49,22 @@ abstract class ProvisionalGrants extends WaitQueue {
     volatile long transit;
 
     /**
+     * Grants made at once inside enqueue whose waker's claim has not answered yet (see "Claims after
+     * the lock" in HandoffCore): an acquirer that finds too few free permits while nobody is queued
+     * waits for them before it queues, since a declined one never happened. Incremented under the
+     * lock, decremented by settleClaim once the outcome is in the word.
+     */
+    volatile int claimsAtOnce;
+
+    /** The {@code prev} of a node granted at once while its claim is out (see {@link #claimsAtOnce}). */
+    static final Acquisition CLAIM_AT_ONCE = new Acquisition() {
+        @Override
+        protected void wake() {
+            throw new AssertionError("the CLAIM_AT_ONCE marker is never woken");
+        }
+    };
+
+    /**
      * The scheduler in front of this core, or {@code null} (every face but the fair share): final,
      * set at construction. Read by {@link #cancel(Acquisition, Executor, boolean)}, and by
      * {@link #confirm} and {@link #undo} for a grant that is not this core's own.
@@ -80,22 +96,39 @@ abstract class ProvisionalGrants extends WaitQueue {
      * Whether an observer of the free count that read {@code s} waits for provisional grants to be
      * confirmed or undone first (see "Provisional grants"): while nobody waits, an undone grant's
      * permits come back to free, so a count read before would show a grant that never happened.
-     * Not inside a wake-up (the confirmation may be a later wake-up of the same run): there the
-     * count is read as it is.
+     * GATED alone says a grant may be in transit; {@link #afterTransit} reads the count and the word
+     * together. Not inside a wake-up (the confirmation may be a later wake-up of the same run):
+     * there the count is read as it is.
      */
     boolean decidesAfterTransit(long s) {
-        return (s & (GATED | QUEUED | CLOSED)) == GATED && transit > 0 && WakeRun.current().depth == 0;
+        return (s & (GATED | QUEUED)) == GATED && WakeRun.current().depth == 0; // closed too: the count stays
     }
 
     /**
      * The word once no provisional grant is in transit, or someone waits again (then free is 0
-     * whatever they become), or after the bound of {@link #awaitTransit}.
+     * whatever they become), or after the bound of {@link #awaitTransit}. The word and
+     * {@link #transit} are read together, while no lock holder is inside (see "Observers" in
+     * CoreLock): a grant enters transit and an undone one leaves it under the lock, in the same
+     * section as the word's change, so a pair read apart could show a grant's permits gone from
+     * the word with nothing in transit, or the reverse.
      */
     long afterTransit() {
         long since = System.nanoTime();
         for (int waits = 1; ; waits++) {
-            long s = word();
-            if ((s & QUEUED) != 0 || transit == 0 || !awaitTransit(this, waits, since)) {
+            long s;
+            long t;
+            for (int attempt = 0; ; attempt++) {
+                int stamp = lock.quietStamp();
+                s = word();
+                t = transit;
+                if (lock.answered(stamp, attempt)) {
+                    break;
+                }
+            }
+            if ((s & QUEUED) != 0 || t == 0) {
+                return s;
+            }
+            if (!awaitTransit(this, waits, since)) {
                 return word();
             }
         }
@@ -158,11 +191,27 @@ abstract class ProvisionalGrants extends WaitQueue {
      */
     @GuardedBy("lock")
     void holdProvisionally(Acquisition h) {
-        PROVISIONAL.setRelease(h, true);
-        TRANSIT.getAndAdd(this, h.permits);
+        enterTransit(h);
         if ((word() & GATED) == 0) {
             setBits(GATED);
         }
+    }
+
+    /**
+     * Counts the permits of {@code a} in transit. Before the word shows them gone from free (a grant
+     * at once), so that an observer that reads the word and then {@link #transit} sees them.
+     */
+    @GuardedBy("lock")
+    void enterTransit(Acquisition a) {
+        PROVISIONAL.setRelease(a, true);
+        TRANSIT.getAndAdd(this, a.permits);
+    }
+
+    /** Undoes {@link #enterTransit}: after the permits are back in the word, for the same reason. */
+    @GuardedBy("lock")
+    void leaveTransit(Acquisition a) {
+        PROVISIONAL.setRelease(a, false);
+        TRANSIT.getAndAdd(this, -a.permits);
     }
 
     /**
@@ -199,17 +248,124 @@ abstract class ProvisionalGrants extends WaitQueue {
                 return false;
             }
             long n = a.permits;
-            TRANSIT.getAndAdd(this, -n);
             Runnable hook = a.grantHook();
             if (hook instanceof GrantUndo) {
                 ((GrantUndo) hook).undo();
             }
             woken = giveBackLocked(n);
+            TRANSIT.getAndAdd(this, -n); // after the permits are back: see enterTransit
         } finally {
             unlock();
         }
         afterGiveBack(woken, wakes);
         return true;
+    }
+
+    /**
+     * After the lock is released, before the listener hears of {@code chain} and its wakers run:
+     * asks the claim of each node granted before its claim (CLAIMING, see "Claims after the lock"
+     * in HandoffCore), in FIFO order, and settles it: a claim that takes the grant confirms it
+     * (lock-free); one that declines or throws undoes it under the lock, which gives the permits
+     * to the next waiters, whose nodes join the end of the chain (their own claims run here too,
+     * so a run of declines is a loop, not a recursion). Returns the chain with every node settled.
+     */
+    final Acquisition settleClaims(Acquisition chain) {
+        Acquisition a = chain;
+        while (a != null && a.state != Acquisition.CLAIMING) {
+            a = a.next;
+        }
+        if (a == null) {
+            return chain; // the common case: nothing to ask
+        }
+        Acquisition first = null;
+        Acquisition last = null;
+        Acquisition todo = chain;
+        Acquisition todoLast = lastOf(chain);
+        boolean gaveBack = false;
+        while (todo != null) {
+            a = todo;
+            todo = a.next;
+            a.next = null;
+            if (todo == null) {
+                todoLast = null;
+            }
+            if (a.state == Acquisition.CLAIMING) {
+                Acquisition more = settleClaim(a);
+                gaveBack |= a.state != Acquisition.GRANTED;
+                if (more != null) { // granted after a: settled after the rest of the chain
+                    if (todo == null) {
+                        todo = more;
+                    } else {
+                        todoLast.next = more;
+                    }
+                    todoLast = lastOf(more);
+                }
+            }
+            if (last == null) {
+                first = a;
+            } else {
+                last.next = a;
+            }
+            last = a;
+        }
+        if (gaveBack) {
+            checkDrained();
+        }
+        return first;
+    }
+
+    private static Acquisition lastOf(Acquisition chain) {
+        Acquisition a = chain;
+        while (a.next != null) {
+            a = a.next;
+        }
+        return a;
+    }
+
+    /**
+     * Asks the claim of one CLAIMING node, without the lock, and settles it. Returns the chain
+     * of nodes that an undone grant's permits settled (null if none).
+     */
+    private Acquisition settleClaim(Acquisition a) {
+        Runnable hook = a.grantHook(); // before a failing claim packs its exception with it
+        boolean taken;
+        try {
+            taken = a.claim();
+        } catch (Throwable t) {
+            a.fail(t); // the node is ours alone until its state is published
+            taken = false;
+        }
+        boolean atOnce = a.prev == CLAIM_AT_ONCE;
+        a.prev = null;
+        if (taken) {
+            if (a.provisional && PROVISIONAL.compareAndSet(a, true, false)) {
+                TRANSIT.getAndAdd(this, -a.permits);
+            }
+            if (atOnce) {
+                CLAIMS_AT_ONCE.getAndAdd(this, -1);
+            }
+            a.state = Acquisition.GRANTED; // after transit: whoever sees it granted sees it held
+            return null;
+        }
+        Acquisition woken = null;
+        lock();
+        try {
+            if (PROVISIONAL.compareAndSet(a, true, false)) {
+                long n = a.permits;
+                if (hook instanceof GrantUndo) {
+                    ((GrantUndo) hook).undo();
+                }
+                woken = giveBackLocked(n);
+                TRANSIT.getAndAdd(this, -n); // after the permits are back: see enterTransit
+            }
+            if (atOnce) {
+                CLAIMS_AT_ONCE.getAndAdd(this, -1); // after the permits are back
+            }
+            a.state = outcome(a, false); // last, as in publishOutcomes
+        } finally {
+            unlock();
+        }
+        return woken;
     }
 
     /** A face's grant bookkeeping that a provisional grant undone must reverse (the RwLock write flag). */
@@ -264,12 +420,14 @@ abstract class ProvisionalGrants extends WaitQueue {
     // ------------------------------------------------------------------ VarHandle mechanics
 
     private static final VarHandle TRANSIT;
+    static final VarHandle CLAIMS_AT_ONCE;
     private static final VarHandle PROVISIONAL;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             TRANSIT = l.findVarHandle(ProvisionalGrants.class, "transit", long.class);
+            CLAIMS_AT_ONCE = l.findVarHandle(ProvisionalGrants.class, "claimsAtOnce", int.class);
             PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);

@@ -179,7 +179,7 @@ public final class Semaphore extends SemaphoreBase {
      * {@link Long#MAX_VALUE} if the sum does not fit in a {@code long}. Constant time, whatever the
      * queue length, and never takes or queues for the internal lock: it reads counters the queue
      * keeps. If a grant or a cancellation stays in progress meanwhile (its thread descheduled, or a
-     * slow {@link Waker#claim()}), it waits for it at most about a scheduler time slice and then
+     * slow claim of an adapter's node; a {@link Waker#claim()} never holds it up), it waits for it at most about a scheduler time slice and then
      * answers with what it read during it: at least {@code 0}, and recent rather than exact.
      *
      * @return the permits waited for
@@ -589,7 +589,7 @@ public final class Semaphore extends SemaphoreBase {
      * Returns {@code n} permits like {@link #release(long)}, but the wakers of the acquisitions it
      * completes run on {@code wakeExecutor}, not on this thread. The release itself is done before
      * this method returns, exactly as by {@code release(n)}: the permits are handed to the waiters
-     * in order (their {@link Waker#claim()} runs here, under the internal lock), the surplus
+     * in order (their {@link Waker#claim()} runs here, after the internal lock is released), the surplus
      * becomes free and a {@link WaitListener} is told; only the {@code wake()} calls move, in one
      * task, in FIFO order. Use it when releasing from a thread that must not run other parties'
      * callbacks (a timer thread, an event loop, a cancellation handler). If the executor refuses the

@@ -509,9 +509,40 @@ abstract class WaitQueue extends StateWord {
     @GuardedBy("lock")
     static void publishOutcomes(Acquisition chain) {
         for (Acquisition a = chain; a != null; a = a.next) {
-            boolean declined = a.prev == a;
+            Acquisition mark = a.prev;
             a.prev = null;
-            a.state = outcome(a, !declined && a.failureCause() == null);
+            a.state = mark == CLAIM_PENDING ? Acquisition.CLAIMING : outcome(a, mark != a && a.failureCause() == null);
+        }
+    }
+
+    /**
+     * The {@code prev} of a node granted provisionally in handOut whose claim runs after the
+     * unlock, until publishOutcomes reads it (see "Claims after the lock" in HandoffCore). Never
+     * queued nor woken.
+     */
+    static final Acquisition CLAIM_PENDING = new Acquisition() {
+        @Override
+        protected void wake() {
+            throw new AssertionError("the CLAIM_PENDING marker is never woken");
+        }
+    };
+
+    /**
+     * For a node whose claim runs after the unlock, at its provisional grant: runs the face's
+     * bookkeeping now, under the lock (a declining claim undoes it, see {@link ProvisionalGrants.GrantUndo}). If it
+     * throws, the node fails (its waiter is woken with the exception) and is not granted.
+     */
+    @GuardedBy("lock")
+    static boolean runGrantHook(Acquisition a) {
+        try {
+            Runnable hook = a.grantHook();
+            if (hook != null) {
+                hook.run();
+            }
+            return true;
+        } catch (Throwable t) {
+            a.fail(t);
+            return false;
         }
     }
 

@@ -58,10 +58,18 @@ public interface Waker {
     void wake();
 
     /**
-     * Asks whether the grant may go to this waiter. Called <em>under the semaphore's internal
-     * lock</em>, at the moment the semaphore decides to grant; it must therefore be a short,
-     * non-blocking step (typically one compare-and-set) that never calls into this or any other
-     * handoff semaphore or lock (two semaphores whose claims call each other could deadlock).
+     * Asks whether the grant may go to this waiter. Called once the semaphore has decided to grant
+     * it, <em>after its internal lock is released</em>, on the thread of the call that made the
+     * grant and before that call returns (before {@link #wake()}). Until it answers, the permits
+     * are granted provisionally: held by nobody, so other waiters, releases of held permits and
+     * observers ({@code queueLength()}, {@code queuedPermits()}, {@code toString()}, other
+     * acquisitions' state) never wait for it; only a count that this grant's outcome decides
+     * ({@code availablePermits()} or a failing {@code tryAcquire} while nobody else waits) waits
+     * for the answer, for at most tens of milliseconds. Keep it a short, non-blocking step
+     * (typically one compare-and-set): a slow claim delays the call that made the grant.
+     * Meanwhile {@link Acquisition#cancel()} of this acquisition returns {@code false} (it no
+     * longer waits; the waker hears the outcome) and {@link Acquisition#isGranted()} is
+     * {@code false} until the claim took the grant.
      *
      * <p>Returning {@code false} says that the waiting party is gone (its coroutine or future was
      * cancelled): the acquisition then counts as cancelled, the permits it was partially handed
@@ -69,9 +77,9 @@ public interface Waker {
      * what makes "exactly one of grant and cancel wins" exact when the waiting party can be
      * cancelled from outside. A {@code claim()} that throws fails the acquisition: nothing is
      * held, the permits go on as for {@code false}, and the waiter is woken so that it learns of it
-     * ({@link Acquisition#failure()} returns the exception). A {@code claim()} that calls a method
-     * of the semaphore that needs the lock gets an {@link IllegalStateException} (and so fails
-     * that way).
+     * ({@link Acquisition#failure()} returns the exception). A {@code claim()} may read the
+     * semaphore; one that releases permits works too, though a claim is better kept to its own
+     * state.
      *
      * @return {@code true} (the default) to take the grant, {@code false} to decline it
      */

@@ -18,13 +18,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The core's internal lock when its holder does not let go quickly: threads that find it held
- * poll it briefly and then park; the unlocks wake them one after another, and nothing is lost. A
- * claim() that blocks (which the Waker contract forbids) is used here only to hold the lock long.
+ * poll it briefly and then park; the unlocks wake them one after another, and nothing is lost. An
+ * adapter's node whose claim() blocks (which its contract forbids) is used here only to hold the
+ * lock long: an adapter's claim runs under the lock (a user's Waker.claim() never does).
  */
 class InternalLockTest {
 
-    /** A waker whose claim() holds the semaphore's lock until {@code open} is counted down. */
-    private static final class SlowClaim implements Waker {
+    /** An adapter's node whose claim() holds the semaphore's lock until {@code open} is counted down. */
+    private static final class SlowClaim extends Acquisition {
         final CountDownLatch inClaim = new CountDownLatch(1);
         final CountDownLatch open = new CountDownLatch(1);
         volatile boolean woken;
@@ -32,7 +33,7 @@ class InternalLockTest {
         volatile boolean declines;
 
         @Override
-        public boolean claim() {
+        protected boolean claim() {
             inClaim.countDown();
             try {
                 return open.await(30, TimeUnit.SECONDS) && !declines;
@@ -43,7 +44,7 @@ class InternalLockTest {
         }
 
         @Override
-        public void wake() {
+        protected void wake() {
             woken = true;
         }
     }
@@ -91,7 +92,7 @@ class InternalLockTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1)); // held, so that the next acquisition queues
         SlowClaim slow = new SlowClaim();
-        Acquisition first = s.acquireThen(1, slow);
+        Acquisition first = s.startAcquisition(1, slow);
         Thread releaser = releaseIntoSlowClaim(s, slow);
 
         int n = 4;
@@ -157,7 +158,7 @@ class InternalLockTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1));
         SlowClaim slow = new SlowClaim();
-        s.acquireThen(1, slow);
+        s.startAcquisition(1, slow);
         Thread releaser = releaseIntoSlowClaim(s, slow);
         int n = 5;
         List<CompletableFuture<CompletableFuture<Permits>>> futures = new ArrayList<>();
@@ -197,7 +198,7 @@ class InternalLockTest {
         Semaphore s = new Semaphore(1);
         assertTrue(s.tryAcquire(1)); // held, so that the next acquisition queues
         SlowClaim slow = new SlowClaim();
-        s.acquireThen(1, slow);
+        s.startAcquisition(1, slow);
         Thread releaser = releaseIntoSlowClaim(s, slow);
 
         AtomicReference<CompletableFuture<Permits>> future = new AtomicReference<>();
@@ -252,7 +253,7 @@ class InternalLockTest {
             assertTrue(s.tryAcquire(2));
             SlowClaim slow = new SlowClaim();
             slow.declines = true; // its permit goes on, and the queue empties: QUEUED is cleared
-            s.acquireThen(1, slow);
+            s.startAcquisition(1, slow);
             Thread first = releaseIntoSlowClaim(s, slow); // QUEUED stays set while the claim runs
 
             AtomicReference<Thread> ranOn = new AtomicReference<>();

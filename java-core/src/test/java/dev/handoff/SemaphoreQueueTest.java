@@ -276,20 +276,64 @@ class SemaphoreQueueTest {
         assertEquals(1, s.availablePermits());
     }
 
+    /**
+     * A user's Waker.claim() runs after the internal lock is released, so one that calls back into
+     * the semaphore (which the contract still advises against) finds it working: here the claim
+     * releases another permit, which the next waiter takes in the same release.
+     */
     @Test
-    void aClaimThatCallsBackIntoTheSemaphoreIsRefusedAndFailsItsAcquisition() throws Exception {
+    void aWakersClaimRunsOutsideTheLockSoACallBackWorks() throws Exception {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(2));
-        AtomicInteger badWakes = new AtomicInteger();
-        Acquisition bad = s.acquireThen(1, new Waker() {
+        AtomicInteger wakes = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong seenInClaim = new java.util.concurrent.atomic.AtomicLong(-1);
+        Acquisition first = s.acquireThen(1, new Waker() {
             @Override
             public boolean claim() {
-                s.release(1); // forbidden: the contract says claim() never calls back
+                seenInClaim.set(s.queueLength()); // an observer: never waits for this claim
+                s.release(1); // gives the other held permit back: the next waiter's
                 return true;
             }
 
             @Override
             public void wake() {
+                wakes.incrementAndGet();
+            }
+        });
+        RecordingWaker next = new RecordingWaker();
+        Acquisition second = s.acquireThen(1, next);
+        Thread releaser = new Thread(() -> s.release(1));
+        releaser.start();
+        releaser.join(TimeUnit.SECONDS.toMillis(20));
+        assertFalse(releaser.isAlive());
+        assertTrue(first.isGranted());
+        assertEquals(1, wakes.get());
+        assertEquals(1, seenInClaim.get(), "the second waiter was still queued");
+        assertTrue(second.isGranted(), "granted by the release made inside the first claim");
+        assertEquals(0, s.availablePermits());
+        assertEquals(0, s.queueLength());
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    /**
+     * An adapter's node claims under the internal lock (its contract: a short step that never calls
+     * back); one that calls back gets an IllegalStateException, which fails its acquisition.
+     */
+    @Test
+    void anAdaptersClaimThatCallsBackIntoTheSemaphoreIsRefusedAndFailsItsAcquisition() throws Exception {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        AtomicInteger badWakes = new AtomicInteger();
+        Acquisition bad = s.startAcquisition(1, new Acquisition() {
+            @Override
+            protected boolean claim() {
+                s.release(1); // forbidden: an adapter's claim() never calls back
+                return true;
+            }
+
+            @Override
+            protected void wake() {
                 badWakes.incrementAndGet();
             }
         });

@@ -162,8 +162,8 @@ class WaitListenerTest {
     /**
      * A timeout withdraws the future (one CAS) and then cancels its node under the lock; a grant
      * that reaches the node in between is declined. The listener must still hear "timed out". The
-     * window is held open by a head whose claim() (run under the lock by the releasing thread)
-     * waits until the timing-out thread is parked on that lock.
+     * window is held open by a head (an adapter's node, whose claim() runs under the lock, by the
+     * releasing thread) that waits until the timing-out thread is parked on that lock.
      */
     @Test
     void aTimeoutWhoseNodeIsReachedByAGrantFirstIsStillATimeout() throws Exception {
@@ -172,21 +172,23 @@ class WaitListenerTest {
         assertTrue(s.tryAcquire(2));
         java.util.concurrent.CountDownLatch inClaim = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
-        Acquisition head = s.acquireThen(1, new Waker() {
-            @Override
-            public boolean claim() {
-                inClaim.countDown();
-                try {
-                    return letGo.await(20, TimeUnit.SECONDS); // a test only: claims must not block
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return false;
-                }
-            }
+        Acquisition head = s.startAcquisition(
+                1,
+                new Acquisition() { // an adapter's node: claims under the lock
+                    @Override
+                    protected boolean claim() {
+                        inClaim.countDown();
+                        try {
+                            return letGo.await(20, TimeUnit.SECONDS); // a test only: claims must not block
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return false;
+                        }
+                    }
 
-            @Override
-            public void wake() {}
-        });
+                    @Override
+                    protected void wake() {}
+                });
         CompletableFuture<Permits> timed = s.acquireAsync(1);
         Thread releaser = new Thread(() -> s.release(2), "releaser");
         releaser.start();

@@ -38,7 +38,8 @@ public final class RunAll {
             ObservabilitySample::main,
             LocksSample::main,
             KotlinxMigrationSample::main,
-            FairShareSample::main);
+            FairShareSample::main,
+            KtorTenantsSample::main); // 21: admission control at the edge
 
     private RunAll() {}
 

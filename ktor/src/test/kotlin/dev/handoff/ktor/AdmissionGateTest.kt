@@ -10,6 +10,8 @@ import io.ktor.client.statement.bodyAsChannel
 import io.ktor.client.statement.bodyAsText
 import io.ktor.http.HttpHeaders
 import io.ktor.http.HttpStatusCode
+import io.ktor.server.application.ApplicationCallPipeline
+import io.ktor.server.application.call
 import io.ktor.server.application.install
 import io.ktor.server.response.respond
 import io.ktor.server.response.respondBytesWriter
@@ -25,8 +27,10 @@ import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
+import kotlinx.coroutines.awaitCancellation
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
@@ -199,6 +203,56 @@ class AdmissionGateTest {
         repeat(3) { assertEquals(HttpStatusCode.InternalServerError, client.get("/boom").status) }
         gate.allBack()
         assertEquals(0, statuses.get(), "released with the exception, not a status")
+    }
+
+    /**
+     * An interceptor before the gate gives each call a deadline (`X-Deadline`, ms): one call is
+     * cancelled while it waits for the permit, another while its handler runs. Neither holds
+     * anything afterwards, and the one cancelled while waiting never ran.
+     */
+    @Test
+    fun aCallCancelledWhileItWaitsOrRunsHoldsNothing(): Unit = testApplication {
+        val gate = gate(1)
+        val ran = AtomicInteger()
+        val holding = CompletableDeferred<Unit>()
+        val done = CompletableDeferred<Unit>()
+        application {
+            intercept(ApplicationCallPipeline.Plugins) {
+                val deadline = call.request.headers["X-Deadline"]?.toLong() ?: 60_000
+                if (withTimeoutOrNull(deadline) { proceed() } == null) {
+                    call.respond(HttpStatusCode.GatewayTimeout)
+                    finish()
+                }
+            }
+        }
+        routing {
+            install(AdmissionGate) { control = gate }
+            get("/hold") {
+                ran.incrementAndGet()
+                holding.complete(Unit)
+                done.await()
+                call.respondText("held")
+            }
+            get("/hang") {
+                ran.incrementAndGet()
+                awaitCancellation()
+            }
+        }
+        coroutineScope {
+            val held = async { client.get("/hold") }
+            holding.await()
+            val waited = client.get("/hold") { header("X-Deadline", "50") }
+            assertEquals(HttpStatusCode.GatewayTimeout, waited.status)
+            assertEquals(0, gate.waiting, "the wait was withdrawn")
+            assertEquals(1, ran.get(), "the call cancelled while waiting never ran")
+            done.complete(Unit)
+            assertEquals("held", held.await().bodyAsText())
+        }
+        val hung = client.get("/hang") { header("X-Deadline", "50") }
+        assertEquals(HttpStatusCode.GatewayTimeout, hung.status)
+        assertEquals(2, ran.get())
+        gate.allBack()
+        assertEquals(0, gate.shedCount(ShedReason.TIMED_OUT))
     }
 
     @Test

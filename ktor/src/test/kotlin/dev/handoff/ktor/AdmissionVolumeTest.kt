@@ -91,6 +91,6 @@ class AdmissionVolumeTest {
     private companion object {
         const val CALLS = 10_000
         const val WORKERS = 32
-        val BUDGET: Duration = Duration.ofSeconds(12)
+        val BUDGET: Duration = Duration.ofSeconds(8)
     }
 }

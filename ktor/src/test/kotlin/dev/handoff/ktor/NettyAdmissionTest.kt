@@ -126,7 +126,7 @@ class NettyAdmissionTest {
             {
                 get("/slow") {
                     try {
-                        delay(300)
+                        delay(100)
                         call.respondText("slow")
                     } catch (e: CancellationException) {
                         cancelled.incrementAndGet()
@@ -215,6 +215,6 @@ class NettyAdmissionTest {
 
     private companion object {
         const val CALLS = 12
-        const val VOLUME = 400
+        const val VOLUME = 200
     }
 }

@@ -39,7 +39,8 @@ public final class RunAll {
             LocksSample::main,
             KotlinxMigrationSample::main,
             FairShareSample::main,
-            GrpcNoisyTenantSample::main); // 21: admission control at a gRPC server
+            GrpcNoisyTenantSample::main, // 21: admission control at a gRPC server
+            KtorTenantsSample::main); // 22: admission control at a Ktor server
 
     private RunAll() {}
 

@@ -80,7 +80,7 @@ public abstract class Acquisition {
      * Granted provisionally, its waker's {@link Waker#claim()} not asked yet or still running: the
      * claim runs after the internal lock is released, and then settles the node (see "Claims after
      * the lock" in HandoffCore). Not waiting any more (a cancel() answers false; the waker hears
-     * the outcome), not settled yet (isGranted() is false until the claim took the grant).
+     * the outcome), not settled yet (isGranted() waits for the claim's answer, see FifoCore.awaitClaim).
      */
     static final int CLAIMING = 5;
 
@@ -516,7 +516,7 @@ public abstract class Acquisition {
         if (owner == null) {
             s = "not started";
         } else {
-            switch (settledState()) {
+            switch (node().state == CLAIMING ? CLAIMING : settledState()) { // never waits for a claim
                 case WAITING:
                     s = "waiting";
                     long min = minimum();

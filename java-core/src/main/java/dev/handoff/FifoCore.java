@@ -161,6 +161,9 @@ final class FifoCore extends HandoffCore {
      */
     int settledState(Acquisition a) {
         int st = a.state;
+        if (st == Acquisition.CLAIMING) {
+            st = awaitClaim(a);
+        }
         if (st != Acquisition.WAITING || heldByCurrentThread()) {
             return st;
         }
@@ -171,6 +174,29 @@ final class FifoCore extends HandoffCore {
                 return st;
             }
         }
+    }
+
+    /**
+     * The state of {@code a} once its waker's claim has answered (see "Claims after the lock" in
+     * HandoffCore), so that isGranted() after a cancel() that lost to the grant is exact; at once
+     * (CLAIMING, read as not granted) on the thread running that claim. Polls, yields, then parks
+     * briefly: the claim is a short step on another thread.
+     */
+    static int awaitClaim(Acquisition a) {
+        if (WakeRun.current().claiming == a) {
+            return Acquisition.CLAIMING;
+        }
+        int st;
+        for (int waits = 1; (st = a.state) == Acquisition.CLAIMING; waits++) {
+            if (waits < 64) {
+                Thread.onSpinWait();
+            } else if (waits < 128) {
+                Thread.yield();
+            } else {
+                java.util.concurrent.locks.LockSupport.parkNanos(a, 10_000L);
+            }
+        }
+        return st;
     }
 
     boolean isClosed() {
@@ -377,6 +403,7 @@ final class FifoCore extends HandoffCore {
      */
     long tryAcquireRange(long min, long max) {
         long s = word();
+        long waitedSince = 0L;
         for (; ; ) {
             if ((s & (QUEUED | CLOSED)) != 0) {
                 return 0;
@@ -384,6 +411,21 @@ final class FifoCore extends HandoffCore {
             long free = free(s);
             if ((s & WINDOW) != 0 && free < max && !heldByCurrentThread()) {
                 return takeUnderLock(min, max);
+            }
+            if (free < max && decidesAfterTransit(s) && !heldByCurrentThread()) {
+                // A grant in transit may be undone and give more (as in tryAcquire): see its
+                // outcome first, within the bound of a release's wait.
+                long now = System.nanoTime();
+                if (waitedSince == 0L) {
+                    waitedSince = now | 1L;
+                }
+                if (now - waitedSince < transitWaitNanos) {
+                    long settled = afterTransit();
+                    if (settled != s) {
+                        s = settled;
+                        continue;
+                    }
+                }
             }
             long take = Math.min(free, max);
             if (free < min || take == 0) {

@@ -329,11 +329,16 @@ abstract class ProvisionalGrants extends WaitQueue {
     private Acquisition settleClaim(Acquisition a) {
         Runnable hook = a.grantHook(); // before a failing claim packs its exception with it
         boolean taken;
+        WakeRun run = WakeRun.current();
+        Acquisition outer = run.claiming; // a claim that releases may run another claim nested
+        run.claiming = a;
         try {
             taken = a.claim();
         } catch (Throwable t) {
             a.fail(t); // the node is ours alone until its state is published
             taken = false;
+        } finally {
+            run.claiming = outer;
         }
         boolean atOnce = a.prev == CLAIM_AT_ONCE;
         a.prev = null;

@@ -107,6 +107,12 @@ final class WakeRun {
 
     /** How many wakeAll calls are on this thread's stack. */
     int depth;
+
+    /**
+     * The node whose waker's claim this thread is running (see "Claims after the lock" in
+     * HandoffCore), or null: its own state reads do not wait for that claim.
+     */
+    Acquisition claiming;
     /** Chains queued by calls nested too deeply, linked by {@code next}, FIFO. */
     Acquisition first;
 

@@ -68,8 +68,10 @@ public interface Waker {
      * for the answer, for at most tens of milliseconds. Keep it a short, non-blocking step
      * (typically one compare-and-set): a slow claim delays the call that made the grant.
      * Meanwhile {@link Acquisition#cancel()} of this acquisition returns {@code false} (it no
-     * longer waits; the waker hears the outcome) and {@link Acquisition#isGranted()} is
-     * {@code false} until the claim took the grant.
+     * longer waits; the waker hears the outcome), and {@link Acquisition#isGranted()},
+     * {@link Acquisition#isClosed()} and {@link Acquisition#failure()} wait for the claim's answer,
+     * so that a caller whose {@code cancel()} lost learns exactly whether it holds the permits
+     * (called from inside the claim, they answer at once, not granted).
      *
      * <p>Returning {@code false} says that the waiting party is gone (its coroutine or future was
      * cancelled): the acquisition then counts as cancelled, the permits it was partially handed

@@ -12,7 +12,6 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -514,13 +513,7 @@ public final class AdaptiveCapacityMetrics implements CapacityListener, MeterBin
     }
 
     private static String notBlank(String call, @Nullable String value, String what) {
-        if (value == null) {
-            throw new NullPointerException(call + "(null): " + what + " is null");
-        }
-        if (value.isBlank()) {
-            throw new IllegalArgumentException(call + "(\"" + value + "\"): " + what + " must not be blank");
-        }
-        return value;
+        return MeterOptions.notBlank(call, value, what);
     }
 
     /** The options of an {@link AdaptiveCapacityMetrics}, from {@link AdaptiveCapacityMetrics#builder()}. Not thread-safe. */
@@ -544,12 +537,7 @@ public final class AdaptiveCapacityMetrics implements CapacityListener, MeterBin
          * @throws IllegalArgumentException if {@code prefix} is blank or starts or ends with a dot
          */
         public Builder prefix(String prefix) {
-            notBlank("prefix", prefix, "the prefix");
-            if (prefix.startsWith(".") || prefix.endsWith(".")) {
-                throw new IllegalArgumentException("prefix(\"" + prefix
-                        + "\"): must not start or end with a dot (the meter names add \".capacity\", \".drops\", ...)");
-            }
-            this.prefix = prefix;
+            this.prefix = MeterOptions.prefix(prefix, "\".capacity\", \".drops\", ...");
             return this;
         }
 
@@ -577,27 +565,13 @@ public final class AdaptiveCapacityMetrics implements CapacityListener, MeterBin
          *     {@value #NAME_TAG} or {@value #REASON_TAG} (this class's own tags)
          */
         public Builder tags(String... keyValues) {
-            if (keyValues == null) {
-                throw new NullPointerException("tags(null): the key-value pairs are null");
-            }
-            if (keyValues.length % 2 != 0) {
-                throw new IllegalArgumentException("tags(" + Arrays.toString(keyValues) + "): " + keyValues.length
-                        + " strings, but keys and values come in pairs");
-            }
-            List<Tag> added = new ArrayList<>();
-            for (int i = 0; i < keyValues.length; i += 2) {
-                if (keyValues[i] == null || keyValues[i + 1] == null) {
-                    throw new NullPointerException("tags(" + Arrays.toString(keyValues) + "): the "
-                            + (keyValues[i] == null ? "key " + i : "value " + (i + 1)) + " is null");
+            this.tags.addAll(MeterOptions.pairs(keyValues, (key, arguments) -> {
+                if (key.equals(NAME_TAG) || key.equals(REASON_TAG)) {
+                    throw new IllegalArgumentException("tags(" + arguments + "): the key \"" + key
+                            + "\" is AdaptiveCapacityMetrics' own (" + NAME_TAG + " names the object, " + REASON_TAG
+                            + " tags the changes); choose another key");
                 }
-                if (keyValues[i].equals(NAME_TAG) || keyValues[i].equals(REASON_TAG)) {
-                    throw new IllegalArgumentException("tags(" + Arrays.toString(keyValues) + "): the key \""
-                            + keyValues[i] + "\" is AdaptiveCapacityMetrics' own (" + NAME_TAG
-                            + " names the object, " + REASON_TAG + " tags the changes); choose another key");
-                }
-                added.add(Tag.of(keyValues[i], keyValues[i + 1]));
-            }
-            this.tags.addAll(added);
+            }));
             return this;
         }
 

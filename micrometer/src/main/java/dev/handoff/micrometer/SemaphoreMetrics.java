@@ -642,14 +642,8 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
         }
     }
 
-    private static String notBlank(String call, String value, String what) {
-        if (value == null) {
-            throw new NullPointerException(call + "(null): " + what + " is null");
-        }
-        if (value.isBlank()) {
-            throw new IllegalArgumentException(call + "(\"" + value + "\"): " + what + " must not be blank");
-        }
-        return value;
+    private static String notBlank(String call, @Nullable String value, String what) {
+        return MeterOptions.notBlank(call, value, what);
     }
 
     /**
@@ -681,12 +675,7 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
          * @throws IllegalArgumentException if {@code prefix} is blank or starts or ends with a dot
          */
         public Builder prefix(String prefix) {
-            notBlank("prefix", prefix, "the prefix");
-            if (prefix.startsWith(".") || prefix.endsWith(".")) {
-                throw new IllegalArgumentException("prefix(\"" + prefix
-                        + "\"): must not start or end with a dot (the meter names add \".wait\", \".capacity\", ...)");
-            }
-            this.prefix = prefix;
+            this.prefix = MeterOptions.prefix(prefix, "\".wait\", \".capacity\", ...");
             return this;
         }
 
@@ -716,22 +705,7 @@ public final class SemaphoreMetrics implements WaitListener, MeterBinder {
          *     {@value #NAME_TAG} or {@value #OUTCOME_TAG} (this class's own tags)
          */
         public Builder tags(String... keyValues) {
-            if (keyValues == null) {
-                throw new NullPointerException("tags(null): the key-value pairs are null");
-            }
-            if (keyValues.length % 2 != 0) {
-                throw new IllegalArgumentException("tags(" + Arrays.toString(keyValues) + "): " + keyValues.length
-                        + " strings, but keys and values come in pairs");
-            }
-            List<Tag> added = new ArrayList<>();
-            for (int i = 0; i < keyValues.length; i += 2) {
-                if (keyValues[i] == null || keyValues[i + 1] == null) {
-                    throw new NullPointerException("tags(" + Arrays.toString(keyValues) + "): the "
-                            + (keyValues[i] == null ? "key " + i : "value " + (i + 1)) + " is null");
-                }
-                added.add(Tag.of(keyValues[i], keyValues[i + 1]));
-            }
-            return tags(added);
+            return tags(MeterOptions.pairs(keyValues, (key, arguments) -> {})); // own keys: checked there
         }
 
         /**

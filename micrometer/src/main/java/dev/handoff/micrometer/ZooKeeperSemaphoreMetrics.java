@@ -390,13 +390,7 @@ public final class ZooKeeperSemaphoreMetrics implements ZooKeeperListener, Meter
     }
 
     private static String notBlank(String call, @Nullable String value, String what) {
-        if (value == null) {
-            throw new NullPointerException(call + "(null): " + what + " is null");
-        }
-        if (value.isBlank()) {
-            throw new IllegalArgumentException(call + "(\"" + value + "\"): " + what + " must not be blank");
-        }
-        return value;
+        return MeterOptions.notBlank(call, value, what);
     }
 
     /** The options of a {@link ZooKeeperSemaphoreMetrics}, from {@link ZooKeeperSemaphoreMetrics#builder()}. Not thread-safe. */
@@ -417,12 +411,7 @@ public final class ZooKeeperSemaphoreMetrics implements ZooKeeperListener, Meter
          * @throws IllegalArgumentException if {@code prefix} is blank or starts or ends with a dot
          */
         public Builder prefix(String prefix) {
-            notBlank("prefix", prefix, "the prefix");
-            if (prefix.startsWith(".") || prefix.endsWith(".")) {
-                throw new IllegalArgumentException("prefix(\"" + prefix
-                        + "\"): must not start or end with a dot (the meter names add \".wait\", \".capacity\", ...)");
-            }
-            this.prefix = prefix;
+            this.prefix = MeterOptions.prefix(prefix, "\".wait\", \".capacity\", ...");
             return this;
         }
 
@@ -450,29 +439,14 @@ public final class ZooKeeperSemaphoreMetrics implements ZooKeeperListener, Meter
          *                                  {@value #PATH_TAG} or {@value #STATE_TAG} (this class's own tags)
          */
         public Builder tags(String... keyValues) {
-            if (keyValues == null) {
-                throw new NullPointerException("tags(null): the key-value pairs are null");
-            }
-            if (keyValues.length % 2 != 0) {
-                throw new IllegalArgumentException("tags(" + Arrays.toString(keyValues) + "): " + keyValues.length
-                        + " strings, but keys and values come in pairs");
-            }
-            List<Tag> added = new ArrayList<>();
-            for (int i = 0; i < keyValues.length; i += 2) {
-                if (keyValues[i] == null || keyValues[i + 1] == null) {
-                    throw new NullPointerException("tags(" + Arrays.toString(keyValues) + "): the "
-                            + (keyValues[i] == null ? "key " + i : "value " + (i + 1)) + " is null");
-                }
-                if (keyValues[i].equals(PATH_TAG) || keyValues[i].equals(STATE_TAG)) {
+            this.tags.addAll(MeterOptions.pairs(keyValues, (key, arguments) -> {
+                if (key.equals(PATH_TAG) || key.equals(STATE_TAG)) {
                     throw new IllegalArgumentException(
-                            "tags(" + Arrays.toString(keyValues) + "): the key \"" + keyValues[i]
-                                    + "\" is ZooKeeperSemaphoreMetrics' own (" + PATH_TAG + " is the semaphore's path, "
-                                    + STATE_TAG
+                            "tags(" + arguments + "): the key \"" + key + "\" is ZooKeeperSemaphoreMetrics' own ("
+                                    + PATH_TAG + " is the semaphore's path, " + STATE_TAG
                                     + " tags the connection changes); choose another key");
                 }
-                added.add(Tag.of(keyValues[i], keyValues[i + 1]));
-            }
-            this.tags.addAll(added);
+            }));
             return this;
         }
 

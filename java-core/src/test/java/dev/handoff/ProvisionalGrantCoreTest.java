@@ -87,7 +87,11 @@ class ProvisionalGrantCoreTest {
         ProvisionalNode node = s.startAcquisition(2, new ProvisionalNode());
         s.release(2); // grants the node, provisionally: 1 is still held by the caller
         assertTrue(node.isGranted());
+        // An observer waits for a grant in transit to be decided, and this thread decides it: the
+        // read can only end by the production bound, as it would had the decider stalled.
+        ProvisionalGrants.transitWaitNanos = ProvisionalGrants.TRANSIT_WAIT_NANOS;
         assertEquals(0, s.availablePermits());
+        waitForTheTestsDecision();
         s.release(1); // what the caller holds passes at once
         CompletableFuture<Throwable> overRelease = waitingCall(s.core(), () -> s.release(2));
         assertTrue(node.undo());

@@ -47,11 +47,12 @@ abstract class AbstractLincheckTest {
     }
 
     /**
-     * The model checker's settings of [modelCheckingTest], for running them on another class too.
+     * The model checker's settings of [modelCheckingTest], for running them on another class too;
+     * [quick]: the fewer scenarios of the quick build (see [QUICK]).
      */
-    fun modelCheckingOptions(): ModelCheckingOptions =
+    fun modelCheckingOptions(quick: Boolean = QUICK): ModelCheckingOptions =
         ModelCheckingOptions()
-            .iterations(if (DEEP) 50 else 12)
+            .iterations(if (DEEP) 50 else if (quick) 5 else 12)
             .invocationsPerIteration(if (DEEP) 2_000 else 400)
             .threads(3)
             .actorsPerThread(2)
@@ -60,10 +61,10 @@ abstract class AbstractLincheckTest {
             .customize()
             .customizeModelChecking()
 
-    /** The stress mode's settings of [stressTest]. */
-    fun stressOptions(): StressOptions =
+    /** The stress mode's settings of [stressTest]; [quick] as in [modelCheckingOptions]. */
+    fun stressOptions(quick: Boolean = QUICK): StressOptions =
         StressOptions()
-            .iterations(if (DEEP) 50 else 15)
+            .iterations(if (DEEP) 50 else if (quick) 6 else 15)
             .invocationsPerIteration(if (DEEP) 5_000 else 1_000)
             .threads(3)
             .actorsPerThread(3)
@@ -78,6 +79,12 @@ abstract class AbstractLincheckTest {
          * seconds).
          */
         @JvmStatic val DEEP: Boolean = System.getProperty("lincheck.deep").toBoolean()
+
+        /**
+         * Set by the quick build (the README's test command, without `-Dfull`): fewer scenarios of
+         * the same sizes, so that the quick set stays within its minute; `-Dfull` runs the rest.
+         */
+        @JvmStatic val QUICK: Boolean = System.getProperty("handoff.quick").toBoolean()
     }
 }
 

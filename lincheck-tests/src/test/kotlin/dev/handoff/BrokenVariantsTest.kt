@@ -33,7 +33,7 @@ class BrokenVariantsTest {
         val failure =
             assertThrows<LincheckAssertionError> {
                 SemaphoreWithForgetfulCancellation()
-                    .modelCheckingOptions()
+                    .modelCheckingOptions(quick = false)
                     .minimizeFailedScenario(false)
                     .check(SemaphoreWithForgetfulCancellation::class)
             }
@@ -46,7 +46,7 @@ class BrokenVariantsTest {
         val failure =
             assertThrows<LincheckAssertionError> {
                 BargingSemaphore2()
-                    .modelCheckingOptions()
+                    .modelCheckingOptions(quick = false)
                     .minimizeFailedScenario(false)
                     .check(BargingSemaphore2::class)
             }
@@ -59,7 +59,7 @@ class BrokenVariantsTest {
         val failure =
             assertThrows<LincheckAssertionError> {
                 BargingSemaphore2()
-                    .stressOptions()
+                    .stressOptions(quick = false)
                     .minimizeFailedScenario(false)
                     .check(BargingSemaphore2::class)
             }

@@ -318,7 +318,7 @@ class FairShareBrokenVariantTest {
         val failure =
             assertThrows<LincheckAssertionError> {
                 FifoAcrossKeys()
-                    .modelCheckingOptions()
+                    .modelCheckingOptions(quick = false)
                     .minimizeFailedScenario(false)
                     .check(FifoAcrossKeys::class)
             }

@@ -38,7 +38,8 @@ public final class RunAll {
             ObservabilitySample::main,
             LocksSample::main,
             KotlinxMigrationSample::main,
-            FairShareSample::main);
+            FairShareSample::main,
+            ServletAdmissionSample::main); // 21: admission control over HTTP
 
     private RunAll() {}
 

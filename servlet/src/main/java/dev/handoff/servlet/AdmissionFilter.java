@@ -87,7 +87,9 @@ import org.jspecify.annotations.Nullable;
  * <p>A client that disconnects ends the request in one of these ways (the chain fails to write,
  * or the container reports the error to the cycle). Each release happens once
  * ({@link Admission#release(Outcome)} counts the first call only), so no path can lose or make a
- * permit. The status of the response tells an adaptive limit how the request went
+ * permit. A request that the container never ends holds its permits: an asynchronous cycle with no
+ * timeout that the application never completes keeps them, as it keeps its connection. The status
+ * of the response tells an adaptive limit how the request went
  * ({@link Builder#outcomes}, by default {@link #defaultOutcome(int)}: below 500 a success, 503 and
  * 504 a drop, any other 5xx a failure); a fixed limit only releases.
  *

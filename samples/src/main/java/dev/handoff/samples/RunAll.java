@@ -40,7 +40,8 @@ public final class RunAll {
             KotlinxMigrationSample::main,
             FairShareSample::main,
             GrpcNoisyTenantSample::main, // 21: admission control at a gRPC server
-            KtorTenantsSample::main); // 22: admission control at a Ktor server
+            KtorTenantsSample::main, // 22: admission control at a Ktor server
+            ServletAdmissionSample::main); // 23: admission control over HTTP
 
     private RunAll() {}
 

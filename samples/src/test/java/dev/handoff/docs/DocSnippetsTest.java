@@ -292,7 +292,7 @@ class DocSnippetsTest {
         assertTrue(v.find());
         String version = v.group(1);
         Set<String> published = new TreeSet<>();
-        for (String module : List.of("bom", "java-core", "kotlin-ext", "reactor", "micrometer", "jfr", "zookeeper", "adaptive", "edge", "grpc", "ktor")) {
+        for (String module : List.of("bom", "java-core", "kotlin-ext", "reactor", "micrometer", "jfr", "zookeeper", "adaptive", "edge", "grpc", "ktor", "servlet")) {
             String pom = Files.readString(root.resolve(module).resolve("pom.xml"));
             Matcher a = Pattern.compile("<artifactId>([^<]+)</artifactId>")
                     .matcher(pom.replaceAll("(?s)<parent>.*?</parent>", ""));
@@ -323,6 +323,6 @@ class DocSnippetsTest {
         }
         assertTrue(problems.isEmpty(), () -> String.join("\n", problems));
         assertTrue(seen >= published.size(), "every published module is shown with its coordinates: " + seen);
-        assertEquals(11, published.size());
+        assertEquals(12, published.size());
     }
 }

@@ -165,7 +165,7 @@ final class Sampler<K extends @Nullable Object> {
         if (body == null) {
             throw new NullPointerException("withPermitsAsync(" + gate.arguments(key, n) + ", null): the body is null");
         }
-        CompletableFuture<T> result = new CompletableFuture<>();
+        WithdrawingResult<T> result = new WithdrawingResult<>();
         if (gate.tryAcquire(key, n)) {
             runAsync(key, n, body, result);
             return result;
@@ -178,12 +178,17 @@ final class Sampler<K extends @Nullable Object> {
      * Waits for {@code n} permits for {@code result}, as the gate's {@code acquireAsync}: on the
      * grant runs {@code granted}, unless {@code result} is done already (then gives them back, not
      * sampled); a failure of the wait fails {@code result} (a rejection is recorded); when
-     * {@code result} completes first (cancelled, timed out), the wait is withdrawn.
+     * {@code result} is cancelled or failed from outside, the wait is withdrawn first (see
+     * {@link WithdrawingResult}).
      */
-    private void whenGranted(K key, long n, CompletableFuture<?> result, Runnable granted) {
+    private void whenGranted(K key, long n, WithdrawingResult<?> result, Runnable granted) {
         CompletableFuture<Permits> grant = gate.acquireAsync(key, n);
+        result.waitsOn(grant);
         grant.whenComplete((permits, failure) -> {
             if (failure != null) {
+                if (result.withdrawnByThis()) {
+                    return; // the withdrawing call completes result with its own outcome
+                }
                 if (Outcome.unwrap(failure) instanceof SemaphoreRejectedException) {
                     recordRejection(n);
                 }
@@ -196,7 +201,8 @@ final class Sampler<K extends @Nullable Object> {
         });
         result.whenComplete((value, failure) -> {
             if (!grant.isDone()) {
-                grant.cancel(false); // withdraws the wait; a grant that wins is released above
+                grant.cancel(
+                        false); // completed before waitsOn: withdraws the wait; a grant that wins is released above
             }
         });
     }
@@ -245,7 +251,7 @@ final class Sampler<K extends @Nullable Object> {
         if (gate.tryAcquire(key, n)) {
             return CompletableFuture.completedFuture(sampleFrom(key, n));
         }
-        CompletableFuture<SampledPermits> result = new CompletableFuture<>();
+        WithdrawingResult<SampledPermits> result = new WithdrawingResult<>();
         whenGranted(key, n, result, () -> {
             if (!result.complete(sampleFrom(key, n))) { // lost a race with a cancel: given back, not sampled
                 INFLIGHT.getAndAdd(this, -n);

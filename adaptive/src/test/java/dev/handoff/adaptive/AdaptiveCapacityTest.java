@@ -245,6 +245,35 @@ class AdaptiveCapacityTest {
         assertEquals(3, sums(a)[0], "all, first, the handle: three successes");
     }
 
+    /**
+     * A future cancelled or timed out from outside has left the queue when it says so: what its
+     * dependents see (a gate that sheds on that completion, a caller that counts the queue) is the
+     * queue without it, as for the Semaphore's own futures.
+     */
+    @Test
+    void aWaitHasLeftTheQueueWhenItsFutureEnds() throws Exception {
+        AdaptiveCapacity a = builtIn(new Semaphore(2));
+        SampledPermits all = a.acquireBlocking(2);
+        List<Integer> seen = new ArrayList<>();
+        CompletableFuture<SampledPermits> cancelled = a.acquireAsync(1);
+        cancelled.whenComplete((p, e) -> seen.add(a.semaphore().queueLength()));
+        CompletableFuture<String> scoped = a.withPermitsAsync(1, () -> CompletableFuture.completedFuture("never"));
+        scoped.whenComplete((r, e) -> seen.add(a.semaphore().queueLength()));
+        CompletableFuture<SampledPermits> timedOut = a.acquireAsync(1);
+        timedOut.whenComplete((p, e) -> seen.add(a.semaphore().queueLength()));
+        assertEquals(3, a.semaphore().queueLength());
+
+        assertTrue(cancelled.cancel(false));
+        assertTrue(scoped.cancel(false));
+        assertTrue(timedOut.completeExceptionally(new TimeoutException("as orTimeout fails it")));
+        assertEquals(List.of(2, 1, 0), seen, "each dependent sees its wait gone");
+        assertTrue(cancelled.isCancelled() && scoped.isCancelled());
+        assertTrue(assertThrows(CompletionException.class, timedOut::join).getCause() instanceof TimeoutException);
+        all.close();
+        assertEquals(2, a.semaphore().availablePermits());
+        assertEquals(0, a.inFlight());
+    }
+
     @Test
     void aRejectedAsyncCallFailsAndIsRecorded() {
         Semaphore s = Semaphore.builder(2).maxQueueLength(0).build();

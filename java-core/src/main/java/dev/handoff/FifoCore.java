@@ -179,8 +179,8 @@ final class FifoCore extends HandoffCore {
     /**
      * The state of {@code a} once its waker's claim has answered (see "Claims after the lock" in
      * HandoffCore), so that isGranted() after a cancel() that lost to the grant is exact; at once
-     * (CLAIMING, read as not granted) on the thread running that claim. Polls, yields, then parks
-     * briefly: the claim is a short step on another thread.
+     * (CLAIMING, read as not granted) on the thread running that claim. Waits as
+     * {@link ShortWait} does: the claim is a short step on another thread.
      */
     static int awaitClaim(Acquisition a) {
         if (WakeRun.current().claiming == a) {
@@ -188,13 +188,7 @@ final class FifoCore extends HandoffCore {
         }
         int st;
         for (int waits = 1; (st = a.state) == Acquisition.CLAIMING; waits++) {
-            if (waits < 64) {
-                Thread.onSpinWait();
-            } else if (waits < 128) {
-                Thread.yield();
-            } else {
-                java.util.concurrent.locks.LockSupport.parkNanos(a, 10_000L);
-            }
+            ShortWait.pause(a, waits, 10_000L);
         }
         return st;
     }

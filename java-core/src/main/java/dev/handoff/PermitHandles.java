@@ -86,14 +86,8 @@ final class PermitHandles {
 
     /** Waits (polling, yielding, then parking briefly; no monitor) until the handle is released. */
     private static void awaitReleased(Object handle, VarHandle field) {
-        for (int spins = 0; field.getAcquire(handle) != null; spins++) {
-            if (spins < 64) {
-                Thread.onSpinWait();
-            } else if (spins < 128) {
-                Thread.yield();
-            } else {
-                java.util.concurrent.locks.LockSupport.parkNanos(handle, 10_000L);
-            }
+        for (int waits = 1; field.getAcquire(handle) != null; waits++) {
+            ShortWait.pause(handle, waits, 10_000L);
         }
     }
 

@@ -4,7 +4,6 @@ package dev.handoff;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
-import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -151,7 +150,7 @@ abstract class ProvisionalGrants extends WaitQueue {
      * settled by the waking of the release that made them, or by their waiter's cancellation,
      * within a few instructions unless those threads are descheduled. A wake-up that this very
      * thread queued (nested too deeply, see the trampoline) could only run after this release
-     * returns, so the queued ones run first, here. Polls, then yields, then parks briefly on
+     * returns, so the queued ones run first, here. Waits as {@link ShortWait} does, parked on
      * {@code blocker} (this core, or the fair share whose per-key grants are in transit). Returns
      * false once the wait began {@link #TRANSIT_WAIT_NANOS} ago: a confirmation that only this
      * thread could make (a wake-up it handed to an executor that runs on this thread) would never
@@ -162,15 +161,10 @@ abstract class ProvisionalGrants extends WaitQueue {
         if (waits == 1) {
             WakeRun.runDeferred(); // (it drains what they queue in turn; nothing else queues here meanwhile)
         }
-        if (waits < 64) {
-            Thread.onSpinWait();
-        } else if (waits < 128) {
-            Thread.yield();
-        } else if (System.nanoTime() - sinceNanos >= transitWaitNanos) {
+        if (ShortWait.parks(waits) && System.nanoTime() - sinceNanos >= transitWaitNanos) {
             return false;
-        } else {
-            LockSupport.parkNanos(blocker, APPEND_PARK_NANOS);
         }
+        ShortWait.pause(blocker, waits, APPEND_PARK_NANOS);
         return true;
     }
 

@@ -45,7 +45,7 @@
 #                              unsteady or far-cored after that: exit status 3, written to
 #                              benchmarks/target/rejected-run/
 #   ./bench.sh fairshare --smoke   the same, every configuration once (writes benchmarks/target/smoke)
-#   ./bench.sh edge            admission at the edge, about 2.5 minutes: a gRPC server (in-process)
+#   ./bench.sh edge            admission at the edge, about 2 minutes: a gRPC server (in-process)
 #                              whose handler has a knee, an open-loop load from a polite tenant and a
 #                              noisy one at 10x, in front of it no limit, a j.u.c. Semaphore, Netflix's
 #                              limiters and handoff's AdmissionInterceptor (FIFO, keyed, keyed +

@@ -538,7 +538,7 @@ final class EdgeBenchmark {
                 ## Running it
 
                 ```
-                ./bench.sh edge            # the run above: writes docs/benchmarks/edge.md and edge.png, ~2.5 minutes
+                ./bench.sh edge            # the run above: writes docs/benchmarks/edge.md and edge.png, about 2 minutes
                 ./bench.sh edge --smoke    # every contender for 1 s, writes benchmarks/target/smoke
                 ```
 

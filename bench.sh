@@ -45,6 +45,14 @@
 #                              unsteady or far-cored after that: exit status 3, written to
 #                              benchmarks/target/rejected-run/
 #   ./bench.sh fairshare --smoke   the same, every configuration once (writes benchmarks/target/smoke)
+#   ./bench.sh edge            admission at the edge, about 2 minutes: a gRPC server (in-process)
+#                              whose handler has a knee, an open-loop load from a polite tenant and a
+#                              noisy one at 10x, in front of it no limit, a j.u.c. Semaphore, Netflix's
+#                              limiters and handoff's AdmissionInterceptor (FIFO, keyed, keyed +
+#                              adaptive); writes docs/benchmarks/{edge.md, edge.png}. Not rejected when
+#                              loaded: the load of other processes during each contender's run is
+#                              measured and edge.md states it (and says so plainly if it was loaded)
+#   ./bench.sh edge --smoke    every contender for 1 s (writes benchmarks/target/smoke)
 #
 # By default java-core and kotlin-ext are built from this checkout too (-am). With
 # BENCH_UPSTREAM=installed the ones installed in ~/.m2 are used instead (mvn install first).
@@ -58,7 +66,7 @@ fi
 "${build[@]}" package
 
 args=("$@")
-if [ "${1:-}" = "--smoke" ] || { [ "${1:-}" = "fairshare" ] && [ "${2:-}" = "--smoke" ]; }; then
+if [ "${1:-}" = "--smoke" ] || { { [ "${1:-}" = "fairshare" ] || [ "${1:-}" = "edge" ]; } && [ "${2:-}" = "--smoke" ]; }; then
   args+=(--out benchmarks/target/smoke)
 fi
 exec java -Djava.awt.headless=true -jar benchmarks/target/benchmarks.jar "${args[@]}"

@@ -250,6 +250,30 @@ final class AdaptiveSimulation {
         }
     }
 
+    /**
+     * A call's own time: {@link #SERVICE_MIN} to {@link #SERVICE_MAX}, uniform (10 ms on average).
+     *
+     * @param random the stream to draw from
+     * @return nanoseconds
+     */
+    static long uniformServiceNanos(SplittableRandom random) {
+        return SERVICE_MIN + random.nextLong(SERVICE_MAX - SERVICE_MIN + 1);
+    }
+
+    /**
+     * The load knee: a call's time grows with the calls in service beyond {@code knee}, itself
+     * counted (twice its own time at twice the knee). Past the knee, the calls answered per second
+     * stay at what the knee serves while each call takes longer.
+     *
+     * @param service the call's own time, nanoseconds
+     * @param inServiceBefore the calls already in service as it starts
+     * @param knee the concurrency beyond which the time grows
+     * @return the call's time, nanoseconds
+     */
+    static long beyondKnee(long service, int inServiceBefore, int knee) {
+        return Math.round(service * Math.max(1.0, (inServiceBefore + 1.0) / knee));
+    }
+
     /** The wait of a closed-loop caller after a rejection before it tries again. */
     static final long RETRY_AFTER = 5 * MS;
 
@@ -342,9 +366,9 @@ final class AdaptiveSimulation {
         void submit(Call call) {
             long service = scenario.service() == Service.LOGNORMAL
                     ? Math.max(1, Math.round(10 * MS * Math.exp(0.5 * random.nextGaussian())))
-                    : SERVICE_MIN + random.nextLong(SERVICE_MAX - SERVICE_MIN + 1);
+                    : uniformServiceNanos(random);
             if (scenario.loadKnee() > 0) {
-                service = Math.round(service * Math.max(1.0, (busy + 1.0) / scenario.loadKnee()));
+                service = beyondKnee(service, busy, scenario.loadKnee());
             }
             if (scenario.spikeAt(now)) {
                 service = Math.round(service * scenario.spikeFactor());

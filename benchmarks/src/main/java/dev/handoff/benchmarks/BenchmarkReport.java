@@ -40,6 +40,7 @@ import org.openjdk.jmh.runner.RunnerException;
  * java -jar benchmarks/target/benchmarks.jar --smoke --out /tmp/smoke   # every benchmark once, seconds
  * java -jar benchmarks/target/benchmarks.jar jmh -prof stack WeightedBenchmark   # plain JMH
  * java -jar benchmarks/target/benchmarks.jar fairshare          # the fair share's own run: FairShareReport
+ * java -jar benchmarks/target/benchmarks.jar edge               # admission at the edge over gRPC: EdgeBenchmark
  * }</pre>
  */
 public final class BenchmarkReport {
@@ -138,6 +139,10 @@ public final class BenchmarkReport {
         }
         if (args.length > 0 && args[0].equals("interleave")) {
             Interleaved.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
+        if (args.length > 0 && args[0].equals("edge")) {
+            EdgeBenchmark.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
         if (args.length > 0 && args[0].equals("fairshare")) {

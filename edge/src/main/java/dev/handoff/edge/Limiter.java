@@ -10,6 +10,7 @@ import dev.handoff.adaptive.AdaptiveFairShare;
 import dev.handoff.adaptive.Outcome;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,8 +22,30 @@ import org.jspecify.annotations.Nullable;
  */
 abstract class Limiter<R> {
 
+    private final PrimitiveView primitive;
+    private final Runnable close;
+    private final Supplier<CompletableFuture<Void>> closeAsync;
+
+    private Limiter(PrimitiveView primitive, Runnable close, Supplier<CompletableFuture<Void>> closeAsync) {
+        this.primitive = primitive;
+        this.close = close;
+        this.closeAsync = closeAsync;
+    }
+
+    /** A limit whose permits come from {@code semaphore}. */
+    Limiter(Semaphore semaphore) {
+        this(semaphore, semaphore::close, semaphore::closeAsync);
+    }
+
+    /** A limit whose permits come from {@code fairShare}. */
+    Limiter(FairShareSemaphore<?> fairShare) {
+        this(fairShare, fairShare::close, fairShare::closeAsync);
+    }
+
     /** The primitive the permits come from, for monitoring. */
-    abstract PrimitiveView primitive();
+    final PrimitiveView primitive() {
+        return primitive;
+    }
 
     /**
      * The largest cost the limit can grant a request now: the capacity (and the per-key cap), or
@@ -44,19 +67,22 @@ abstract class Limiter<R> {
         return Outcome.of(thrown);
     }
 
-    abstract boolean isClosed();
+    final boolean isClosed() {
+        return primitive.isClosed();
+    }
 
-    abstract void close();
+    /** Closes the primitive: its waiters fail, what is held stays held until released. */
+    final void close() {
+        close.run();
+    }
 
-    abstract CompletableFuture<Void> closeAsync();
+    /** Closes the primitive; completes when every permit is back. */
+    final CompletableFuture<Void> closeAsync() {
+        return closeAsync.get();
+    }
 
     static <R> Limiter<R> of(Semaphore semaphore) {
-        return new Limiter<>() {
-            @Override
-            PrimitiveView primitive() {
-                return semaphore;
-            }
-
+        return new Limiter<>(semaphore) {
             @Override
             long maxCost() {
                 return semaphore.capacity();
@@ -80,31 +106,11 @@ abstract class Limiter<R> {
             CompletableFuture<? extends Permits> acquireAsync(R request, long cost) {
                 return semaphore.acquireAsync(cost);
             }
-
-            @Override
-            boolean isClosed() {
-                return semaphore.isClosed();
-            }
-
-            @Override
-            void close() {
-                semaphore.close();
-            }
-
-            @Override
-            CompletableFuture<Void> closeAsync() {
-                return semaphore.closeAsync();
-            }
         };
     }
 
     static <R, K> Limiter<R> of(Function<? super R, ? extends K> keys, FairShareSemaphore<K> fairShare) {
-        return new Limiter<>() {
-            @Override
-            PrimitiveView primitive() {
-                return fairShare;
-            }
-
+        return new Limiter<>(fairShare) {
             @Override
             long maxCost() {
                 return Math.min(fairShare.capacity(), fairShare.maxPermitsPerKey());
@@ -129,32 +135,11 @@ abstract class Limiter<R> {
             CompletableFuture<? extends Permits> acquireAsync(R request, long cost) {
                 return fairShare.acquireAsync(key(keys, request), cost);
             }
-
-            @Override
-            boolean isClosed() {
-                return fairShare.isClosed();
-            }
-
-            @Override
-            void close() {
-                fairShare.close();
-            }
-
-            @Override
-            CompletableFuture<Void> closeAsync() {
-                return fairShare.closeAsync();
-            }
         };
     }
 
     static <R> Limiter<R> of(AdaptiveCapacity adaptive) {
-        Semaphore semaphore = adaptive.semaphore();
-        return new Limiter<>() {
-            @Override
-            PrimitiveView primitive() {
-                return semaphore;
-            }
-
+        return new Limiter<>(adaptive.semaphore()) {
             @Override
             long maxCost() {
                 return adaptive.capacity(); // the present capacity: it may shrink or grow later
@@ -180,32 +165,12 @@ abstract class Limiter<R> {
             Outcome classify(Throwable thrown) {
                 return adaptive.classify(thrown);
             }
-
-            @Override
-            boolean isClosed() {
-                return semaphore.isClosed();
-            }
-
-            @Override
-            void close() {
-                semaphore.close();
-            }
-
-            @Override
-            CompletableFuture<Void> closeAsync() {
-                return semaphore.closeAsync();
-            }
         };
     }
 
     static <R, K> Limiter<R> of(Function<? super R, ? extends K> keys, AdaptiveFairShare<K> adaptive) {
         FairShareSemaphore<K> fairShare = adaptive.fairShare();
-        return new Limiter<>() {
-            @Override
-            PrimitiveView primitive() {
-                return fairShare;
-            }
-
+        return new Limiter<>(fairShare) {
             @Override
             long maxCost() {
                 return Math.min(adaptive.capacity(), fairShare.maxPermitsPerKey());
@@ -230,21 +195,6 @@ abstract class Limiter<R> {
             @Override
             Outcome classify(Throwable thrown) {
                 return adaptive.classify(thrown);
-            }
-
-            @Override
-            boolean isClosed() {
-                return fairShare.isClosed();
-            }
-
-            @Override
-            void close() {
-                fairShare.close();
-            }
-
-            @Override
-            CompletableFuture<Void> closeAsync() {
-                return fairShare.closeAsync();
             }
         };
     }

@@ -162,7 +162,7 @@ final class Harness implements AutoCloseable {
         }
     }
 
-    /** A unary call; its future completes with the response or fails with a StatusRuntimeException. */
+    /** A unary call; its future completes with the response once the status is in, or fails with a StatusRuntimeException. */
     CompletableFuture<String> unary(String request, CallOptions options) {
         return call(channel.newCall(UNARY, options), request);
     }
@@ -174,9 +174,11 @@ final class Harness implements AutoCloseable {
     static CompletableFuture<String> call(ClientCall<String, String> call, String request) {
         CompletableFuture<String> result = new CompletableFuture<>();
         ClientCalls.asyncUnaryCall(call, request, new StreamObserver<>() {
+            private volatile String answer;
+
             @Override
             public void onNext(String value) {
-                result.complete(value);
+                answer = value; // the call is over only with its status: the answer may come first
             }
 
             @Override
@@ -186,7 +188,7 @@ final class Harness implements AutoCloseable {
 
             @Override
             public void onCompleted() {
-                result.complete(null);
+                result.complete(answer);
             }
         });
         return result;

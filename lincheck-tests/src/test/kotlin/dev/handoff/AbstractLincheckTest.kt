@@ -65,7 +65,7 @@ abstract class AbstractLincheckTest {
     fun stressOptions(quick: Boolean = QUICK): StressOptions =
         StressOptions()
             .iterations(if (DEEP) 50 else if (quick) 6 else 15)
-            .invocationsPerIteration(if (DEEP) 5_000 else 1_000)
+            .invocationsPerIteration(if (DEEP) 5_000 else if (quick) 500 else 1_000)
             .threads(3)
             .actorsPerThread(3)
             .actorsBefore(2)

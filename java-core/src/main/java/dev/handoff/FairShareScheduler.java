@@ -745,8 +745,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 next = FairShareTicket.of(t.next);
                 if (t.permits > n) {
                     headChanged |= k.head == t;
-                    t.fail(new IllegalStateException(call + " of a waiting acquisition: the weight " + t.permits
-                            + " exceeds the capacity " + n + " (set by setCapacity), so it could never be granted"));
+                    t.fail(CoreMessages.tooHeavy(call + " of a waiting acquisition", t.permits, n));
                     settleQueuedLocked(k, t, Acquisition.FAILED);
                 }
             }

@@ -30,22 +30,24 @@ final class ListenerCalls {
             if (w == null) {
                 continue; // settled without queueing (an immediate grant, a close at the start)
             }
-            WaitOutcome outcome;
-            switch (a.state) {
-                case Acquisition.GRANTED:
-                    outcome = WaitOutcome.GRANTED;
-                    break;
-                case Acquisition.CLOSED:
-                    outcome = WaitOutcome.CLOSED;
-                    break;
-                case Acquisition.FAILED:
-                    outcome = WaitOutcome.FAILED;
-                    break;
-                default: // it declined its grant: its party had given up, by a timeout or otherwise
-                    outcome = a.declinedByTimeout() ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED;
-                    break;
-            }
-            tell(listener, a, w, outcome);
+            tell(listener, a, w, outcomeOf(a, false));
+        }
+    }
+
+    /**
+     * How a settled node ended, as a listener hears it: by its state; a node that declined its
+     * grant had a party that gave up, by a timeout if {@code timedOut} or if the node says so.
+     */
+    static WaitOutcome outcomeOf(Acquisition a, boolean timedOut) {
+        switch (a.state) {
+            case Acquisition.GRANTED:
+                return WaitOutcome.GRANTED;
+            case Acquisition.CLOSED:
+                return WaitOutcome.CLOSED;
+            case Acquisition.FAILED:
+                return WaitOutcome.FAILED;
+            default:
+                return timedOut || a.declinedByTimeout() ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED;
         }
     }
 

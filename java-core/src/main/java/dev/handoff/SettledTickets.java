@@ -79,7 +79,7 @@ final class SettledTickets<K> {
         if (l == null || t.ahead < 0 || t.key == null) {
             return; // nobody listens, or never queued
         }
-        WaitOutcome outcome = outcomeOf(t);
+        WaitOutcome outcome = ListenerCalls.outcomeOf(t, t.timedOut);
         long waited = System.nanoTime() - t.since;
         K key = t.key.key;
         long n = t.permits;
@@ -100,19 +100,6 @@ final class SettledTickets<K> {
         FairShareListener<? super K> l = listener;
         if (l != null) {
             tell(() -> l.rejected(key, n));
-        }
-    }
-
-    private static WaitOutcome outcomeOf(FairShareTicket<?> t) {
-        switch (t.state) {
-            case Acquisition.GRANTED:
-                return WaitOutcome.GRANTED;
-            case Acquisition.CLOSED:
-                return WaitOutcome.CLOSED;
-            case Acquisition.FAILED:
-                return WaitOutcome.FAILED;
-            default:
-                return t.timedOut || t.declinedByTimeout() ? WaitOutcome.TIMED_OUT : WaitOutcome.CANCELLED;
         }
     }
 

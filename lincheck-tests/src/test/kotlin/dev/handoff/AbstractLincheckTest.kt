@@ -52,7 +52,7 @@ abstract class AbstractLincheckTest {
      */
     fun modelCheckingOptions(quick: Boolean = QUICK): ModelCheckingOptions =
         ModelCheckingOptions()
-            .iterations(if (DEEP) 50 else if (quick) 5 else 12)
+            .iterations(if (DEEP) 50 else if (quick) 4 else 12)
             .invocationsPerIteration(if (DEEP) 2_000 else if (quick) 250 else 400)
             .threads(3)
             .actorsPerThread(2)

@@ -201,8 +201,9 @@ final class Sampler<K extends @Nullable Object> {
         });
         result.whenComplete((value, failure) -> {
             if (!grant.isDone()) {
-                grant.cancel(
-                        false); // completed before waitsOn: withdraws the wait; a grant that wins is released above
+                // result completed before waitsOn could withdraw: withdraws the wait now; a grant
+                // that wins is released above
+                grant.cancel(false);
             }
         });
     }

@@ -2,6 +2,7 @@
 package dev.handoff.ktor
 
 import dev.handoff.adaptive.Outcome
+import dev.handoff.edge.AdmissionControl
 import dev.handoff.edge.ShedReason
 import io.ktor.client.request.get
 import io.ktor.client.request.header
@@ -10,12 +11,14 @@ import io.ktor.client.statement.bodyAsChannel
 import io.ktor.client.statement.bodyAsText
 import io.ktor.http.HttpHeaders
 import io.ktor.http.HttpStatusCode
+import io.ktor.server.application.ApplicationCall
 import io.ktor.server.application.ApplicationCallPipeline
 import io.ktor.server.application.call
 import io.ktor.server.application.install
 import io.ktor.server.response.respond
 import io.ktor.server.response.respondBytesWriter
 import io.ktor.server.response.respondText
+import io.ktor.server.routing.Route
 import io.ktor.server.routing.get
 import io.ktor.server.routing.route
 import io.ktor.server.testing.testApplication
@@ -35,6 +38,29 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
+
+/**
+ * Two routes behind a gate: `/hold` holds its permits until [done] (once [holding]), `/count`
+ * counts its runs in [ran].
+ */
+private data class HoldAndCount(
+    val ran: AtomicInteger = AtomicInteger(),
+    val holding: CompletableDeferred<Unit> = CompletableDeferred(),
+    val done: CompletableDeferred<Unit> = CompletableDeferred(),
+) {
+    fun install(routes: Route, gate: AdmissionControl<ApplicationCall>) {
+        routes.install(AdmissionGate) { control = gate }
+        routes.get("/hold") {
+            holding.complete(Unit)
+            done.await()
+            call.respondText("held")
+        }
+        routes.get("/count") {
+            ran.incrementAndGet()
+            call.respondText("ran")
+        }
+    }
+}
 
 /**
  * The plugin on Ktor's test engine: admission, shedding, waiting, streaming, failures, fairness.
@@ -65,21 +91,9 @@ class AdmissionGateTest {
     @Test
     fun aShedCallIsAnswered503WithRetryAfterAndItsHandlerNeverRuns(): Unit = testApplication {
         val gate = gate(1, maxWait = Duration.ZERO, retryAfter = Duration.ofMillis(1500))
-        val ran = AtomicInteger()
-        val holding = CompletableDeferred<Unit>()
-        val done = CompletableDeferred<Unit>()
-        routing {
-            install(AdmissionGate) { control = gate }
-            get("/hold") {
-                holding.complete(Unit)
-                done.await()
-                call.respondText("held")
-            }
-            get("/count") {
-                ran.incrementAndGet()
-                call.respondText("ran")
-            }
-        }
+        val routes = HoldAndCount()
+        routing { routes.install(this, gate) }
+        val (ran, holding, done) = routes
         coroutineScope {
             val held = async { client.get("/hold") }
             holding.await()
@@ -99,21 +113,9 @@ class AdmissionGateTest {
     @Test
     fun aCallThatWaitsTooLongIsShedAsTimedOut(): Unit = testApplication {
         val gate = gate(1, maxWait = Duration.ofMillis(20))
-        val ran = AtomicInteger()
-        val holding = CompletableDeferred<Unit>()
-        val done = CompletableDeferred<Unit>()
-        routing {
-            install(AdmissionGate) { control = gate }
-            get("/hold") {
-                holding.complete(Unit)
-                done.await()
-                call.respondText("held")
-            }
-            get("/count") {
-                ran.incrementAndGet()
-                call.respondText("ran")
-            }
-        }
+        val routes = HoldAndCount()
+        routing { routes.install(this, gate) }
+        val (ran, holding, done) = routes
         coroutineScope {
             val held = async { client.get("/hold") }
             holding.await()

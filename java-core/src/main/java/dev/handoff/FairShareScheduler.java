@@ -594,7 +594,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             if (waits == 0) {
                 since = System.nanoTime();
             }
-            if (!FifoCore.awaitTransit(face, ++waits, since)) {
+            if (!FifoCore.awaitTransit(face, ++waits, since, core.transitBound())) {
                 waits = -1; // decide once more, the key's grants in transit counted as not held
             }
         }

@@ -413,7 +413,7 @@ final class FifoCore extends HandoffCore {
                 if (waitedSince == 0L) {
                     waitedSince = now | 1L;
                 }
-                if (now - waitedSince < transitWaitNanos) {
+                if (now - waitedSince < transitBound()) {
                     long settled = afterTransit();
                     if (settled != s) {
                         s = settled;

@@ -154,7 +154,7 @@ abstract class HandoffCore extends CapacityControl {
                         if (waitedSince == 0L) {
                             waitedSince = now | 1L;
                         }
-                        if (now - waitedSince < transitWaitNanos) {
+                        if (now - waitedSince < transitBound()) {
                             long settled = afterTransit();
                             if (settled != s) {
                                 s = settled;
@@ -199,7 +199,7 @@ abstract class HandoffCore extends CapacityControl {
                     if (waits == 0) {
                         since = System.nanoTime();
                     }
-                    if (!awaitTransit(this, ++waits, since)) {
+                    if (!awaitTransit(this, ++waits, since, transitBound())) {
                         waits = -1; // decide once more, the grants in transit counted as not held
                     }
                 } else if (verdict != RETRY_LOCK_FREE) {
@@ -448,7 +448,7 @@ abstract class HandoffCore extends CapacityControl {
                     try {
                         long since = System.nanoTime();
                         for (int waits = 1; claimsAtOnce > 0; waits++) {
-                            if (!awaitTransit(this, waits, since)) {
+                            if (!awaitTransit(this, waits, since, transitWaitNanos)) {
                                 waitedForClaims = -1; // gave up: queue, the permits still come in FIFO order
                                 break;
                             }

@@ -28,6 +28,16 @@ import org.jspecify.annotations.Nullable;
  * may be the confirmations; a confirmation it can never see (a wake-up it handed to an executor
  * that runs on this same thread) bounds the wait: after TRANSIT_WAIT_NANOS it decides once more
  * with the grants in transit counted as not made yet, which is an over-release, nothing changed.
+ * That short bound applies only where this thread may be the one to decide: inside a wake-up (a
+ * later wake-up of its own run may be the confirmation), or while a wake-up of this core is handed
+ * to an executor or queued by another thread's trampoline and has not run (handedOff > 0; the
+ * executor may be this thread's own loop). Otherwise the decider is a waker already running on
+ * another thread, or a cancellation, a few instructions from the answer, and the wait is bounded
+ * by TRANSIT_STALL_NANOS only (a machine that deschedules that thread for 50 ms, or a pause of the
+ * whole JVM, must not turn into an answer that the decision then contradicts: a stress run on one
+ * processor found an availablePermits() of 1 beside a cancelled acquire whose grant was undone).
+ * The long bound remains for what the core cannot see: a wake-up queued on another thread behind
+ * a user waker that blocks until this thread acts.
  * availablePermits() and a tryAcquire that finds too few free permits, while nobody waits, wait
  * the same way (not inside a wake-up, where the confirmation may be a later wake-up of the same
  * run), so that they see the grant confirmed or undone, never a grant that is then taken back.
@@ -127,7 +137,7 @@ abstract class ProvisionalGrants extends WaitQueue {
             if ((s & QUEUED) != 0 || t == 0) {
                 return s;
             }
-            if (!awaitTransit(this, waits, since)) {
+            if (!awaitTransit(this, waits, since, transitBound())) {
                 return word();
             }
         }
@@ -140,10 +150,43 @@ abstract class ProvisionalGrants extends WaitQueue {
     static final long TRANSIT_WAIT_NANOS = 50_000_000L;
 
     /**
+     * How long the waits for provisional grants go on while no wake-up of this core waits for an
+     * executor or a trampoline and the caller is not inside a wake-up (see "Provisional grants"):
+     * the decider is running elsewhere, and only a thread stalled this long, or a user waker
+     * blocked on the caller, ends the wait with an answer the decision may contradict.
+     */
+    static final long TRANSIT_STALL_NANOS = 1_000_000_000L;
+
+    /**
      * The bound in force, {@link #TRANSIT_WAIT_NANOS}: tests that watch a release wait raise it,
      * so that a loaded machine cannot end the wait before they see it.
      */
     static volatile long transitWaitNanos = TRANSIT_WAIT_NANOS;
+
+    /** The long bound in force, {@link #TRANSIT_STALL_NANOS}: raised by the same tests. */
+    static volatile long transitStallNanos = TRANSIT_STALL_NANOS;
+
+    /**
+     * Wake-ups of this core's settled nodes handed to an executor or queued by a thread's
+     * trampoline, not run yet (see "Provisional grants"): while any is out, a wait for a
+     * provisional grant keeps to the short bound, since this very thread may be the one to run it.
+     * Counted by {@link WakeRun}, outside the lock; a task its executor drops keeps it above 0,
+     * which only shortens the waits.
+     */
+    volatile int handedOff;
+
+    /** {@link #handedOff} += {@code n} (negative when the wake-ups run). */
+    final void handOff(int n) {
+        HANDED_OFF.getAndAdd(this, n);
+    }
+
+    /**
+     * The bound of a wait for provisional grants (see "Provisional grants"): the short one if this
+     * thread may be the one to decide them, else the long one.
+     */
+    final long transitBound() {
+        return handedOff != 0 || WakeRun.current().depth != 0 ? transitWaitNanos : transitStallNanos;
+    }
 
     /**
      * One wait of a release for provisional grants to settle (see "Provisional grants"): they are
@@ -152,16 +195,17 @@ abstract class ProvisionalGrants extends WaitQueue {
      * thread queued (nested too deeply, see the trampoline) could only run after this release
      * returns, so the queued ones run first, here. Waits as {@link ShortWait} does, parked on
      * {@code blocker} (this core, or the fair share whose per-key grants are in transit). Returns
-     * false once the wait began {@link #TRANSIT_WAIT_NANOS} ago: a confirmation that only this
-     * thread could make (a wake-up it handed to an executor that runs on this thread) would never
-     * come, so the caller answers without counting the grants in transit, as if they had not been
-     * made yet — an over-release, nothing changed — instead of waiting for itself.
+     * false once the wait began {@code boundNanos} ago ({@link #transitBound()}, or the short bound
+     * where the answer only shapes the queue's order): a confirmation that only this thread could
+     * make (a wake-up it handed to an executor that runs on this thread) would never come, so the
+     * caller answers without counting the grants in transit, as if they had not been made yet — an
+     * over-release, nothing changed — instead of waiting for itself.
      */
-    static boolean awaitTransit(Object blocker, int waits, long sinceNanos) {
+    static boolean awaitTransit(Object blocker, int waits, long sinceNanos, long boundNanos) {
         if (waits == 1) {
             WakeRun.runDeferred(); // (it drains what they queue in turn; nothing else queues here meanwhile)
         }
-        if (ShortWait.parks(waits) && System.nanoTime() - sinceNanos >= transitWaitNanos) {
+        if (ShortWait.parks(waits) && System.nanoTime() - sinceNanos >= boundNanos) {
             return false;
         }
         ShortWait.pause(blocker, waits, APPEND_PARK_NANOS);
@@ -421,6 +465,7 @@ abstract class ProvisionalGrants extends WaitQueue {
     private static final VarHandle TRANSIT;
     static final VarHandle CLAIMS_AT_ONCE;
     private static final VarHandle PROVISIONAL;
+    private static final VarHandle HANDED_OFF;
 
     static {
         try {
@@ -428,6 +473,7 @@ abstract class ProvisionalGrants extends WaitQueue {
             TRANSIT = l.findVarHandle(ProvisionalGrants.class, "transit", long.class);
             CLAIMS_AT_ONCE = l.findVarHandle(ProvisionalGrants.class, "claimsAtOnce", int.class);
             PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
+            HANDED_OFF = l.findVarHandle(ProvisionalGrants.class, "handedOff", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

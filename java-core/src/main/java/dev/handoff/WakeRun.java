@@ -42,7 +42,7 @@ final class WakeRun {
     static void wakeAll(Acquisition chain, Executor wakes) {
         Acquisition rest = WakeRun.unparkParked(chain);
         if (rest != null) {
-            DeferredWakes task = new DeferredWakes(rest);
+            DeferredWakes task = new DeferredWakes(rest); // counted as handed off until it runs
             try {
                 wakes.execute(task);
             } catch (Throwable refused) {
@@ -51,18 +51,41 @@ final class WakeRun {
         }
     }
 
-    /** The wake-ups handed to an executor: a chain linked by next, woken at most once. */
+    /**
+     * The wake-ups handed to an executor: a chain linked by next, woken at most once. Counted in
+     * their cores' {@link ProvisionalGrants#handedOff} from creation until they run.
+     */
     static final class DeferredWakes extends AtomicReference<Acquisition> implements Runnable {
         DeferredWakes(Acquisition chain) {
             super(chain);
+            countHandedOff(chain, 1);
         }
 
         @Override
         public void run() {
             Acquisition chain = getAndSet(null);
             if (chain != null) {
+                countHandedOff(chain, -1);
                 wakeAll(chain);
             }
+        }
+    }
+
+    /**
+     * Adds {@code delta} to {@link ProvisionalGrants#handedOff} of the core of each node of
+     * {@code chain} (linked by next): +1 while its wake-up waits for an executor or a trampoline,
+     * -1 as it runs.
+     */
+    static void countHandedOff(Acquisition chain, int delta) {
+        for (Acquisition a = chain; a != null; a = a.next) {
+            countHandedOff1(a, delta);
+        }
+    }
+
+    private static void countHandedOff1(Acquisition a, int delta) {
+        FifoCore core = a.owner;
+        if (core != null) {
+            core.handOff(delta);
         }
     }
 
@@ -141,6 +164,7 @@ final class WakeRun {
             a = a.next;
         }
         last = a;
+        countHandedOff(rest, 1); // until drainDeferred runs them, one by one
     }
 
     /**
@@ -195,6 +219,7 @@ final class WakeRun {
                 last = null;
             }
             a.next = null;
+            countHandedOff1(a, -1);
             fire(a);
         }
     }

@@ -30,11 +30,13 @@ class ProvisionalGrantCoreTest {
     @BeforeEach
     void waitForTheTestsDecision() {
         ProvisionalGrants.transitWaitNanos = TimeUnit.SECONDS.toNanos(30);
+        ProvisionalGrants.transitStallNanos = TimeUnit.SECONDS.toNanos(30);
     }
 
     @AfterEach
-    void restoreTheBound() {
+    void restoreTheBounds() {
         ProvisionalGrants.transitWaitNanos = ProvisionalGrants.TRANSIT_WAIT_NANOS;
+        ProvisionalGrants.transitStallNanos = ProvisionalGrants.TRANSIT_STALL_NANOS;
     }
 
     /** A queued node whose grants stay provisional until the test confirms or undoes them. */
@@ -88,8 +90,10 @@ class ProvisionalGrantCoreTest {
         s.release(2); // grants the node, provisionally: 1 is still held by the caller
         assertTrue(node.isGranted());
         // An observer waits for a grant in transit to be decided, and this thread decides it: the
-        // read can only end by the production bound, as it would had the decider stalled.
-        ProvisionalGrants.transitWaitNanos = ProvisionalGrants.TRANSIT_WAIT_NANOS;
+        // read can only end by the bound (the long one: no wake-up is handed off), as it would had
+        // the decider stalled; shortened here to the short one's length.
+        restoreTheBounds();
+        ProvisionalGrants.transitStallNanos = ProvisionalGrants.TRANSIT_WAIT_NANOS;
         assertEquals(0, s.availablePermits());
         waitForTheTestsDecision();
         s.release(1); // what the caller holds passes at once

@@ -44,24 +44,27 @@ import org.junit.jupiter.api.Timeout
 class ProvisionalGrantTest {
 
     /**
-     * The core's bound on a release's wait for a grant in transit (50 ms), raised while a test
-     * watches such a wait, so that a loaded machine cannot end it before the test sees it.
+     * The core's bounds on a release's wait for a grant in transit (50 ms where this thread may be
+     * the decider, 1 s otherwise), raised while a test watches such a wait, so that a loaded
+     * machine cannot end it before the test sees it.
      */
-    private val bound =
-        Class.forName("dev.handoff.ProvisionalGrants").getDeclaredField("transitWaitNanos").apply {
-            isAccessible = true
+    private val bounds =
+        listOf("transitWaitNanos", "transitStallNanos").map {
+            Class.forName("dev.handoff.ProvisionalGrants").getDeclaredField(it).apply {
+                isAccessible = true
+            }
         }
-    private var saved = 0L
+    private var saved = LongArray(bounds.size)
 
     @BeforeEach
-    fun raiseTheBound() {
-        saved = bound.getLong(null)
-        bound.setLong(null, TimeUnit.SECONDS.toNanos(30))
+    fun raiseTheBounds() {
+        saved = LongArray(bounds.size) { bounds[it].getLong(null) }
+        bounds.forEach { it.setLong(null, TimeUnit.SECONDS.toNanos(30)) }
     }
 
     @AfterEach
-    fun restoreTheBound() {
-        bound.setLong(null, saved)
+    fun restoreTheBounds() {
+        bounds.forEachIndexed { i, field -> field.setLong(null, saved[i]) }
     }
 
     private class Scenario {

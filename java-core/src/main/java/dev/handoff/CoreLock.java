@@ -4,6 +4,7 @@ package dev.handoff;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 /**
  * The core's internal lock, and the quiet stamps observers read instead of taking it.
@@ -165,6 +166,24 @@ final class CoreLock extends AbstractQueuedSynchronizer {
      */
     boolean answered(int stamp, int attempt) {
         return unchangedSince(stamp) || (stamp & 1) != 0 || attempt >= OBSERVE_ATTEMPTS;
+    }
+
+    /**
+     * An observer's read of guarded fields without the lock: {@code read} between two equal stamps
+     * (see {@link #answered}), or at once inside a section of this thread (a claim asking, which
+     * sees its own section).
+     */
+    long read(LongSupplier read) {
+        if (heldBy(Thread.currentThread())) {
+            return read.getAsLong();
+        }
+        for (int attempt = 0; ; attempt++) {
+            int stamp = quietStamp();
+            long v = read.getAsLong();
+            if (answered(stamp, attempt)) {
+                return v;
+            }
+        }
     }
 
     /**

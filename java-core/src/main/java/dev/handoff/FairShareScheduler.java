@@ -116,92 +116,47 @@ final class FairShareScheduler<K> implements FifoCore.Front {
 
     // ------------------------------------------------------------------ observers (no lock)
 
+    // Each read between two equal stamps of the lock (CoreLock.read); inside a section (a claim()
+    // asking) solo mode is off, so the same expression reads what that section sees.
+
     long availablePermits() {
-        if (lock.heldBy(Thread.currentThread())) {
-            return anyServable() ? 0L : core.availablePermits();
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
-            long v = anyServable() ? 0L : core.availablePermits();
-            if (lock.answered(stamp, attempt)) {
-                return v;
-            }
-        }
+        return lock.read(() -> anyServable() ? 0L : core.availablePermits());
     }
 
     long queuedPermits() {
-        if (lock.heldBy(Thread.currentThread())) {
-            return waitingPermits;
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
-            long v = waitingPermits;
-            if (lock.answered(stamp, attempt)) {
-                return v;
-            }
-        }
+        return lock.read(() -> waitingPermits);
     }
 
     long heldPermits(K key) {
-        if (lock.heldBy(Thread.currentThread())) { // a claim() asking: it sees its own section (never solo)
-            KeyState<K> k = keys.get(key);
-            return k == null ? 0L : k.held;
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
+        return lock.read(() -> {
             long v = solo.heldIfSolo(key); // solo: every held permit is its
             if (v < 0) {
                 KeyState<K> k = keys.get(key);
                 v = k == null ? 0L : k.held;
             }
-            if (lock.answered(stamp, attempt)) {
-                return v;
-            }
-        }
+            return v;
+        });
     }
 
     int queueLength() {
-        if (lock.heldBy(Thread.currentThread())) {
-            return waiting;
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
-            int v = waiting;
-            if (lock.answered(stamp, attempt)) {
-                return v;
-            }
-        }
+        return (int) lock.read(() -> waiting);
     }
 
     int queueLength(K key) {
-        if (lock.heldBy(Thread.currentThread())) {
+        return (int) lock.read(() -> {
             KeyState<K> k = keys.get(key);
             return k == null ? 0 : k.waiting;
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
-            KeyState<K> k = keys.get(key);
-            int v = k == null ? 0 : k.waiting;
-            if (lock.answered(stamp, attempt)) {
-                return v;
-            }
-        }
+        });
     }
 
     int activeKeys() {
-        if (lock.heldBy(Thread.currentThread())) {
-            return keys.size(); // never in solo mode inside a section
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
+        return (int) lock.read(() -> {
             int n = keys.size();
             if (solo.idleKeyKept()) {
                 n--; // the solo key stays in the map while it holds nothing (see FairShareSolo): not active
             }
-            if (lock.answered(stamp, attempt)) {
-                return n;
-            }
-        }
+            return n;
+        });
     }
 
     /** Whether a request waits that could be served now (in the heap or dispatched). Lock or stamps. */

@@ -2,7 +2,9 @@
 package dev.handoff;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -141,16 +143,8 @@ final class FifoCore extends HandoffCore {
         if ((word() & QUEUED) == 0) {
             return 0;
         }
-        if (heldByCurrentThread()) {
-            return countedLength(); // called from a claim(): the caller sees its own section
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
-            int n = (word() & QUEUED) == 0 ? 0 : countedLength();
-            if (lock.answered(stamp, attempt)) {
-                return n;
-            }
-        }
+        // (from a claim() under the lock: the caller sees its own section)
+        return (int) lock.read(() -> (word() & QUEUED) == 0 ? 0 : countedLength());
     }
 
     /**
@@ -164,16 +158,10 @@ final class FifoCore extends HandoffCore {
         if (st == Acquisition.CLAIMING) {
             st = awaitClaim(a);
         }
-        if (st != Acquisition.WAITING || heldByCurrentThread()) {
+        if (st != Acquisition.WAITING) {
             return st;
         }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
-            st = a.state;
-            if (lock.answered(stamp, attempt)) {
-                return st;
-            }
-        }
+        return (int) lock.read(() -> a.state);
     }
 
     /**
@@ -206,18 +194,13 @@ final class FifoCore extends HandoffCore {
                 return c - free(s);
             }
         }
-        if (heldByCurrentThread()) {
-            return capacity + debt - free(word()) - headAssigned;
-        }
-        for (int attempt = 0; ; attempt++) { // without the lock: see "Observers" in CoreLock
-            int stamp = lock.quietStamp();
-            long c = capacity;
-            long owed = debt;
-            long held = c + owed - free(word()) - headAssigned;
-            if (lock.answered(stamp, attempt)) {
-                return Math.max(0L, Math.min(held, c + owed)); // in range even if read while a section runs
-            }
-        }
+        return lock.read(
+                () -> { // without the lock: see "Observers" in CoreLock
+                    long c = capacity;
+                    long owed = debt;
+                    long held = c + owed - free(word()) - headAssigned;
+                    return Math.max(0L, Math.min(held, c + owed)); // in range even if read while a section runs
+                });
     }
 
     // ------------------------------------------------------------------ faces
@@ -225,6 +208,55 @@ final class FifoCore extends HandoffCore {
     /** The callback face, arguments valid; {@code onGrant} (nullable) as for {@link #acquireAsync}. */
     Acquisition acquire(long n, Waker waker, Runnable onGrant, String call) {
         return enqueue(new CallbackAcquisition(this, n, onGrant, waker), call);
+    }
+
+    /**
+     * The callback face of a lock ({@code Mutex.lockThen}, {@code RwLock.readLockThen} and
+     * {@code writeLockThen}): checks the waker, then acquires the lock's weight {@code n} as
+     * {@link #acquire(long, Waker, Runnable, String)} does; {@code method} names the public method.
+     *
+     * @throws NullPointerException if {@code waker} is null
+     */
+    Acquisition lockThen(long n, @Nullable Waker waker, @Nullable Runnable onGrant, String method) {
+        if (waker == null) {
+            throw new NullPointerException(method + "(null): the waker is null");
+        }
+        return acquire(n, waker, onGrant, method + "(waker)");
+    }
+
+    /**
+     * A lock's start of a subclass node ({@code Adapters.startLock}, {@code startReadLock},
+     * {@code startWriteLock}): checks the node, then starts it for the lock's weight {@code n} as
+     * {@link #start(Acquisition, long, Runnable, String)} does.
+     *
+     * @throws NullPointerException if {@code a} is null
+     */
+    <A extends Acquisition> A startLock(@Nullable A a, long n, @Nullable Runnable onGrant, String method) {
+        if (a == null) {
+            throw new NullPointerException(method + "(null): the acquisition is null");
+        }
+        return start(a, n, onGrant, method + "()");
+    }
+
+    /**
+     * A lock's {@code with...LockAsync}: checks {@code body}, then takes the lock's weight {@code n}
+     * as {@link #acquireAsync} does and runs {@code body} holding it, {@code unlock} once its stage
+     * completes (see {@link ScopedAsync#run}).
+     *
+     * @throws NullPointerException if {@code body} is null
+     */
+    <T> CompletableFuture<T> withLockAsync(
+            long n,
+            @Nullable Supplier<? extends CompletionStage<T>> body,
+            String method,
+            @Nullable Runnable onGrant,
+            PermitHandles.GiveBack back,
+            Runnable unlock) {
+        if (body == null) {
+            throw new NullPointerException(method + "(null): the body is null");
+        }
+        String call = method + "()";
+        return ScopedAsync.run(acquireAsync(n, call, onGrant, back), unlock, body, call);
     }
 
     /**
@@ -409,16 +441,11 @@ final class FifoCore extends HandoffCore {
             if (free < max && decidesAfterTransit(s) && !heldByCurrentThread()) {
                 // A grant in transit may be undone and give more (as in tryAcquire): see its
                 // outcome first, within the bound of a release's wait.
-                long now = System.nanoTime();
-                if (waitedSince == 0L) {
-                    waitedSince = now | 1L;
-                }
-                if (now - waitedSince < transitBound()) {
-                    long settled = afterTransit();
-                    if (settled != s) {
-                        s = settled;
-                        continue;
-                    }
+                waitedSince = waitedSince == 0L ? System.nanoTime() | 1L : waitedSince;
+                long settled = settledWithinBound(s, waitedSince);
+                if (settled != s) {
+                    s = settled;
+                    continue;
                 }
             }
             long take = Math.min(free, max);
@@ -441,16 +468,7 @@ final class FifoCore extends HandoffCore {
         if ((word() & QUEUED) == 0) {
             return 0;
         }
-        if (heldByCurrentThread()) {
-            return countedPermits();
-        }
-        for (int attempt = 0; ; attempt++) {
-            int stamp = lock.quietStamp();
-            long w = (word() & QUEUED) == 0 ? 0L : countedPermits();
-            if (lock.answered(stamp, attempt)) {
-                return w;
-            }
-        }
+        return lock.read(() -> (word() & QUEUED) == 0 ? 0L : countedPermits());
     }
 
     /**

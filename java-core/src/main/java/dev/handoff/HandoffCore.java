@@ -150,16 +150,11 @@ abstract class HandoffCore extends CapacityControl {
                     if (decidesAfterTransit(s) && !heldByCurrentThread()) {
                         // An undone grant would give it enough: see the outcome first, as long
                         // as new grants keep coming, within the bound of a release's wait.
-                        long now = System.nanoTime();
-                        if (waitedSince == 0L) {
-                            waitedSince = now | 1L;
-                        }
-                        if (now - waitedSince < transitBound()) {
-                            long settled = afterTransit();
-                            if (settled != s) {
-                                s = settled;
-                                continue;
-                            }
+                        waitedSince = waitedSince == 0L ? System.nanoTime() | 1L : waitedSince;
+                        long settled = settledWithinBound(s, waitedSince);
+                        if (settled != s) {
+                            s = settled;
+                            continue;
                         }
                     }
                     return false; // (inside a claim this thread holds the window open itself)
@@ -305,6 +300,7 @@ abstract class HandoffCore extends CapacityControl {
                     rem -= give;
                     h.permits = had + give;
                     holdProvisionally(h);
+                    pace(1); // until its claim is answered
                     h.prev = CLAIM_PENDING; // publishOutcomes makes it CLAIMING
                 } else {
                     rem += had; // failed: its partial permits go on to the next heads
@@ -430,6 +426,7 @@ abstract class HandoffCore extends CapacityControl {
                     if (runGrantHook(a)) {
                         a.prev = CLAIM_AT_ONCE; // counted until settleClaim: see claimsAtOnce
                         CLAIMS_AT_ONCE.getAndAdd(this, 1);
+                        pace(1); // until its claim is answered
                         a.state = Acquisition.CLAIMING;
                     } else {
                         endClaimWindow(take, false); // failed: the permits go back to free, then

@@ -83,12 +83,10 @@ final class KeyHeap<K> {
             if (!before(k, p)) {
                 break;
             }
-            heap[i] = p;
-            p.heapIndex = i;
+            place(i, p);
             i = parent;
         }
-        heap[i] = k;
-        k.heapIndex = i;
+        place(i, k);
     }
 
     private void siftDown(int i, KeyState<K> k) {
@@ -104,10 +102,13 @@ final class KeyHeap<K> {
             if (!before(child, k)) {
                 break;
             }
-            heap[i] = child;
-            child.heapIndex = i;
+            place(i, child);
             i = c;
         }
+        place(i, k);
+    }
+
+    private void place(int i, KeyState<K> k) {
         heap[i] = k;
         k.heapIndex = i;
     }

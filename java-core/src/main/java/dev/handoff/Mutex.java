@@ -163,18 +163,12 @@ public final class Mutex implements PrimitiveView {
      * @throws NullPointerException if {@code waker} is null
      */
     public Acquisition lockThen(Waker waker) {
-        if (waker == null) {
-            throw new NullPointerException("lockThen(null): the waker is null");
-        }
-        return core.acquire(1, waker, null, "lockThen(waker)");
+        return core.lockThen(1, waker, null, "lockThen");
     }
 
     /** {@link dev.handoff.spi.Adapters#startLock(Mutex, Acquisition)}. */
     <A extends Acquisition> A startLock(A acquisition) {
-        if (acquisition == null) {
-            throw new NullPointerException("startLock(null): the acquisition is null");
-        }
-        return core.start(acquisition, 1, null, "startLock()");
+        return core.startLock(acquisition, 1, null, "startLock");
     }
 
     /**
@@ -201,11 +195,7 @@ public final class Mutex implements PrimitiveView {
      */
     public <T extends @Nullable Object> CompletableFuture<T> withLockAsync(
             Supplier<? extends CompletionStage<T>> body) {
-        if (body == null) {
-            throw new NullPointerException("withLockAsync(null): the body is null");
-        }
-        return ScopedAsync.run(
-                core.acquireAsync(1, "withLockAsync()", null, unlocker), this::unlock, body, "withLockAsync()");
+        return core.withLockAsync(1, body, "withLockAsync", null, unlocker, this::unlock);
     }
 
     /**

@@ -28,16 +28,17 @@ import org.jspecify.annotations.Nullable;
  * may be the confirmations; a confirmation it can never see (a wake-up it handed to an executor
  * that runs on this same thread) bounds the wait: after TRANSIT_WAIT_NANOS it decides once more
  * with the grants in transit counted as not made yet, which is an over-release, nothing changed.
- * That short bound applies only where this thread may be the one to decide: inside a wake-up (a
- * later wake-up of its own run may be the confirmation), or while a wake-up of this core is handed
- * to an executor or queued by another thread's trampoline and has not run (handedOff > 0; the
- * executor may be this thread's own loop). Otherwise the decider is a waker already running on
- * another thread, or a cancellation, a few instructions from the answer, and the wait is bounded
- * by TRANSIT_STALL_NANOS only (a machine that deschedules that thread for 50 ms, or a pause of the
- * whole JVM, must not turn into an answer that the decision then contradicts: a stress run on one
- * processor found an availablePermits() of 1 beside a cancelled acquire whose grant was undone).
- * The long bound remains for what the core cannot see: a wake-up queued on another thread behind
- * a user waker that blocks until this thread acts.
+ * That short bound applies only where this thread may be the one to decide, or the decision is
+ * user code: inside a wake-up (a later wake-up of its own run may be the confirmation), while a
+ * wake-up of this core is handed to an executor or queued by another thread's trampoline and has
+ * not run (the executor may be this thread's own loop), or while a user's claim is not answered
+ * (userPaced > 0 for the last two). Otherwise the decider is a coroutine's waker already running
+ * on another thread, or its cancellation, a few instructions from the answer, and the wait is
+ * bounded by TRANSIT_STALL_NANOS only: a machine that deschedules that thread for 50 ms, or a
+ * pause of the whole JVM, must not turn into an answer that the decision then contradicts (a
+ * stress run on one processor found an availablePermits() of 1 beside a cancelled acquire whose
+ * grant was undone). The long bound remains for what the core cannot see: a wake-up queued on
+ * another thread behind a user waker that blocks until this thread acts.
  * availablePermits() and a tryAcquire that finds too few free permits, while nobody waits, wait
  * the same way (not inside a wake-up, where the confirmation may be a later wake-up of the same
  * run), so that they see the grant confirmed or undone, never a grant that is then taken back.
@@ -144,6 +145,17 @@ abstract class ProvisionalGrants extends WaitQueue {
     }
 
     /**
+     * For a tryAcquire that finds too few free permits while a grant may be in transit (see
+     * "Provisional grants"): the word once the grants in transit are decided ({@link #afterTransit})
+     * if the call's first such wait began at {@code firstWaitNanos} less than
+     * {@link #transitBound()} ago, else {@code s}. The caller decides again on a different word, as
+     * long as new grants keep coming within that bound.
+     */
+    long settledWithinBound(long s, long firstWaitNanos) {
+        return System.nanoTime() - firstWaitNanos < transitBound() ? afterTransit() : s;
+    }
+
+    /**
      * How long a release waits for provisional grants to settle before it answers as an
      * over-release (see {@link #awaitTransit}).
      */
@@ -167,17 +179,18 @@ abstract class ProvisionalGrants extends WaitQueue {
     static volatile long transitStallNanos = TRANSIT_STALL_NANOS;
 
     /**
-     * Wake-ups of this core's settled nodes handed to an executor or queued by a thread's
-     * trampoline, not run yet (see "Provisional grants"): while any is out, a wait for a
-     * provisional grant keeps to the short bound, since this very thread may be the one to run it.
-     * Counted by {@link WakeRun}, outside the lock; a task its executor drops keeps it above 0,
-     * which only shortens the waits.
+     * Decisions of this core that wait for code it does not pace (see "Provisional grants"): a
+     * user's claim not answered yet (see "Claims after the lock" in HandoffCore), and wake-ups of
+     * settled nodes handed to an executor or queued by a thread's trampoline, not run yet (counted
+     * by {@link WakeRun}). While any is out, a wait for grants in transit keeps to the short bound:
+     * the decision may be slow user code, or this very thread's to run. A task its executor drops
+     * keeps it above 0, which only shortens the waits.
      */
-    volatile int handedOff;
+    volatile int userPaced;
 
-    /** {@link #handedOff} += {@code n} (negative when the wake-ups run). */
-    final void handOff(int n) {
-        HANDED_OFF.getAndAdd(this, n);
+    /** {@link #userPaced} += {@code n} (negative once the claim is answered, or the wake-up runs). */
+    final void pace(int n) {
+        USER_PACED.getAndAdd(this, n);
     }
 
     /**
@@ -185,7 +198,7 @@ abstract class ProvisionalGrants extends WaitQueue {
      * thread may be the one to decide them, else the long one.
      */
     final long transitBound() {
-        return handedOff != 0 || WakeRun.current().depth != 0 ? transitWaitNanos : transitStallNanos;
+        return userPaced != 0 || WakeRun.current().depth != 0 ? transitWaitNanos : transitStallNanos;
     }
 
     /**
@@ -380,6 +393,7 @@ abstract class ProvisionalGrants extends WaitQueue {
         }
         boolean atOnce = a.prev == CLAIM_AT_ONCE;
         a.prev = null;
+        pace(-1); // answered
         if (taken) {
             if (a.provisional && PROVISIONAL.compareAndSet(a, true, false)) {
                 TRANSIT.getAndAdd(this, -a.permits);
@@ -465,7 +479,7 @@ abstract class ProvisionalGrants extends WaitQueue {
     private static final VarHandle TRANSIT;
     static final VarHandle CLAIMS_AT_ONCE;
     private static final VarHandle PROVISIONAL;
-    private static final VarHandle HANDED_OFF;
+    private static final VarHandle USER_PACED;
 
     static {
         try {
@@ -473,7 +487,7 @@ abstract class ProvisionalGrants extends WaitQueue {
             TRANSIT = l.findVarHandle(ProvisionalGrants.class, "transit", long.class);
             CLAIMS_AT_ONCE = l.findVarHandle(ProvisionalGrants.class, "claimsAtOnce", int.class);
             PROVISIONAL = l.findVarHandle(Acquisition.class, "provisional", boolean.class);
-            HANDED_OFF = l.findVarHandle(ProvisionalGrants.class, "handedOff", int.class);
+            USER_PACED = l.findVarHandle(ProvisionalGrants.class, "userPaced", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

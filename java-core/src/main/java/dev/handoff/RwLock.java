@@ -280,18 +280,12 @@ public final class RwLock implements PrimitiveView {
      * @throws NullPointerException if {@code waker} is null
      */
     public Acquisition readLockThen(Waker waker) {
-        if (waker == null) {
-            throw new NullPointerException("readLockThen(null): the waker is null");
-        }
-        return core.acquire(1, waker, null, "readLockThen(waker)");
+        return core.lockThen(1, waker, null, "readLockThen");
     }
 
     /** {@link dev.handoff.spi.Adapters#startReadLock(RwLock, Acquisition)}. */
     <A extends Acquisition> A startReadLock(A acquisition) {
-        if (acquisition == null) {
-            throw new NullPointerException("startReadLock(null): the acquisition is null");
-        }
-        return core.start(acquisition, 1, null, "startReadLock()");
+        return core.startLock(acquisition, 1, null, "startReadLock");
     }
 
     /**
@@ -313,14 +307,7 @@ public final class RwLock implements PrimitiveView {
      */
     public <T extends @Nullable Object> CompletableFuture<T> withReadLockAsync(
             Supplier<? extends CompletionStage<T>> body) {
-        if (body == null) {
-            throw new NullPointerException("withReadLockAsync(null): the body is null");
-        }
-        return ScopedAsync.run(
-                core.acquireAsync(1, "withReadLockAsync()", null, readUnlocker),
-                this::readUnlock,
-                body,
-                "withReadLockAsync()");
+        return core.withLockAsync(1, body, "withReadLockAsync", null, readUnlocker, this::readUnlock);
     }
 
     /**
@@ -434,18 +421,12 @@ public final class RwLock implements PrimitiveView {
      * @throws NullPointerException if {@code waker} is null
      */
     public Acquisition writeLockThen(Waker waker) {
-        if (waker == null) {
-            throw new NullPointerException("writeLockThen(null): the waker is null");
-        }
-        return core.acquire(maxReaders, waker, markWriteLocked, "writeLockThen(waker)");
+        return core.lockThen(maxReaders, waker, markWriteLocked, "writeLockThen");
     }
 
     /** {@link dev.handoff.spi.Adapters#startWriteLock(RwLock, Acquisition)}. */
     <A extends Acquisition> A startWriteLock(A acquisition) {
-        if (acquisition == null) {
-            throw new NullPointerException("startWriteLock(null): the acquisition is null");
-        }
-        return core.start(acquisition, maxReaders, markWriteLocked, "startWriteLock()");
+        return core.startLock(acquisition, maxReaders, markWriteLocked, "startWriteLock");
     }
 
     /**
@@ -467,15 +448,8 @@ public final class RwLock implements PrimitiveView {
      */
     public <T extends @Nullable Object> CompletableFuture<T> withWriteLockAsync(
             Supplier<? extends CompletionStage<T>> body) {
-        if (body == null) {
-            throw new NullPointerException("withWriteLockAsync(null): the body is null");
-        }
-        WriteGrant grant = new WriteGrant(this);
-        return ScopedAsync.run(
-                core.acquireAsync(maxReaders, "withWriteLockAsync()", grant, grant),
-                grant::releaseHeld,
-                body,
-                "withWriteLockAsync()");
+        WriteGrant grant = new WriteGrant(this); // (a null body fails before it is used)
+        return core.withLockAsync(maxReaders, body, "withWriteLockAsync", grant, grant, grant::releaseHeld);
     }
 
     /**

@@ -558,15 +558,11 @@ abstract class WaitQueue extends StateWord {
             if (!a.claim()) {
                 return false;
             }
-            Runnable hook = a.grantHook();
-            if (hook != null) {
-                hook.run();
-            }
-            return true;
         } catch (Throwable t) {
             a.fail(t);
             return false;
         }
+        return runGrantHook(a);
     }
 
     /** The state a node settled by a claim is published with, given whether the claim took the grant. */

@@ -53,7 +53,7 @@ final class WakeRun {
 
     /**
      * The wake-ups handed to an executor: a chain linked by next, woken at most once. Counted in
-     * their cores' {@link ProvisionalGrants#handedOff} from creation until they run.
+     * their cores' {@link ProvisionalGrants#userPaced} from creation until they run.
      */
     static final class DeferredWakes extends AtomicReference<Acquisition> implements Runnable {
         DeferredWakes(Acquisition chain) {
@@ -72,7 +72,7 @@ final class WakeRun {
     }
 
     /**
-     * Adds {@code delta} to {@link ProvisionalGrants#handedOff} of the core of each node of
+     * Adds {@code delta} to {@link ProvisionalGrants#userPaced} of the core of each node of
      * {@code chain} (linked by next): +1 while its wake-up waits for an executor or a trampoline,
      * -1 as it runs.
      */
@@ -85,7 +85,7 @@ final class WakeRun {
     private static void countHandedOff1(Acquisition a, int delta) {
         FifoCore core = a.owner;
         if (core != null) {
-            core.handOff(delta);
+            core.pace(delta);
         }
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -143,7 +144,7 @@ class StalledTransitDecisionTest {
         StalledDecider d = s.startAcquisition(1, new StalledDecider());
         d.stall.countDown();
         d.confirms = true;
-        List<Runnable> later = new java.util.ArrayList<>(); // an event loop that is this thread
+        List<Runnable> later = new ArrayList<>(); // an event loop that is this thread
         s.release(2, later::add);
         long start = System.nanoTime();
         Throwable e = null;
@@ -160,5 +161,42 @@ class StalledTransitDecisionTest {
         later.forEach(Runnable::run);
         s.release(1); // the waiter's, delivered
         assertEquals(2, s.availablePermits(), s.toString());
+    }
+
+    @Test
+    void anObserverWaitsForAUsersSlowClaimOnlyTheShortBound() throws Exception {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        CountDownLatch inClaim = new CountDownLatch(1);
+        CountDownLatch open = new CountDownLatch(1);
+        Acquisition slow = s.acquireThen(1, new Waker() {
+            @Override
+            public boolean claim() {
+                inClaim.countDown();
+                try {
+                    return open.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+
+            @Override
+            public void wake() {}
+        });
+        Thread releaser = new Thread(() -> s.release(2), "releaser");
+        releaser.setDaemon(true);
+        releaser.start();
+        assertTrue(inClaim.await(30, TimeUnit.SECONDS));
+        // User code decides: a slow claim stalls an observer for the short bound only, then it
+        // answers with the grant counted as made.
+        long start = System.nanoTime();
+        assertEquals(1, s.availablePermits());
+        long waited = System.nanoTime() - start;
+        assertTrue(waited < ProvisionalGrants.TRANSIT_STALL_NANOS, "waited " + waited + " ns for user code");
+        open.countDown();
+        releaser.join(30_000);
+        assertTrue(slow.isGranted());
+        assertEquals(1, s.availablePermits());
     }
 }

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,28 +59,6 @@ class ProvisionalGrantCoreTest {
         }
     }
 
-    /** Runs {@code call} on a thread and returns its outcome once it is waiting on the core (not done). */
-    private static CompletableFuture<Throwable> waitingCall(FifoCore core, Runnable call) throws InterruptedException {
-        CompletableFuture<Throwable> outcome = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                call.run();
-                outcome.complete(null);
-            } catch (Throwable e) {
-                outcome.complete(e);
-            }
-        });
-        t.setDaemon(true);
-        t.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!(t.getState() == Thread.State.TIMED_WAITING && LockSupport.getBlocker(t) == core)) {
-            assertFalse(outcome.isDone(), "answered before the provisional grant was decided: " + outcome.getNow(null));
-            assertTrue(System.nanoTime() < deadline, "never waited: " + t.getState());
-            Thread.sleep(1);
-        }
-        return outcome;
-    }
-
     @Test
     void aReleaseThatNeedsProvisionalPermitsWaitsAndFailsOnceTheGrantIsUndone() throws Exception {
         Semaphore s = new Semaphore(3);
@@ -97,7 +74,7 @@ class ProvisionalGrantCoreTest {
         assertEquals(0, s.availablePermits());
         waitForTheTestsDecision();
         s.release(1); // what the caller holds passes at once
-        CompletableFuture<Throwable> overRelease = waitingCall(s.core(), () -> s.release(2));
+        CompletableFuture<Object> overRelease = WaitingCall.start(s.core(), () -> s.release(2));
         assertTrue(node.undo());
         assertTrue(
                 overRelease.get(30, TimeUnit.SECONDS) instanceof IllegalStateException, "never held: an over-release");
@@ -111,7 +88,7 @@ class ProvisionalGrantCoreTest {
         assertTrue(s.tryAcquire(3));
         ProvisionalNode node = s.startAcquisition(2, new ProvisionalNode());
         s.release(2);
-        CompletableFuture<Throwable> release = waitingCall(s.core(), () -> s.release(3)); // 1 held + the node's 2
+        CompletableFuture<Object> release = WaitingCall.start(s.core(), () -> s.release(3)); // 1 held + the node's 2
         node.confirm();
         assertNull(release.get(30, TimeUnit.SECONDS), "the node held its permits: released on its behalf");
         assertEquals(3, s.availablePermits());
@@ -148,7 +125,7 @@ class ProvisionalGrantCoreTest {
         ProvisionalNode writer = lock.startWriteLock(new ProvisionalNode());
         lock.writeUnlock(); // grants the queued writer provisionally; its grant sets the flag
         assertTrue(lock.isWriteLocked());
-        CompletableFuture<Throwable> outcome = waitingCall(lock.core(), () -> misused.accept(lock));
+        CompletableFuture<Object> outcome = WaitingCall.start(lock.core(), () -> misused.accept(lock));
         assertTrue(writer.undo());
         assertTrue(outcome.get(30, TimeUnit.SECONDS) instanceof IllegalStateException);
         assertFalse(lock.isWriteLocked(), lock.toString());

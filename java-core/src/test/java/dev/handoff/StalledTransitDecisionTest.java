@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -81,22 +80,7 @@ class StalledTransitDecisionTest {
      */
     private static Object answerAfterTheDecision(FifoCore core, StalledDecider d, Supplier<Object> call)
             throws Exception {
-        CompletableFuture<Object> outcome = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                outcome.complete(call.get());
-            } catch (Throwable e) {
-                outcome.complete(e);
-            }
-        });
-        t.setDaemon(true);
-        t.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!(t.getState() == Thread.State.TIMED_WAITING && LockSupport.getBlocker(t) == core)) {
-            assertFalse(outcome.isDone(), "answered before the grant was decided: " + outcome.getNow(null));
-            assertTrue(System.nanoTime() < deadline, "never waited: " + t.getState());
-            Thread.sleep(1);
-        }
+        CompletableFuture<Object> outcome = WaitingCall.start(core, call);
         Thread.sleep(4 * TimeUnit.NANOSECONDS.toMillis(ProvisionalGrants.TRANSIT_WAIT_NANOS));
         assertFalse(outcome.isDone(), "answered while the decider was stalled: " + outcome.getNow(null));
         d.stall.countDown();

@@ -132,6 +132,14 @@ public abstract class Acquisition {
     volatile boolean provisional;
 
     /**
+     * Whether the scheduler in front of the core asks this node's claim itself, after its own lock
+     * (a fair share's ticket whose party is a user's Waker): the core's claim takes the grant for it
+     * and the core publishes the node CLAIMING, leaving it to the front (see "Claims after the lock"
+     * in FairShareScheduler). Set at construction.
+     */
+    boolean claimsInFront;
+
+    /**
      * For subclasses that are their own waker: an acquisition that has not started yet. Start it
      * with one of the {@code start...} methods of {@link Semaphore}, {@link Mutex} or
      * {@link RwLock}, which set its weight.

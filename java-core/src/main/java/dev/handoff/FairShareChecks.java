@@ -12,6 +12,24 @@ import org.jspecify.annotations.Nullable;
 final class FairShareChecks {
     private FairShareChecks() {}
 
+    /** The refusal of a request that would have to queue past a queue bound (nothing changed). */
+    static SemaphoreRejectedException queueFull(
+            String call,
+            Object key,
+            long n,
+            int waiting,
+            int maxQueueLength,
+            long waitingPermits,
+            long maxQueuedPermits,
+            long keyQueued,
+            long maxQueuedPermitsPerKey) {
+        return new SemaphoreRejectedException(call + "(" + key + ", " + n + "): rejected, the wait queue is full"
+                + " (queue length " + waiting + " + 1 > maxQueueLength " + maxQueueLength
+                + ", or queued permits " + waitingPermits + " + " + n + " > maxQueuedPermits " + maxQueuedPermits
+                + ", or queued permits of the key " + keyQueued + " + " + n + " > maxQueuedPermitsPerKey "
+                + maxQueuedPermitsPerKey + ")");
+    }
+
     /** The arguments of a face that waits: {@code n}, then the key, the capacity and the cap. */
     static void request(String call, @Nullable Object key, long n, FifoCore core, long maxPermitsPerKey) {
         if (n < 0) {

@@ -3,6 +3,7 @@ package dev.handoff;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
@@ -44,15 +45,13 @@ import org.jspecify.annotations.Nullable;
  * cap or the capacity are refused at once. Shedding counts every waiting request (the dispatched
  * one too) against maxQueueLength, maxQueuedPermits and, per key, maxQueuedPermitsPerKey.
  *
- * Provisional grants (coroutines), and acquisitions started by startAcquisition: see KeyState,
- * which counts them per key.
+ * Provisional grants (coroutines), acquisitions started by startAcquisition: see KeyState, which
+ * counts them per key. A user's claim() is asked after the lock: see FairShareClaims.
  *
- * Observers
- * ---------
- * The map is a ConcurrentHashMap written under the lock; the counters are plain fields read
- * between two equal stamps of the lock (as the core's observers do), so heldPermits(key),
- * queueLength(), queueLength(key) and availablePermits() never take the lock and are
- * linearizable. availablePermits() is 0 while a request that could be served waits.
+ * Observers. The map is a ConcurrentHashMap written under the lock; the counters are plain fields
+ * read between two equal stamps of the lock, as the core's observers do, once no claim is out, so
+ * heldPermits(key), queueLength(), queueLength(key) and availablePermits() never take the lock
+ * and are linearizable. availablePermits() is 0 while a request that could be served waits.
  */
 
 /**
@@ -67,7 +66,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     /** Keys that hold or wait. Written under the lock; read anywhere. */
     private final ConcurrentHashMap<K, KeyState<K>> keys = new ConcurrentHashMap<>();
 
-    private final FairShareSemaphore<K> face;
+    final FairShareSemaphore<K> face;
     private final ToLongFunction<? super K> share;
     final long maxPermitsPerKey;
     private final long maxQueuedPermitsPerKey;
@@ -94,6 +93,9 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     /** Set once by close(), under the lock; read anywhere. */
     volatile boolean closed;
 
+    /** The users' claims asked after the lock (see FairShareClaims). */
+    private final FairShareClaims<K> claims;
+
     FairShareScheduler(
             FairShareSemaphore<K> face,
             long capacity,
@@ -111,24 +113,32 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         this.maxQueuedPermits = maxQueuedPermits;
         this.maxQueueLength = maxQueueLength;
         this.settled = new SettledTickets<>(listener);
+        this.claims = new FairShareClaims<>(this);
         this.solo = new FairShareSolo<>(face, core, keys, share, maxPermitsPerKey);
     }
 
     // ------------------------------------------------------------------ observers (no lock)
 
-    // Each read between two equal stamps of the lock (CoreLock.read); inside a section (a claim()
-    // asking) solo mode is off, so the same expression reads what that section sees.
+    /**
+     * A read between two equal stamps of the lock (CoreLock.read) once no claim is out (see
+     * FairShareClaims); inside a section (an adapter's claim() asking) solo mode is off, so the
+     * same expression reads what that section sees.
+     */
+    private long observe(LongSupplier read) {
+        claims.await();
+        return lock.read(read);
+    }
 
     long availablePermits() {
-        return lock.read(() -> anyServable() ? 0L : core.availablePermits());
+        return observe(() -> anyServable() ? 0L : core.availablePermits());
     }
 
     long queuedPermits() {
-        return lock.read(() -> waitingPermits);
+        return observe(() -> waitingPermits);
     }
 
     long heldPermits(K key) {
-        return lock.read(() -> {
+        return observe(() -> {
             long v = solo.heldIfSolo(key); // solo: every held permit is its
             if (v < 0) {
                 KeyState<K> k = keys.get(key);
@@ -139,18 +149,18 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     }
 
     int queueLength() {
-        return (int) lock.read(() -> waiting);
+        return (int) observe(() -> waiting);
     }
 
     int queueLength(K key) {
-        return (int) lock.read(() -> {
+        return (int) observe(() -> {
             KeyState<K> k = keys.get(key);
             return k == null ? 0 : k.waiting;
         });
     }
 
     int activeKeys() {
-        return (int) lock.read(() -> {
+        return (int) observe(() -> {
             int n = keys.size();
             if (solo.idleKeyKept()) {
                 n--; // the solo key stays in the map while it holds nothing (see FairShareSolo): not active
@@ -197,7 +207,42 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     private void unlockAndWake(@Nullable Executor wakes, @Nullable KeyState<K> touched) {
         FairShareTicket<K> first = settled.takeLocked();
         unlockFront(touched);
-        settled.wake(first, wakes);
+        settled.wake(claims.settle(first), wakes);
+    }
+
+    /**
+     * The answer to the claim of CLAIMING ticket {@code t} (see FairShareClaims), settled under the
+     * lock: taken, its permits move from the key's transit to held; declined or thrown, they go
+     * back in fair order, as a release of them would. Returns the tickets that give-back settled.
+     */
+    @Nullable
+    FairShareTicket<K> settleClaimed(FairShareTicket<K> t, boolean taken) {
+        KeyState<K> k = t.key;
+        long n = t.permits;
+        boolean afterClose = false;
+        FairShareTicket<K> more;
+        lockFront();
+        try {
+            if (k != null) {
+                k.transit -= n;
+            }
+            if (taken) {
+                if (k != null) {
+                    k.held += n;
+                }
+            } else if (k != null && n > 0) {
+                afterClose = giveBackLocked(k, n);
+            }
+            claims.answeredLocked();
+            t.state = taken ? Acquisition.GRANTED : WaitQueue.outcome(t, false); // last
+            more = settled.takeLocked();
+        } finally {
+            unlockFront(k);
+        }
+        if (afterClose) {
+            giveToCore(n); // may complete closeAsync's future: not under the lock
+        }
+        return more;
     }
 
     /**
@@ -206,6 +251,14 @@ final class FairShareScheduler<K> implements FifoCore.Front {
      */
     @Nullable
     KeyState<K> grantAtOnce(K key, long n, String call) {
+        KeyState<K> k = grantAtOnceNow(key, n, call);
+        if (k == null && claims.out() && claims.await()) {
+            k = grantAtOnceNow(key, n, call); // a declined claim may have given them back: decide again
+        }
+        return k;
+    }
+
+    private @Nullable KeyState<K> grantAtOnceNow(K key, long n, String call) {
         if (n > 0) {
             KeyState<K> s = solo.take(key, n);
             if (s != solo.undecided) {
@@ -243,7 +296,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 refreshLocked(k);
                 return null;
             }
-            grantedAtOnce(k, n);
+            k.held += n; // not charged in virtual time: it took nobody's turn (see StartTags)
         } else if (k == null) {
             k = new KeyState<>(face, key, 1L); // a handle of 0 permits: never in the map
         }
@@ -270,74 +323,80 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     }
 
     /**
-     * A grant at once of {@code n} to {@code k}. Not charged in virtual time: it took nobody's
-     * turn (nothing that could be served waited), see StartTags.
-     */
-    @GuardedBy("lock")
-    private static <K> void grantedAtOnce(KeyState<K> k, long n) {
-        k.held += n;
-    }
-
-    /**
      * The queueing faces: grants at once if {@code tryAcquire} would (claiming first), else queues
      * a ticket at the tail of its key's queue (or refuses it); settles through the party.
      */
     FairShareTicket<K> enqueue(K key, long n, Object party, boolean handle, String call) {
-        FairShareTicket<K> t;
+        FairShareTicket<K> t = null;
         SemaphoreRejectedException shed = null;
         int ahead = -1;
         KeyState<K> k = null;
-        lockFront();
-        try {
-            if (closed) {
-                t = ticket(n, null, party);
-                t.state = Acquisition.CLOSED;
-                settled.addLocked(t);
-            } else if (n == 0) {
-                t = ticket(0, handle ? NOTHING_TO_GIVE_BACK : null, party); // a handle: held until released
-                settleAtOnceLocked(t, null, 0);
-            } else {
-                k = keys.get(key);
-                if (k == null) {
-                    k = activateLocked(key, n, call);
-                }
-                t = ticket(n, handle ? k : null, party);
-                t.key = k;
-                if (!anyServable()
-                        && k.waiting == 0
-                        && k.held + k.transit + n <= maxPermitsPerKey
-                        && core.tryAcquire(n)) {
-                    settleAtOnceLocked(t, k, n);
-                } else if (waiting >= maxQueueLength
-                        || FairShareChecks.saturatedAdd(waitingPermits, n) > maxQueuedPermits
-                        || FairShareChecks.saturatedAdd(k.queued, n) > maxQueuedPermitsPerKey) {
-                    shed = new SemaphoreRejectedException(
-                            call + "(" + key + ", " + n + "): rejected, the wait queue is full"
-                                    + " (queue length " + waiting + " + 1 > maxQueueLength " + maxQueueLength
-                                    + ", or queued permits "
-                                    + waitingPermits + " + " + n + " > maxQueuedPermits " + maxQueuedPermits
-                                    + ", or queued permits of"
-                                    + " the key " + k.queued + " + " + n + " > maxQueuedPermitsPerKey "
-                                    + maxQueuedPermitsPerKey + ")");
-                    refreshLocked(k);
+        boolean waitedForClaims = false;
+        for (boolean again = true; again; ) {
+            again = false;
+            lockFront();
+            try {
+                if (closed) {
+                    t = ticket(n, null, party);
+                    t.state = Acquisition.CLOSED;
+                    settled.addLocked(t);
+                } else if (n == 0) {
+                    t = ticket(
+                            0,
+                            handle ? PermitHandles.NOTHING_TO_GIVE_BACK : null,
+                            party); // a handle: held until released
+                    settleAtOnceLocked(t, null, 0);
                 } else {
-                    ahead = waiting;
-                    t.ahead = ahead;
-                    if (settled.listens()) {
-                        t.since = System.nanoTime();
+                    k = keys.get(key);
+                    if (k == null) {
+                        k = activateLocked(key, n, call);
                     }
-                    t.order = tags.nextArrival();
-                    k.appendLocked(t);
-                    waiting++;
-                    waitingPermits += t.permits;
-                    if (k.head == t) {
+                    t = ticket(n, handle ? k : null, party);
+                    t.key = k;
+                    boolean fits = !anyServable() && k.waiting == 0 && k.held + k.transit + n <= maxPermitsPerKey;
+                    if (fits && core.tryAcquire(n)) {
+                        settleAtOnceLocked(t, k, n);
+                    } else if (fits && claims.out() && !waitedForClaims) {
+                        // too few free while a claim is out: wait for it (see FairShareClaims), decide again
+                        again = true;
+                        refreshLocked(k); // an idle key made here leaves the map meanwhile
+                    } else if (waiting >= maxQueueLength
+                            || FairShareChecks.saturatedAdd(waitingPermits, n) > maxQueuedPermits
+                            || FairShareChecks.saturatedAdd(k.queued, n) > maxQueuedPermitsPerKey) {
+                        shed = FairShareChecks.queueFull(
+                                call,
+                                key,
+                                n,
+                                waiting,
+                                maxQueueLength,
+                                waitingPermits,
+                                maxQueuedPermits,
+                                k.queued,
+                                maxQueuedPermitsPerKey);
                         refreshLocked(k);
+                    } else {
+                        ahead = waiting;
+                        t.ahead = ahead;
+                        if (settled.listens()) {
+                            t.since = System.nanoTime();
+                        }
+                        t.order = tags.nextArrival();
+                        k.appendLocked(t);
+                        waiting++;
+                        waitingPermits += t.permits;
+                        if (k.head == t) {
+                            refreshLocked(k);
+                        }
+                        dispatchLocked();
                     }
-                    dispatchLocked();
                 }
+            } finally {
+                unlockAndWake(null, k);
             }
-        } finally {
-            unlockAndWake(null, k);
+            if (again) {
+                waitedForClaims = true;
+                claims.await();
+            }
         }
         if (shed != null) {
             settled.reportRejected(key, n);
@@ -360,26 +419,9 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         }
     }
 
-    /** The give-back of a zero-permit handle: it holds nothing, but reads as held until released. */
-    private static final PermitHandles.GiveBack NOTHING_TO_GIVE_BACK = new NothingToGiveBack();
-
-    /** A class, not a lambda: see {@link PermitHandles.GiveBack}'s note on hidden classes. */
-    private static final class NothingToGiveBack implements PermitHandles.GiveBack {
-        @Override
-        public void giveBack(long permits) {
-            // zero permits: nothing to give back
-        }
-    }
-
-    /** A new ticket; a future or a started acquisition learns its ticket here, before the ticket can settle. */
-    private FairShareTicket<K> ticket(long n, PermitHandles.GiveBack back, Object party) {
-        FairShareTicket<K> t = new FairShareTicket<>(settled, core, n, back, party);
-        if (party instanceof FairShareFuture) {
-            ((FairShareFuture) party).ticket = t;
-        } else if (party instanceof Acquisition) {
-            ((Acquisition) party).hook = t; // its state is the ticket's from now on (Acquisition.node())
-        }
-        return t;
+    /** A new ticket (its party learns it at once: see the ticket's constructor). */
+    private FairShareTicket<K> ticket(long n, PermitHandles.@Nullable GiveBack back, Object party) {
+        return new FairShareTicket<>(settled, core, n, back, party);
     }
 
     /**
@@ -389,6 +431,15 @@ final class FairShareScheduler<K> implements FifoCore.Front {
      */
     @GuardedBy("lock")
     private void settleAtOnceLocked(FairShareTicket<K> t, KeyState<K> k, long n) {
+        if (t.claimsInFront) { // a user's claim: asked after the lock (see "Claims after the lock")
+            t.state = Acquisition.CLAIMING;
+            claims.outLocked(t, k);
+            if (k != null) {
+                refreshLocked(k);
+            }
+            settled.addLocked(t);
+            return;
+        }
         boolean taken;
         try {
             taken = t.claim();
@@ -398,7 +449,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         }
         if (taken) {
             if (k != null) {
-                grantedAtOnce(k, n);
+                k.held += n; // not charged in virtual time: it took nobody's turn (see StartTags)
             }
             t.state = Acquisition.GRANTED;
         } else {
@@ -486,7 +537,10 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         dispatched = null;
         KeyState<K> k = t.key;
         dequeuedLocked(k, t);
-        if (t.state == Acquisition.GRANTED) {
+        if (t.state == Acquisition.CLAIMING) { // granted for a user's claim (see "Claims after the lock")
+            claims.outLocked(t, k);
+            tags.charge(k, t, keys, heap);
+        } else if (t.state == Acquisition.GRANTED) {
             if (t.asksProvisionalGrant()) {
                 t.provisional = true; // held by nobody until its party confirms or undoes it
                 k.transit += t.permits;
@@ -495,7 +549,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             }
             tags.charge(k, t, keys, heap);
         }
-        if (t.state != Acquisition.CANCELLED && !t.calledByCore) {
+        if (t.state != Acquisition.CANCELLED && t.state != Acquisition.CLAIMING && !t.calledByCore) {
             // The core deferred its wake() (a deep trampoline): its `next` is on the core's list of
             // deferred wake-ups, so it is not chained here; that late call wakes it (and tells the listener).
             t.handedOver = true;

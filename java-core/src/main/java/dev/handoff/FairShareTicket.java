@@ -61,6 +61,14 @@ final class FairShareTicket<K> extends HandleAcquisition {
         super(core, n, null, back);
         this.settled = settled;
         this.party = party;
+        // A user's Waker: its claim() is user code, asked by the scheduler after its lock.
+        this.claimsInFront = party instanceof Waker && !(party instanceof FairShareFuture);
+        // A future or a started acquisition learns its ticket here, before the ticket can settle.
+        if (party instanceof FairShareFuture) {
+            ((FairShareFuture) party).ticket = this;
+        } else if (party instanceof Acquisition) {
+            ((Acquisition) party).hook = this; // its state is the ticket's from now on (Acquisition.node())
+        }
     }
 
     /** A node the fair share linked, as the ticket it is (every such node is one of its tickets). */
@@ -71,11 +79,22 @@ final class FairShareTicket<K> extends HandleAcquisition {
 
     @Override
     protected boolean claim() {
+        if (claimsInFront) {
+            return true; // the grant is taken for the party, whose own claim() is asked later
+        }
         Object p = party;
         if (p instanceof Acquisition) {
             return ((Acquisition) p).claim(); // started by startAcquisition: the acquisition is its own waker
         }
         return !(p instanceof Waker) || ((Waker) p).claim();
+    }
+
+    /**
+     * The party's own {@link Waker#claim()}, for a ticket that {@link #claimsInFront}: asked by the
+     * scheduler after its lock, on the thread of the call that made the grant.
+     */
+    boolean claimOfParty() {
+        return ((Waker) party).claim();
     }
 
     /** Under the fair share's lock, at a grant of this queued ticket: whether its party asks for a provisional one. */

@@ -27,6 +27,17 @@ final class PermitHandles {
      * locate (it takes field offsets through {@code sun.misc.Unsafe}, which refuses hidden
      * classes), so it would warn "Failed to get object field offset" and leave them out of its view.
      */
+    /** The give-back of a zero-permit handle: it holds nothing, but reads as held until released. */
+    static final GiveBack NOTHING_TO_GIVE_BACK = new NothingToGiveBack();
+
+    /** A class, not a lambda: see {@link GiveBack}'s note on hidden classes. */
+    private static final class NothingToGiveBack implements GiveBack {
+        @Override
+        public void giveBack(long permits) {
+            // zero permits: nothing to give back
+        }
+    }
+
     @FunctionalInterface
     interface GiveBack {
         /**

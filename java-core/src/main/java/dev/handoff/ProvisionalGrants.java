@@ -321,6 +321,9 @@ abstract class ProvisionalGrants extends WaitQueue {
      * so a run of declines is a loop, not a recursion). Returns the chain with every node settled.
      */
     final Acquisition settleClaims(Acquisition chain) {
+        if (front != null) {
+            return chain; // a front's nodes: their claims are the front's (see Acquisition.claimsInFront)
+        }
         Acquisition a = chain;
         while (a != null && a.state != Acquisition.CLAIMING) {
             a = a.next;

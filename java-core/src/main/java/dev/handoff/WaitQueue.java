@@ -568,7 +568,7 @@ abstract class WaitQueue extends StateWord {
     /** The state a node settled by a claim is published with, given whether the claim took the grant. */
     static int outcome(Acquisition a, boolean taken) {
         if (taken) {
-            return Acquisition.GRANTED;
+            return a.claimsInFront ? Acquisition.CLAIMING : Acquisition.GRANTED; // see claimsInFront
         }
         return a.failureCause() != null ? Acquisition.FAILED : Acquisition.CANCELLED;
     }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -24,35 +23,7 @@ class ClaimOutsideLockTest {
 
     private static final Duration STUCK = Duration.ofSeconds(20);
 
-    /** A waker whose claim blocks until {@code open}, then takes the grant or declines it. */
-    private static final class SlowWaker implements Waker {
-        final CountDownLatch inClaim = new CountDownLatch(1);
-        final CountDownLatch open = new CountDownLatch(1);
-        final boolean takes;
-        final AtomicInteger wakes = new AtomicInteger();
-
-        SlowWaker(boolean takes) {
-            this.takes = takes;
-        }
-
-        @Override
-        public boolean claim() {
-            inClaim.countDown();
-            try {
-                return open.await(60, TimeUnit.SECONDS) && takes;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-
-        @Override
-        public void wake() {
-            wakes.incrementAndGet();
-        }
-    }
-
-    private static Thread daemon(Runnable body) {
+    static Thread daemon(Runnable body) {
         Thread t = new Thread(body);
         t.setDaemon(true);
         t.start();

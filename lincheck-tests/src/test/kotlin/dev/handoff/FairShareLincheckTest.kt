@@ -80,8 +80,11 @@ abstract class FairShareLincheckTest(
     private class Slot(val acquisition: Acquisition, val waker: CountingWaker)
 
     /** Counts its wake-ups and tells whether the first one came inside the call that started it. */
-    private class CountingWaker(private val caller: Thread) : Waker {
+    private class CountingWaker(private val caller: Thread, private val declines: Boolean = false) :
+        Waker {
         val wakes = AtomicInteger()
+
+        override fun claim(): Boolean = !declines
 
         @Volatile var starting = true
 
@@ -122,6 +125,29 @@ abstract class FairShareLincheckTest(
             !waker.settledAtOnce -> SequentialFairShare.WAITING
             acquisition.isGranted -> SequentialFairShare.GRANTED
             else -> SequentialFairShare.CLOSED
+        }
+    }
+
+    /**
+     * `acquireThen(key, n, waker)` with a waker whose claim declines: asked after the fair share's
+     * lock, at once inside this call or by the call that grants it later.
+     */
+    @Operation
+    fun startDeclining(
+        @Param(gen = ThreadIdGen::class) thread: Int,
+        @Param(gen = IntGen::class, conf = "0:2") key: Int,
+        @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
+    ): String {
+        val waker = CountingWaker(Thread.currentThread(), declines = true)
+        val acquisition = fair.acquireThen(key.coerceIn(keyRange()), n.toLong(), waker)
+        waker.starting = false
+        val slot = Slot(acquisition, waker)
+        slots[thread] = slot
+        allSlots += slot
+        return when {
+            waker.settledAtOnce -> SequentialFairShare.CLOSED // only a close wakes it
+            acquisition.state == Acquisition.CANCELLED -> SequentialFairShare.CANCELLED
+            else -> SequentialFairShare.WAITING
         }
     }
 
@@ -230,6 +256,56 @@ open class FairShare2LincheckTest :
                         actor(FairShareLincheckTest::heldPermits, 0)
                         actor(FairShareLincheckTest::queueLength)
                         actor(FairShareLincheckTest::activeKeys)
+                    }
+                }
+            )
+            // a claim at once that declines (asked after the lock) against a request of the other
+            // key that finds the permits out meanwhile, and observers: the declined grant never
+            // happened, so the other request is granted at once, never queued behind it
+            .addCustomScenario(
+                scenario {
+                    parallel {
+                        thread {
+                            actor(FairShareLincheckTest::startDeclining, 0, 0, 2)
+                            actor(FairShareLincheckTest::state, 0)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::start, 1, 1, 1)
+                            actor(FairShareLincheckTest::queueLength)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::availablePermits)
+                            actor(FairShareLincheckTest::heldPermits, 0)
+                        }
+                    }
+                    post {
+                        actor(FairShareLincheckTest::activeKeys)
+                        actor(FairShareLincheckTest::availablePermits)
+                    }
+                }
+            )
+            // a queued request whose claim declines when a release grants it: the permits go on to
+            // the request behind it in the same release, and no observer sees them held by either
+            .addCustomScenario(
+                scenario {
+                    initial { actor(FairShareLincheckTest::tryAcquire, 0, 2) }
+                    parallel {
+                        thread {
+                            actor(FairShareLincheckTest::startDeclining, 0, 1, 2)
+                            actor(FairShareLincheckTest::start, 1, 0, 1)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::release, 0, 2)
+                            actor(FairShareLincheckTest::queueLength)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::heldPermits, 1)
+                            actor(FairShareLincheckTest::availablePermits)
+                        }
+                    }
+                    post {
+                        actor(FairShareLincheckTest::state, 0)
+                        actor(FairShareLincheckTest::heldPermits, 0)
                     }
                 }
             )

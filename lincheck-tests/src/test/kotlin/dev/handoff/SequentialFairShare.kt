@@ -43,6 +43,7 @@ open class SequentialFairShare(
         val n: Long,
         val arrival: Long,
         val continuation: CancellableContinuation<Unit>? = null,
+        val declines: Boolean = false,
     ) {
         var state = WAITING
     }
@@ -113,8 +114,17 @@ open class SequentialFairShare(
             pool -= need
             served = null
             assigned = 0
-            r.state = GRANTED
             val k = keys[r.key]!!
+            if (r.declines) {
+                // Its turn was taken (its key charged as for a grant), and its claim turns the
+                // permits down: they go on to the next requests, in order.
+                k.finish = servedTag + advance(r.n, k.share)
+                pool += r.n
+                r.state = CANCELLED
+                forgetIfIdle(r.key)
+                continue
+            }
+            r.state = GRANTED
             k.held += r.n
             k.finish = servedTag + advance(r.n, k.share)
             // A suspended acquire resumes; a grant that loses to a prompt cancellation is given
@@ -166,6 +176,30 @@ open class SequentialFairShare(
         key(k).queue.addLast(r)
         settle()
         return if (r.state == GRANTED) GRANTED else WAITING
+    }
+
+    /**
+     * `acquireThen(key, n, waker)` with a waker whose `claim()` declines (its party is gone by the
+     * grant): if it could be granted at once it settles as `"cancelled"` and nothing changes;
+     * otherwise it waits like any request, and when its turn comes it takes nothing (its key
+     * charged for the turn) and the permits go on. A close fails it like any waiter.
+     */
+    fun startDeclining(thread: Int, key: Int, n: Int): String {
+        val k = fold(key)
+        val r = Request(thread, k, n.toLong(), arrivals, declines = true)
+        handles[thread] = r
+        if (closed) {
+            r.state = CLOSED
+            return CLOSED
+        }
+        if (n == 0 || fitsAtOnce(k, n.toLong())) {
+            r.state = CANCELLED
+            return CANCELLED
+        }
+        arrivals++
+        key(k).queue.addLast(r)
+        settle()
+        return r.state
     }
 
     fun cancel(thread: Int): Boolean {
@@ -270,14 +304,14 @@ open class SequentialFairShare(
             assigned,
             closed,
             servedTag,
-            served?.let { listOf(it.key, it.n, it.arrival) },
+            served?.let { listOf(it.key, it.n, it.arrival, it.declines) },
             keys.toSortedMap().map { (id, k) ->
                 listOf(
                     id,
                     k.held,
                     k.finish,
                     k.tag,
-                    k.queue.map { listOf(it.n, it.arrival, it.thread) },
+                    k.queue.map { listOf(it.n, it.arrival, it.thread, it.declines) },
                 )
             },
             handles.map { it?.let { h -> listOf(h.key, h.n, h.state) } },

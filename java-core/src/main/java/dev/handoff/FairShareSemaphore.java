@@ -417,7 +417,11 @@ public final class FairShareSemaphore<K> implements PrimitiveView {
      * {@code waker} exactly once, as {@link Semaphore#acquireThen(long, Waker)} does (on a grant
      * {@code claim()} then {@code wake()}, on close {@code wake()}); granted at once if
      * {@link #tryAcquire(Object, long)} would grant. Withdraw the wait with
-     * {@link Acquisition#cancel()}: the permits handed to it go on to the next in order.
+     * {@link Acquisition#cancel()}: the permits handed to it go on to the next in order. The
+     * waker's {@code claim()} runs after the fair share's internal lock, on the thread that made
+     * the grant, as on a {@code Semaphore}; until it answers, the permits count as held by nobody,
+     * and the fair share's observers and a {@code tryAcquire} that finds too few permits wait for
+     * the answer (at most tens of milliseconds), so none sees a grant that the claim then declines.
      *
      * <pre>{@code
      * Acquisition a = pool.acquireThen(tenant, 2, () -> loop.execute(() -> run(tenant)));

@@ -65,7 +65,9 @@ public interface Waker {
      * observers ({@code queueLength()}, {@code queuedPermits()}, {@code toString()}, other
      * acquisitions' state) never wait for it; only a count that this grant's outcome decides
      * ({@code availablePermits()} or a failing {@code tryAcquire} while nobody else waits) waits
-     * for the answer, for at most tens of milliseconds. Keep it a short, non-blocking step
+     * for the answer, for at most tens of milliseconds (on a {@link FairShareSemaphore}, where a
+     * grant moves a request out of its key's queue and into what the key holds, every observer
+     * waits for it that way). Keep it a short, non-blocking step
      * (typically one compare-and-set): a slow claim delays the call that made the grant.
      * Meanwhile {@link Acquisition#cancel()} of this acquisition returns {@code false} (it no
      * longer waits; the waker hears the outcome), and {@link Acquisition#isGranted()},

@@ -135,7 +135,7 @@ public abstract class Acquisition {
      * Whether the scheduler in front of the core asks this node's claim itself, after its own lock
      * (a fair share's ticket whose party is a user's Waker): the core's claim takes the grant for it
      * and the core publishes the node CLAIMING, leaving it to the front (see "Claims after the lock"
-     * in FairShareScheduler). Set at construction.
+     * in FairShareClaims). Set at construction.
      */
     boolean claimsInFront;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff;
 
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /*
@@ -60,12 +61,39 @@ final class FairShareClaims<K> {
         scheduler.core.pace(-1);
     }
 
+    private static final int MAX_CLAIM_WAITS = 4;
+
+    /**
+     * An observer's read of the scheduler's guarded fields: between two equal stamps of its lock
+     * (see CoreLock), with {@link #out} read in the same snapshot; if a claim was out, read again
+     * once none is (a few times at most, so that a stream of claims cannot keep an observer
+     * waiting; each wait within the short bound). At once inside a section of this thread.
+     */
+    long observe(LongSupplier read) {
+        CoreLock lock = scheduler.lock;
+        if (lock.heldBy(Thread.currentThread())) {
+            return read.getAsLong();
+        }
+        for (int attempt = 0, waits = 0; ; attempt++) {
+            int stamp = lock.quietStamp();
+            long v = read.getAsLong();
+            boolean claimOut = out > 0; // in the same snapshot: an answer may change v
+            if (lock.answered(stamp, attempt)) {
+                if (!claimOut || ++waits > MAX_CLAIM_WAITS || !await()) {
+                    return v;
+                }
+                attempt = -1;
+            }
+        }
+    }
+
     /**
      * Waits while a claim is out, within the short bound; not from inside a claim or a wake-up, or
-     * under the lock. Returns whether it waited.
+     * under the lock. Returns whether it waited until none was out (false: it did not wait, or
+     * the bound ended the wait).
      */
     boolean await() {
-        if (out == 0 || scheduler.lock.heldBy(Thread.currentThread())) {
+        if (scheduler.lock.heldBy(Thread.currentThread())) {
             return false;
         }
         WakeRun run = WakeRun.current();
@@ -75,7 +103,7 @@ final class FairShareClaims<K> {
         long since = System.nanoTime();
         for (int waits = 1; out > 0; waits++) {
             if (!FifoCore.awaitTransit(scheduler.face, waits, since, ProvisionalGrants.transitWaitNanos)) {
-                break;
+                return false;
             }
         }
         return true;

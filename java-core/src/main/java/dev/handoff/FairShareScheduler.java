@@ -3,7 +3,6 @@ package dev.handoff;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
@@ -119,26 +118,19 @@ final class FairShareScheduler<K> implements FifoCore.Front {
 
     // ------------------------------------------------------------------ observers (no lock)
 
-    /**
-     * A read between two equal stamps of the lock (CoreLock.read) once no claim is out (see
-     * FairShareClaims); inside a section (an adapter's claim() asking) solo mode is off, so the
-     * same expression reads what that section sees.
-     */
-    private long observe(LongSupplier read) {
-        claims.await();
-        return lock.read(read);
-    }
+    // Each read between two equal stamps of the lock, once no claim is out (FairShareClaims.observe);
+    // inside a section (an adapter's claim() asking) solo mode is off: the same expression reads it.
 
     long availablePermits() {
-        return observe(() -> anyServable() ? 0L : core.availablePermits());
+        return claims.observe(() -> anyServable() ? 0L : core.availablePermits());
     }
 
     long queuedPermits() {
-        return observe(() -> waitingPermits);
+        return claims.observe(() -> waitingPermits);
     }
 
     long heldPermits(K key) {
-        return observe(() -> {
+        return claims.observe(() -> {
             long v = solo.heldIfSolo(key); // solo: every held permit is its
             if (v < 0) {
                 KeyState<K> k = keys.get(key);
@@ -149,18 +141,18 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     }
 
     int queueLength() {
-        return (int) observe(() -> waiting);
+        return (int) claims.observe(() -> waiting);
     }
 
     int queueLength(K key) {
-        return (int) observe(() -> {
+        return (int) claims.observe(() -> {
             KeyState<K> k = keys.get(key);
             return k == null ? 0 : k.waiting;
         });
     }
 
     int activeKeys() {
-        return (int) observe(() -> {
+        return (int) claims.observe(() -> {
             int n = keys.size();
             if (solo.idleKeyKept()) {
                 n--; // the solo key stays in the map while it holds nothing (see FairShareSolo): not active
@@ -251,27 +243,26 @@ final class FairShareScheduler<K> implements FifoCore.Front {
      */
     @Nullable
     KeyState<K> grantAtOnce(K key, long n, String call) {
-        KeyState<K> k = grantAtOnceNow(key, n, call);
-        if (k == null && claims.out() && claims.await()) {
-            k = grantAtOnceNow(key, n, call); // a declined claim may have given them back: decide again
-        }
-        return k;
-    }
-
-    private @Nullable KeyState<K> grantAtOnceNow(K key, long n, String call) {
         if (n > 0) {
-            KeyState<K> s = solo.take(key, n);
+            KeyState<K> s = solo.take(key, n); // (in solo mode no claim is out: see FairShareClaims)
             if (s != solo.undecided) {
                 return s; // granted, or not now: the caller refuses or queues (and decides again under the lock)
             }
         }
-        KeyState<K> k = null;
-        lockFront();
-        try {
-            k = closed ? null : takeAtOnceLocked(key, n, call);
-            return k;
-        } finally {
-            unlockFront(k);
+        for (boolean waited = false; ; waited = true) {
+            KeyState<K> k = null;
+            boolean claimOut;
+            lockFront();
+            try {
+                k = closed ? null : takeAtOnceLocked(key, n, call);
+                claimOut = k == null && !closed && claims.out();
+            } finally {
+                unlockFront(k);
+            }
+            // refused while a claim was out, whose decline would give them back: see its answer
+            if (!claimOut || waited || !claims.await()) {
+                return k;
+            }
         }
     }
 
@@ -353,11 +344,12 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                     }
                     t = ticket(n, handle ? k : null, party);
                     t.key = k;
-                    boolean fits = !anyServable() && k.waiting == 0 && k.held + k.transit + n <= maxPermitsPerKey;
-                    if (fits && core.tryAcquire(n)) {
+                    boolean first = !anyServable() && k.waiting == 0; // nothing ahead of it
+                    if (first && k.held + k.transit + n <= maxPermitsPerKey && core.tryAcquire(n)) {
                         settleAtOnceLocked(t, k, n);
-                    } else if (fits && claims.out() && !waitedForClaims) {
-                        // too few free while a claim is out: wait for it (see FairShareClaims), decide again
+                    } else if (first && claims.out() && !waitedForClaims) {
+                        // too few free or the cap reached while a claim is out (its decline would
+                        // give them back): wait for it (see FairShareClaims), decide again
                         again = true;
                         refreshLocked(k); // an idle key made here leaves the map meanwhile
                     } else if (waiting >= maxQueueLength
@@ -431,7 +423,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
      */
     @GuardedBy("lock")
     private void settleAtOnceLocked(FairShareTicket<K> t, KeyState<K> k, long n) {
-        if (t.claimsInFront) { // a user's claim: asked after the lock (see "Claims after the lock")
+        if (t.claimsInFront) { // a user's claim: asked after the lock (see FairShareClaims)
             t.state = Acquisition.CLAIMING;
             claims.outLocked(t, k);
             if (k != null) {
@@ -537,7 +529,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         dispatched = null;
         KeyState<K> k = t.key;
         dequeuedLocked(k, t);
-        if (t.state == Acquisition.CLAIMING) { // granted for a user's claim (see "Claims after the lock")
+        if (t.state == Acquisition.CLAIMING) { // granted for a user's claim (see FairShareClaims)
             claims.outLocked(t, k);
             tags.charge(k, t, keys, heap);
         } else if (t.state == Acquisition.GRANTED) {

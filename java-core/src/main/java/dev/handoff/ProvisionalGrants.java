@@ -162,8 +162,9 @@ abstract class ProvisionalGrants extends WaitQueue {
     static final long TRANSIT_WAIT_NANOS = 50_000_000L;
 
     /**
-     * How long the waits for provisional grants go on while no wake-up of this core waits for an
-     * executor or a trampoline and the caller is not inside a wake-up (see "Provisional grants"):
+     * How long the waits for provisional grants go on while no user's claim is out, no wake-up of
+     * this core waits for an executor or a trampoline, and the caller is not inside a wake-up (see
+     * "Provisional grants"):
      * the decider is running elsewhere, and only a thread stalled this long, or a user waker
      * blocked on the caller, ends the wait with an answer the decision may contradict.
      */

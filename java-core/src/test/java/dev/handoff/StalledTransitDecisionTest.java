@@ -151,34 +151,17 @@ class StalledTransitDecisionTest {
     void anObserverWaitsForAUsersSlowClaimOnlyTheShortBound() throws Exception {
         Semaphore s = new Semaphore(2);
         assertTrue(s.tryAcquire(2));
-        CountDownLatch inClaim = new CountDownLatch(1);
-        CountDownLatch open = new CountDownLatch(1);
-        Acquisition slow = s.acquireThen(1, new Waker() {
-            @Override
-            public boolean claim() {
-                inClaim.countDown();
-                try {
-                    return open.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return false;
-                }
-            }
-
-            @Override
-            public void wake() {}
-        });
-        Thread releaser = new Thread(() -> s.release(2), "releaser");
-        releaser.setDaemon(true);
-        releaser.start();
-        assertTrue(inClaim.await(30, TimeUnit.SECONDS));
+        SlowWaker claim = new SlowWaker(true);
+        Acquisition slow = s.acquireThen(1, claim);
+        Thread releaser = ClaimOutsideLockTest.daemon(() -> s.release(2));
+        assertTrue(claim.inClaim.await(30, TimeUnit.SECONDS));
         // User code decides: a slow claim stalls an observer for the short bound only, then it
         // answers with the grant counted as made.
         long start = System.nanoTime();
         assertEquals(1, s.availablePermits());
         long waited = System.nanoTime() - start;
         assertTrue(waited < ProvisionalGrants.TRANSIT_STALL_NANOS, "waited " + waited + " ns for user code");
-        open.countDown();
+        claim.open.countDown();
         releaser.join(30_000);
         assertTrue(slow.isGranted());
         assertEquals(1, s.availablePermits());

@@ -6,19 +6,23 @@ final class CallbackAcquisition extends Acquisition {
 
     private final Waker waker;
 
+    /** Whether the waker has a claim() of its own (see {@link WakerClaims}). */
+    private final boolean ownClaim;
+
     CallbackAcquisition(FifoCore owner, long permits, Runnable onGrant, Waker waker) {
         super(owner, permits, onGrant);
         this.waker = waker;
+        this.ownClaim = WakerClaims.ownClaim(waker);
     }
 
     @Override
     protected boolean claim() {
-        return waker.claim();
+        return !ownClaim || waker.claim(); // the default claim takes every grant
     }
 
     @Override
     boolean claimsAfterUnlock() {
-        return true; // user code: never under the lock
+        return ownClaim; // user code: never under the lock
     }
 
     @Override

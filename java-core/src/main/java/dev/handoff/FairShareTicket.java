@@ -61,8 +61,9 @@ final class FairShareTicket<K> extends HandleAcquisition {
         super(core, n, null, back);
         this.settled = settled;
         this.party = party;
-        // A user's Waker: its claim() is user code, asked by the scheduler after its lock.
-        this.claimsInFront = party instanceof Waker && !(party instanceof FairShareFuture);
+        // A user's Waker with a claim() of its own: user code, asked by the scheduler after its lock.
+        this.claimsInFront =
+                party instanceof Waker && !(party instanceof FairShareFuture) && WakerClaims.ownClaim((Waker) party);
         // A future or a started acquisition learns its ticket here, before the ticket can settle.
         if (party instanceof FairShareFuture) {
             ((FairShareFuture) party).ticket = this;

@@ -92,7 +92,8 @@ import org.jspecify.annotations.Nullable;
  * inside that call, the call linearizes with its outcome; the observers that the outcome decides
  * (the free count while nobody waits) wait for it, within the bound a release waits for
  * provisional grants; everything else (queue counters, other nodes, releases of held permits)
- * goes on.
+ * goes on. A Waker that keeps the interface's default claim() runs no user code there: its node
+ * claims under the lock like an internal face's (WakerClaims), and pays for none of this.
  *
  * Cancel
  * ------

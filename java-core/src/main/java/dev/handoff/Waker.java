@@ -85,6 +85,9 @@ public interface Waker {
      * semaphore; one that releases permits works too, though a claim is better kept to its own
      * state.
      *
+     * <p>A waker that does not override this method has nothing to ask: its grants are final at
+     * once, with none of the provisional steps above.
+     *
      * @return {@code true} (the default) to take the grant, {@code false} to decline it
      */
     default boolean claim() {

@@ -600,6 +600,11 @@ class FairShareSuspendingLincheckTest : AbstractLincheckTest() {
                     }
                 }
             )
+            // an observer of the queue, then of the key, while a grant to a waiting coroutine is
+            // in transit (out of the queue, not yet the key's): it sees the grant both times or
+            // neither, whether the waiter is cancelled or not
+            .addCustomScenario(grantInTransitObserved(cancelled = false))
+            .addCustomScenario(grantInTransitObserved(cancelled = true))
             // a cancelled grant of key 1 undone while key 0 waits: the permits go on to key 0 in
             // fair order
             .addCustomScenario(
@@ -627,6 +632,29 @@ class FairShareSuspendingLincheckTest : AbstractLincheckTest() {
                     }
                 }
             )
+}
+
+/**
+ * Key 0 holds every permit and a coroutine of key 1 waits for 2 (cancelled on suspension if
+ * [cancelled]); one thread releases key 0's permits, another reads the queue's length and then key
+ * 1's holding.
+ */
+private fun grantInTransitObserved(cancelled: Boolean) = scenario {
+    initial { actor(FairShareSuspendingLincheckTest::tryAcquire, 0, 3) }
+    parallel {
+        thread {
+            if (cancelled) {
+                add(cancelledOnSuspension(FairShareSuspendingLincheckTest::acquire, 1, 2))
+            } else {
+                actor(FairShareSuspendingLincheckTest::acquire, 1, 2)
+            }
+        }
+        thread { actor(FairShareSuspendingLincheckTest::release, 0, 3) }
+        thread {
+            actor(FairShareSuspendingLincheckTest::queueLength)
+            actor(FairShareSuspendingLincheckTest::heldPermits, 1)
+        }
+    }
 }
 
 /** The outside review's interleaving (see Semaphore3LincheckTest) on key 0 of the fair share. */

@@ -61,8 +61,7 @@ class DefaultClaimTest {
         AtomicInteger woken = new AtomicInteger();
         Acquisition first = s.acquireThen(1, slow);
         Acquisition second = s.acquireThen(1, woken::incrementAndGet);
-        Thread releaser = new Thread(() -> s.release(2), "releaser");
-        releaser.start();
+        Thread releaser = ClaimOutsideLockTest.daemon(() -> s.release(2));
         try {
             assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS), "the first waker's claim was never asked");
             // The release is inside the first waker's claim, after its lock: the second grant,
@@ -89,8 +88,7 @@ class DefaultClaimTest {
         AtomicInteger woken = new AtomicInteger();
         Acquisition first = f.acquireThen("b", 1, slow);
         Acquisition second = f.acquireThen("c", 1, woken::incrementAndGet);
-        Thread releaser = new Thread(() -> f.release("a", 2), "releaser");
-        releaser.start();
+        Thread releaser = ClaimOutsideLockTest.daemon(() -> f.release("a", 2));
         try {
             assertTrue(slow.inClaim.await(10, TimeUnit.SECONDS), "the first waker's claim was never asked");
             assertTrue(second.isGranted(), second.toString());

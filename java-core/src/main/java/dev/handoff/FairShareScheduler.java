@@ -34,7 +34,10 @@ import org.jspecify.annotations.Nullable;
  * its lock. Settled tickets are woken after the lock (SettledTickets, FairShareTicket). The two
  * exceptions, both taken outside the lock because they may complete closeAsync's future (user
  * callbacks): a release or a resize after close; nothing is dispatched then. Every section starts
- * by leaving solo mode and may end by entering it (FairShareSolo).
+ * by leaving solo mode and may end by entering it (FairShareSolo). Since the sections are then
+ * the only writers of the core's word while the fair share is open, a grant at once or a
+ * give-back that finds the word at rest (nothing in the core's queue) is one store to it, not a
+ * CAS (takeFromCoreLocked, giveToCoreLocked).
  *
  * Eligibility, caps, shedding
  * ---------------------------
@@ -183,8 +186,8 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 && heap.size() == 0
                 && k.finish <= tags.now()
                 && k.transit == 0
-                && keys.get(k.key) == k
-                && keys.size() == 1) {
+                && keys.size() == 1 // (before the lookup: with many keys, none is made)
+                && keys.get(k.key) == k) {
             solo.enterLocked(k);
         }
         lock.unlock();
@@ -283,7 +286,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             if (k == null) {
                 k = activateLocked(key, n, call);
             }
-            if (!core.tryAcquire(n)) {
+            if (!takeFromCoreLocked(n)) {
                 refreshLocked(k);
                 return null;
             }
@@ -345,7 +348,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                     t = ticket(n, handle ? k : null, party);
                     t.key = k;
                     boolean first = !anyServable() && k.waiting == 0; // nothing ahead of it
-                    if (first && k.held + k.transit + n <= maxPermitsPerKey && core.tryAcquire(n)) {
+                    if (first && k.held + k.transit + n <= maxPermitsPerKey && takeFromCoreLocked(n)) {
                         settleAtOnceLocked(t, k, n);
                     } else if (first && claims.out() && !waitedForClaims) {
                         // too few free or the cap reached while a claim is out (its decline would
@@ -446,7 +449,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             t.state = Acquisition.GRANTED;
         } else {
             if (n > 0) {
-                giveToCore(n); // nothing is in the core's queue: they become free (or pay debt)
+                giveToCoreLocked(n); // nothing is in the core's queue: they become free (or pay debt)
             }
             t.state = t.failureCause() != null ? Acquisition.FAILED : Acquisition.CANCELLED;
         }
@@ -454,6 +457,24 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             refreshLocked(k);
         }
         settled.addLocked(t); // woken if granted or failed
+    }
+
+    /**
+     * Takes {@code n} permits from the core at once, if free and nobody waits there. Each section
+     * is the only writer of the core's word while it runs (solo mode is off, and a give-back after
+     * close runs only once CLOSED is set, which takes the word out of rest): at rest, a store.
+     */
+    @GuardedBy("lock")
+    private boolean takeFromCoreLocked(long n) {
+        return core.takeAtRestByFront(n) || core.tryAcquire(n);
+    }
+
+    /** Returns permits to the core, as {@link #takeFromCoreLocked} takes them. */
+    @GuardedBy("lock")
+    private void giveToCoreLocked(long n) {
+        if (!core.giveAtRestByFront(n)) {
+            giveToCore(n);
+        }
     }
 
     /** Under the lock (or after close, without it): returns permits to the core. */
@@ -571,9 +592,10 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             }
             boolean afterClose = false;
             boolean inTransit = false;
+            KeyState<K> k = null;
             lockFront();
             try {
-                KeyState<K> k = keys.get(key);
+                k = keys.get(key);
                 long held = k == null ? 0L : k.held;
                 if (n <= held) {
                     k.held -= n;
@@ -584,7 +606,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                     throw FairShareChecks.overRelease(call, key, n, held);
                 }
             } finally {
-                unlockAndWake(wakes, keys.get(key));
+                unlockAndWake(wakes, k); // (solo mode only if k is still the key's state)
             }
             if (!inTransit) {
                 if (afterClose) {
@@ -610,7 +632,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     private boolean giveBackLocked(KeyState<K> k, long n) {
         boolean afterClose = closed;
         if (!afterClose) {
-            giveToCore(n);
+            giveToCoreLocked(n);
             settleDispatchedLocked();
         }
         refreshLocked(k); // it may have room under its cap again, or be idle now

@@ -57,6 +57,10 @@ import org.jspecify.annotations.Nullable;
  * permits by one CAS of this word, without either lock ("Solo mode" in its notes): word(),
  * atRest() and casCount() serve that path, and advanceStamp() ends it (the next CAS of every solo
  * operation that read the word before fails; atRest() excludes the wide layout, which has no stamp).
+ * Outside solo mode, while the fair share is open, its sections are the only writers of this word
+ * (a give-back after close comes only once CLOSED is set): a section that finds the word at rest
+ * takes or returns permits by a release store, not a CAS (takeAtRestByFront, giveAtRestByFront);
+ * any other word goes through tryAcquire and release.
  *
  * Acquire slow path
  * -----------------

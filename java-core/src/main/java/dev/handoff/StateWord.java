@@ -136,6 +136,35 @@ abstract class StateWord {
     }
 
     /**
+     * Takes {@code n} permits from a word at rest that has them free, by a release store (no CAS),
+     * and returns true; else changes nothing and returns false. Only for a scheduler in front,
+     * under its lock, outside solo mode and while not closed: then its sections are the only
+     * writers of the word (see "A scheduler in front" in HandoffCore).
+     */
+    boolean takeAtRestByFront(long n) {
+        long s = state;
+        if (!atRest(s) || free(s) < n) {
+            return false;
+        }
+        STATE.setRelease(this, s - (n << SHIFT));
+        return true;
+    }
+
+    /**
+     * Gives {@code n} permits back to a word at rest that holds at least {@code n}, by a release
+     * store, and returns true; else changes nothing and returns false. Under the same conditions
+     * as {@link #takeAtRestByFront}.
+     */
+    boolean giveAtRestByFront(long n) {
+        long s = state;
+        if (!atRest(s) || capacity - free(s) < n) {
+            return false;
+        }
+        STATE.setRelease(this, s + (n << SHIFT));
+        return true;
+    }
+
+    /**
      * Advances the resize stamp of a word at rest without changing anything else, so that every CAS
      * of a word read before fails; returns the new word. Called by the fair share, under its lock,
      * to end its solo mode (the core's lock is not needed: nothing but solo CASes runs meanwhile).

@@ -327,6 +327,34 @@ open class FairShare2LincheckTest :
                     }
                 }
             )
+            // with nothing waiting, a section takes and returns permits by a plain store to the
+            // core's word: against the solo key's lock-free CAS (key 0 starts alone, in solo mode),
+            // a close and the give-back after it, and the observers of the counts
+            .addCustomScenario(
+                scenario {
+                    initial { actor(FairShareLincheckTest::tryAcquire, 0, 1) }
+                    parallel {
+                        thread {
+                            actor(FairShareLincheckTest::tryAcquire, 1, 1)
+                            actor(FairShareLincheckTest::release, 1, 1)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::release, 0, 1)
+                            actor(FairShareLincheckTest::tryAcquire, 0, 1)
+                        }
+                        thread {
+                            actor(FairShareLincheckTest::availablePermits)
+                            actor(FairShareLincheckTest::close)
+                            actor(FairShareLincheckTest::heldPermits, 1)
+                        }
+                    }
+                    post {
+                        actor(FairShareLincheckTest::heldPermits, 0)
+                        actor(FairShareLincheckTest::availablePermits)
+                        actor(FairShareLincheckTest::activeKeys)
+                    }
+                }
+            )
 }
 
 /**

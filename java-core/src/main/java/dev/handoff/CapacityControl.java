@@ -41,9 +41,12 @@ abstract class CapacityControl extends ProvisionalGrants {
     @GuardedBy("lock")
     long debt;
 
-    /** Whether a setCapacity is running: GATED stays set until it ends (see gate()). */
+    /**
+     * Whether a setCapacity is running: GATED stays set until it ends (see gate()). Written under
+     * the lock; volatile for {@link #transitEmptied}, which reads it (and then debt) without it.
+     */
     @GuardedBy("lock")
-    boolean resizing;
+    volatile boolean resizing;
 
     /**
      * Whether a semaphore in the wide layout (which has no resize stamp) was resized: GATED then
@@ -241,6 +244,45 @@ abstract class CapacityControl extends ProvisionalGrants {
         if ((word() & GATED) != 0 && gate() == 0) {
             updateWord(0L, GATED);
         }
+    }
+
+    /**
+     * After the confirmation that emptied transit, without the lock: clears GATED by one CAS if
+     * the word is compact, nobody is queued, no claim window is open, it is not closed, and no
+     * shrink's debt, resize or other grant in transit keeps it (the reasons read after the word).
+     * A failed CAS leaves it to clearStaleGate. Why a CAS that succeeds is right: every reason is
+     * added together with a change of the word that this CAS would see. A provisional grant is
+     * made under the lock in a section that finds QUEUED set (its node was queued) and advances
+     * the stamp (gateWithNewStamp), so the word differs from the one read here from then on, even
+     * after the section clears QUEUED; a grant at once with a user's claim enters transit before
+     * its CAS of the word takes the permits; setCapacity sets resizing before it advances the
+     * stamp and the debt before resizing is cleared (a volatile write: if this reads resizing
+     * false after the resize began, it reads its debt). As with resizes, the stamp is finite: a
+     * wrong clear would need a multiple of 2^19 such sections between the read and the CAS.
+     */
+    @Override
+    final void transitEmptied() {
+        long s = gateToClear();
+        if (s != 0L) {
+            clearGate(s);
+        }
+    }
+
+    /** The reads of {@link #transitEmptied}: the word whose GATED it may clear, or 0 if none. */
+    final long gateToClear() {
+        long s = word();
+        return (s & (GATED | QUEUED | CLOSED | WIDE | WINDOW)) == GATED
+                        && !resizing
+                        && debt == 0
+                        && !wideResized
+                        && transit == 0
+                ? s
+                : 0L;
+    }
+
+    /** The CAS of {@link #transitEmptied}: one attempt to clear GATED in {@code s}; whether it did. */
+    final boolean clearGate(long s) {
+        return exchangeWord(s, s & ~GATED) == s;
     }
 
     /** The GATED bit the word must carry when no claim window is open. */

@@ -45,8 +45,10 @@ import org.jspecify.annotations.Nullable;
  * Other observers (the queue's length and weight, with waiters behind the provisional grant) may
  * see it; the user guide's semantics page says so.
  * A release of permits a caller really holds never waits: those are never in transit. confirm is
- * one atomic add without the lock; GATED is cleared by the next release under the lock that finds
- * no reason left (clearStaleGate), so releases are lock-free again after one locked release.
+ * one atomic add without the lock; the confirmation that empties transit clears GATED with one
+ * CAS if nothing else keeps it set (transitEmptied in CapacityControl: why no new grant can slip
+ * in between is told there), so the release that follows stays lock-free; if that CAS loses a
+ * race, the next release under the lock that finds no reason left clears it (clearStaleGate).
  * Grants made at once inside enqueue are never provisional: the caller's own thread has them.
  * </pre>
  */
@@ -244,9 +246,7 @@ abstract class ProvisionalGrants extends WaitQueue {
     @GuardedBy("lock")
     void holdProvisionally(Acquisition h) {
         enterTransit(h);
-        if ((word() & GATED) == 0) {
-            setBits(GATED);
-        }
+        gateWithNewStamp(); // the new stamp: see transitEmptied
     }
 
     /**
@@ -275,10 +275,22 @@ abstract class ProvisionalGrants extends WaitQueue {
         // failing CAS costs a locked instruction on the coroutine's path for nothing.
         if (a.provisional) {
             if (PROVISIONAL.compareAndSet(a, true, false)) {
-                TRANSIT.getAndAdd(this, -a.permits);
+                leaveTransitConfirmed(a);
             }
         } else if (front != null) {
             front.confirm(a); // a fair share keeps its provisional grants per key
+        }
+    }
+
+    /**
+     * The provisional grant of {@code a}, just confirmed (its flag cleared by this thread), leaves
+     * transit without the lock; the confirmation that empties transit also clears a GATED that
+     * nothing else keeps set ({@link #transitEmptied}), so the next release is lock-free.
+     */
+    private void leaveTransitConfirmed(Acquisition a) {
+        long n = a.permits;
+        if ((long) TRANSIT.getAndAdd(this, -n) == n) {
+            transitEmptied();
         }
     }
 
@@ -400,7 +412,7 @@ abstract class ProvisionalGrants extends WaitQueue {
         pace(-1); // answered
         if (taken) {
             if (a.provisional && PROVISIONAL.compareAndSet(a, true, false)) {
-                TRANSIT.getAndAdd(this, -a.permits);
+                leaveTransitConfirmed(a);
             }
             if (atOnce) {
                 CLAIMS_AT_ONCE.getAndAdd(this, -1);
@@ -443,6 +455,9 @@ abstract class ProvisionalGrants extends WaitQueue {
     /** Clears GATED if nothing keeps it set; see {@link CapacityControl}. */
     @GuardedBy("lock")
     abstract void clearStaleGate();
+
+    /** After a confirmation emptied transit: clears GATED without the lock if nothing else keeps it; see {@link CapacityControl}. */
+    abstract void transitEmptied();
 
     /** Completes the drain future of a closed core once every permit is back; see {@link CapacityControl}. */
     abstract void checkDrained();

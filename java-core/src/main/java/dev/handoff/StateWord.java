@@ -26,7 +26,8 @@ import java.lang.invoke.VarHandle;
  *             acquisition granted at once (see below), cleared before that hold of the lock ends;
  *             (2) while debt is owed (setCapacity shrank below what is held), cleared by the
  *             release that pays the last of it; (3) while setCapacity runs (resizing); (4) while
- *             provisional grants are in transit (see "Provisional grants" in ProvisionalGrants), cleared lazily; (5) for
+ *             provisional grants are in transit (see "Provisional grants" in ProvisionalGrants), cleared
+ *             by the confirmation that empties transit, or else lazily; (5) for
  *             good once a semaphore in the wide layout was resized (wideResized; see the stamp).
  *             Lock-free release backs off to the lock while it is set.
  *   WINDOW    set with GATED for the claim() window of an acquisition granted at once, cleared
@@ -36,17 +37,20 @@ import java.lang.invoke.VarHandle;
  *   WIDE      the layout; set at construction for a capacity above COMPACT_MAX, or by the
  *             setCapacity that first grows it past COMPACT_MAX (widen). Never cleared.
  *   stamp     advanced (mod 2^19) by every setCapacity, in the same CAS that sets GATED, before
- *             the capacity changes. The capacity lives outside the word; a lock-free release
+ *             the capacity changes, and by every provisional grant (gateWithNewStamp). The capacity lives outside the word; a lock-free release
  *             reads the word, then the capacity, and CASes the word it read, so its CAS succeeds
  *             only if no resize began since (a resize changes the word before the capacity): its
  *             check held = capacity - free paired a capacity and a word that were current together.
  *             Without the stamp, two resizes could restore the word bit for bit while the
  *             capacity moved (say 10 -> 11 -> 10 with a release between), an ABA the CAS could not
  *             see. The
- *             stamp is finite: the ABA needs 2^19 resizes (a multiple of it) to complete while
- *             one release is between its read of the word and its CAS, a window of a few
- *             instructions — half a second or more of nothing but setCapacity calls on one semaphore
- *             while that thread is descheduled. The wide layout has no room for a stamp, so a
+ *             stamp is finite: the ABA needs a multiple of 2^19 advances (resizes, and provisional
+ *             grants, at least one resize among them) to complete while one release is between
+ *             its read of the word and its CAS, a window of a few instructions — tens of
+ *             milliseconds or more of nothing but grants and resizes on one semaphore while that
+ *             thread is descheduled, ending with the word as it was. The provisional grants'
+ *             advances guard the lock-free clear of GATED the same way (transitEmptied in
+ *             CapacityControl). The wide layout has no room for a stamp, so a
  *             wide semaphore that was resized releases under the lock (GATED for good).
  *   free      changed by lock-free CASes only while QUEUED is clear; under the lock otherwise.
  *             free <= capacity, so it never carries out of its field.
@@ -205,6 +209,24 @@ abstract class StateWord {
         long s = state;
         for (; ; ) {
             long witness = (long) STATE.compareAndExchange(this, s, s | set);
+            if (witness == s) {
+                return;
+            }
+            s = witness;
+        }
+    }
+
+    /**
+     * Sets GATED and advances the resize stamp (compact layout), by CAS: a provisional grant, so
+     * that a lock-free clear of GATED that read the word before it fails (see transitEmptied in
+     * CapacityControl), even if the section ends with the word as it was otherwise.
+     */
+    @GuardedBy("lock")
+    void gateWithNewStamp() {
+        long s = state;
+        for (; ; ) {
+            long next = (s & WIDE) == 0 ? (s | GATED) + STAMP_UNIT : s | GATED;
+            long witness = (long) STATE.compareAndExchange(this, s, next);
             if (witness == s) {
                 return;
             }

@@ -96,6 +96,50 @@ class ProvisionalGrantCoreTest {
     }
 
     @Test
+    void theConfirmationThatEmptiesTransitLeavesReleasesLockFree() {
+        Semaphore s = new Semaphore(2);
+        assertTrue(s.tryAcquire(2));
+        ProvisionalNode node = s.startAcquisition(1, new ProvisionalNode());
+        s.release(1);
+        FifoCore core = s.core();
+        assertTrue((core.word() & StateWord.GATED) != 0, "a grant in transit: releases decide under the lock");
+        node.confirm();
+        assertEquals(0, core.word() & StateWord.GATED, "nothing left in transit: GATED cleared by the confirmation");
+        s.release(2);
+        assertEquals(2, s.availablePermits());
+    }
+
+    /**
+     * The race that the stamp of a provisional grant closes: a confirmation reads the word (GATED,
+     * nothing in transit), then a section queues a node and grants it provisionally, ending with
+     * the word as it was but for the stamp; the confirmation's CAS must fail, or GATED would be
+     * cleared while that grant is in transit, and a release of its permits by a caller that holds
+     * none would pass lock-free. Played step by step with the confirmation's two halves.
+     */
+    @Test
+    void aConfirmationKeepsTheGateOfAGrantMadeAfterItReadTheWord() throws Exception {
+        Semaphore s = new Semaphore(2);
+        FifoCore core = s.core();
+        assertTrue(s.tryAcquire(2));
+        ProvisionalNode undone = s.startAcquisition(1, new ProvisionalNode());
+        s.release(1);
+        assertTrue(undone.undo()); // transit 0, GATED left set (cleared lazily), 1 free
+        assertTrue(s.tryAcquire(1)); // 2 held, 0 free: the word the confirmation reads
+        long read = core.gateToClear();
+        assertTrue(read != 0L, "GATED with nothing in transit: a confirmation would clear it");
+        ProvisionalNode late = s.startAcquisition(1, new ProvisionalNode());
+        s.release(1); // grants it provisionally; the queue empties, 0 free again
+        assertEquals(read & ~StateWord.STAMP_MASK, core.word() & ~StateWord.STAMP_MASK, "the same word but the stamp");
+        assertFalse(core.clearGate(read), "the grant in transit advanced the stamp: the CAS fails");
+        assertTrue((core.word() & StateWord.GATED) != 0);
+        CompletableFuture<Object> overRelease = WaitingCall.start(core, () -> s.release(2)); // 1 held + 1 in transit
+        assertTrue(late.undo());
+        assertTrue(
+                overRelease.get(30, TimeUnit.SECONDS) instanceof IllegalStateException, "never held: an over-release");
+        assertEquals(1, s.availablePermits());
+    }
+
+    @Test
     void aGrantMadeAtOnceIsNeverProvisionalAndTheApiChecksItsArgument() {
         Semaphore s = new Semaphore(2);
         ProvisionalNode node = s.startAcquisition(2, new ProvisionalNode());

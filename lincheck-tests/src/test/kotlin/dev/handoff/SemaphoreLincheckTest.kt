@@ -217,6 +217,9 @@ class SemaphoreCounted2LincheckTest :
 open class Semaphore2LincheckTest : SemaphoreLincheckTest(2, SequentialWeightedSemaphore2::class) {
     override fun <O : Options<O, *>> O.customize(): O =
         suspendingConfiguration(SequentialWeightedSemaphore2::class)
+            // a confirmation's lock-free clear of GATED against a new grant in transit: see
+            // gateClearedAgainstNewGrant
+            .addCustomScenario(gateClearedAgainstNewGrant())
             // grant vs cancel: the release may hand both permits to the waiter just as it is
             // cancelled
             .addCustomScenario(
@@ -554,6 +557,31 @@ private fun observedGrantUndone(prompt: Boolean) = scenario {
             actor(SemaphoreLincheckTest::acquire, 2)
             add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 2, prompt = prompt))
         }
+    }
+}
+
+/**
+ * The lock-free clear of GATED by the confirmation that empties transit (transitEmptied in
+ * CapacityControl), on capacity 2, both held: thread 2's `release(1)` grants thread 1's
+ * `acquire(1)` provisionally and confirms it, clearing GATED, while thread 3's `acquire(1)`
+ * (cancelled as soon as it suspends) queues and thread 4's `release(1)` grants it provisionally.
+ * Thread 2's `release(2)` may pass only if thread 3's grant is delivered. (The interleaving where
+ * the confirmation's CAS would land after that grant needs more thread switches than the model
+ * checker's budget reaches; ProvisionalGrantCoreTest plays it step by step.)
+ */
+private fun gateClearedAgainstNewGrant() = scenario {
+    initial { actor(SemaphoreOperations::tryAcquire, 2) }
+    parallel {
+        thread { actor(SemaphoreLincheckTest::acquire, 1) }
+        thread {
+            actor(SemaphoreOperations::release, 1)
+            actor(SemaphoreOperations::release, 2)
+        }
+        thread {
+            add(cancelledOnSuspension(SemaphoreLincheckTest::acquire, 1, prompt = true))
+            actor(SemaphoreOperations::availablePermits)
+        }
+        thread { actor(SemaphoreOperations::release, 1) }
     }
 }
 

@@ -26,8 +26,8 @@ import java.lang.invoke.VarHandle;
  *             acquisition granted at once (see below), cleared before that hold of the lock ends;
  *             (2) while debt is owed (setCapacity shrank below what is held), cleared by the
  *             release that pays the last of it; (3) while setCapacity runs (resizing); (4) while
- *             provisional grants are in transit (see "Provisional grants" in ProvisionalGrants), cleared
- *             by the confirmation that empties transit, or else lazily; (5) for
+ *             provisional grants are in transit (see "Provisional grants" in ProvisionalGrants),
+ *             cleared by the confirmation that empties transit, or else lazily; (5) for
  *             good once a semaphore in the wide layout was resized (wideResized; see the stamp).
  *             Lock-free release backs off to the lock while it is set.
  *   WINDOW    set with GATED for the claim() window of an acquisition granted at once, cleared
@@ -37,7 +37,8 @@ import java.lang.invoke.VarHandle;
  *   WIDE      the layout; set at construction for a capacity above COMPACT_MAX, or by the
  *             setCapacity that first grows it past COMPACT_MAX (widen). Never cleared.
  *   stamp     advanced (mod 2^19) by every setCapacity, in the same CAS that sets GATED, before
- *             the capacity changes, and by every provisional grant (gateWithNewStamp). The capacity lives outside the word; a lock-free release
+ *             the capacity changes, and by every provisional grant (gateWithNewStamp). The
+ *             capacity lives outside the word; a lock-free release
  *             reads the word, then the capacity, and CASes the word it read, so its CAS succeeds
  *             only if no resize began since (a resize changes the word before the capacity): its
  *             check held = capacity - free paired a capacity and a word that were current together.

@@ -34,10 +34,8 @@ import org.jspecify.annotations.Nullable;
  * its lock. Settled tickets are woken after the lock (SettledTickets, FairShareTicket). The two
  * exceptions, both taken outside the lock because they may complete closeAsync's future (user
  * callbacks): a release or a resize after close; nothing is dispatched then. Every section starts
- * by leaving solo mode and may end by entering it (FairShareSolo). Since the sections are then
- * the only writers of the core's word while the fair share is open, a grant at once or a
- * give-back that finds the word at rest (nothing in the core's queue) is one store to it, not a
- * CAS (takeFromCoreLocked, giveToCoreLocked).
+ * by leaving solo mode and may end by entering it (FairShareSolo). Sections take from and give
+ * to the core through tryAcquireByFront and releaseByFront (a store, not a CAS, at rest).
  *
  * Eligibility, caps, shedding
  * ---------------------------
@@ -235,7 +233,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             unlockFront(k);
         }
         if (afterClose) {
-            giveToCore(n); // may complete closeAsync's future: not under the lock
+            giveToCore(n, false); // may complete closeAsync's future: not under the lock
         }
         return more;
     }
@@ -286,7 +284,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             if (k == null) {
                 k = activateLocked(key, n, call);
             }
-            if (!takeFromCoreLocked(n)) {
+            if (!core.tryAcquireByFront(n)) {
                 refreshLocked(k);
                 return null;
             }
@@ -348,7 +346,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                     t = ticket(n, handle ? k : null, party);
                     t.key = k;
                     boolean first = !anyServable() && k.waiting == 0; // nothing ahead of it
-                    if (first && k.held + k.transit + n <= maxPermitsPerKey && takeFromCoreLocked(n)) {
+                    if (first && k.held + k.transit + n <= maxPermitsPerKey && core.tryAcquireByFront(n)) {
                         settleAtOnceLocked(t, k, n);
                     } else if (first && claims.out() && !waitedForClaims) {
                         // too few free or the cap reached while a claim is out (its decline would
@@ -449,7 +447,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             t.state = Acquisition.GRANTED;
         } else {
             if (n > 0) {
-                giveToCoreLocked(n); // nothing is in the core's queue: they become free (or pay debt)
+                giveToCore(n, true); // nothing is in the core's queue: they become free (or pay debt)
             }
             t.state = t.failureCause() != null ? Acquisition.FAILED : Acquisition.CANCELLED;
         }
@@ -459,27 +457,9 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         settled.addLocked(t); // woken if granted or failed
     }
 
-    /**
-     * Takes {@code n} permits from the core at once, if free and nobody waits there. Each section
-     * is the only writer of the core's word while it runs (solo mode is off, and a give-back after
-     * close runs only once CLOSED is set, which takes the word out of rest): at rest, a store.
-     */
-    @GuardedBy("lock")
-    private boolean takeFromCoreLocked(long n) {
-        return core.takeAtRestByFront(n) || core.tryAcquire(n);
-    }
-
-    /** Returns permits to the core, as {@link #takeFromCoreLocked} takes them. */
-    @GuardedBy("lock")
-    private void giveToCoreLocked(long n) {
-        if (!core.giveAtRestByFront(n)) {
-            giveToCore(n);
-        }
-    }
-
-    /** Under the lock (or after close, without it): returns permits to the core. */
-    private void giveToCore(long n) {
-        if (core.release(n) >= 0) {
+    /** Returns permits to the core: under the lock ({@code locked}), or after close without it. */
+    private void giveToCore(long n, boolean locked) {
+        if ((locked ? core.releaseByFront(n) : core.release(n)) >= 0) {
             throw new AssertionError("the core holds fewer permits than the keys: " + face);
         }
     }
@@ -610,7 +590,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             }
             if (!inTransit) {
                 if (afterClose) {
-                    giveToCore(n); // may complete closeAsync's future: not under the lock
+                    giveToCore(n, false); // may complete closeAsync's future: not under the lock
                 }
                 return;
             }
@@ -632,7 +612,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     private boolean giveBackLocked(KeyState<K> k, long n) {
         boolean afterClose = closed;
         if (!afterClose) {
-            giveToCoreLocked(n);
+            giveToCore(n, true);
             settleDispatchedLocked();
         }
         refreshLocked(k); // it may have room under its cap again, or be idle now
@@ -722,7 +702,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             unlockAndWake(wakes, k);
         }
         if (afterClose) {
-            giveToCore(n); // may complete closeAsync's future: not under the lock
+            giveToCore(n, false); // may complete closeAsync's future: not under the lock
         }
         return true;
     }

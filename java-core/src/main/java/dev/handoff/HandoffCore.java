@@ -59,7 +59,7 @@ import org.jspecify.annotations.Nullable;
  * operation that read the word before fails; atRest() excludes the wide layout, which has no stamp).
  * Outside solo mode, while the fair share is open, its sections are the only writers of this word
  * (a give-back after close comes only once CLOSED is set): a section that finds the word at rest
- * takes or returns permits by a release store, not a CAS (takeAtRestByFront, giveAtRestByFront);
+ * takes or returns permits by a release store, not a CAS (tryAcquireByFront, releaseByFront);
  * any other word goes through tryAcquire and release.
  *
  * Acquire slow path
@@ -172,6 +172,19 @@ abstract class HandoffCore extends CapacityControl {
             }
             s = witness;
         }
+    }
+
+    /**
+     * {@link #tryAcquire} for a scheduler in front, under its lock while it is open: at rest, one
+     * store (see "A scheduler in front").
+     */
+    boolean tryAcquireByFront(long n) {
+        return takeAtRestByFront(n) || tryAcquire(n);
+    }
+
+    /** {@link #release(long)} for a scheduler in front, as {@link #tryAcquireByFront}. */
+    long releaseByFront(long n) {
+        return giveAtRestByFront(n) ? -1L : release(n);
     }
 
     /**

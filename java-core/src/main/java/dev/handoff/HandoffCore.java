@@ -501,7 +501,7 @@ abstract class HandoffCore extends CapacityControl {
                 }
                 // Not enough: take all free permits as a partial assignment and set QUEUED in
                 // one CAS (the heart of the lock-free release; see the notes). GATED (debt) stays.
-                long witness = exchangeWord(s, (s & KEEP) | QUEUED);
+                long witness = exchangeWord(s, kept(s) | QUEUED);
                 if (witness != s) {
                     s = witness;
                     continue;
@@ -670,7 +670,7 @@ abstract class HandoffCore extends CapacityControl {
             returned -= pay;
             long gate = gate();
             for (; ; ) { // lock-free CASes may race while QUEUED is clear
-                long next = ((free(s) + returned) << SHIFT) | (s & (STAMP_MASK | WIDE)) | CLOSED | gate;
+                long next = ((free(s) + returned) << SHIFT) | (kept(s) & (STAMP_MASK | WIDE)) | CLOSED | gate;
                 long witness = exchangeWord(s, next);
                 if (witness == s) {
                     break;

@@ -93,8 +93,17 @@ abstract class StateWord {
 
     static final long STAMP_MASK = -STAMP_UNIT;
 
-    /** The flags but QUEUED, the layout and the stamp: what a write of the count under the lock keeps. */
-    static final long KEEP = CLOSED | GATED | WIDE | WINDOW | STAMP_MASK;
+    /** The flags but QUEUED, and the layout: what a write of the count under the lock keeps (see {@link #kept}). */
+    static final long KEEP = CLOSED | GATED | WIDE | WINDOW;
+
+    /**
+     * What a write of the count under the lock keeps of {@code s}: the flags but QUEUED, the
+     * layout, and in the compact layout the stamp. In the wide layout the stamp's bits are the
+     * count's (free permits of 2^40 and more): kept, they would add to the count written.
+     */
+    static long kept(long s) {
+        return s & ((s & WIDE) == 0 ? KEEP | STAMP_MASK : KEEP);
+    }
 
     /** The free permits in a state word, in either layout. */
     static long free(long s) {
@@ -241,7 +250,7 @@ abstract class StateWord {
         // Every lock-free CAS expects a word with QUEUED clear, so none can succeed while it is
         // set: a plain volatile write is exact. CLOSED is only written under this lock. (An ABA
         // of the word, free X -> QUEUED -> free X, is harmless: the word is a pure value.)
-        state = (rem << SHIFT) | (state & KEEP); // GATED: debt may still be owed
+        state = (rem << SHIFT) | kept(state); // GATED: debt may still be owed
     }
 
     /**

@@ -116,13 +116,12 @@ public abstract class Acquisition {
     /**
      * The core's queue counters (see "Queue counters" in WaitQueue): this
      * node's place in the queue, counting the nodes appended before it since the queue was last
-     * empty, and the sums of the low and high 32 bits of their minimums, its own included.
+     * empty, and the sum of the low 32 bits of their minimums, its own included.
      * Written before the node is published to the queue, never changed while it is queued.
      */
     int seq;
 
     long cumLo;
-    long cumHi;
 
     /**
      * Whether a grant made while this node was queued is still provisional (see

@@ -40,8 +40,9 @@ import org.jspecify.annotations.Nullable;
  *   I4  capacity + debt == free + held-by-callers + headAssigned.
  *   I5  debt > 0 implies free == 0 and GATED.  (Returned permits pay the debt first.)
  *   I6  wideResized implies GATED.              (See the stamp.)
- *   I7  the queue length is lastNode().seq - removedCount, and the queued weight is the same
- *       difference of the cumulative sums (see "Queue counters" in WaitQueue); 0 for an empty queue.
+ *   I7  the queue length is lastNode().seq - removedCount, and the queued weight is
+ *       queuedHi * 2^32 + lastNode().cumLo - removedLo (see "Queue counters" in WaitQueue); 0
+ *       for an empty queue.
  *
  * Waiter states (Acquisition.state, written under the lock)
  * ---------------------------------------------------------

@@ -664,7 +664,7 @@ abstract class HandoffCore extends CapacityControl {
             headAssigned = 0;
             woken = head;
             head = null;
-            setRemoved(0, 0L, 0L); // the queue is empty: the next first node counts from zero
+            clearCounters(); // the queue is empty: the next first node counts from zero
             long pay = Math.min(returned, debt); // returned permits pay the debt first (I5)
             debt -= pay;
             returned -= pay;

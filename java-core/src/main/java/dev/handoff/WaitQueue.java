@@ -53,22 +53,27 @@ import org.jspecify.annotations.Nullable;
  * --------------
  * queueLength(), queuedPermits() and the shedding bounds read counters, never walk the queue.
  * Each node carries, from before it is published, the number of nodes appended since the queue
- * was last empty up to and including it (seq) and the sums of the low and high 32 bits of their
- * minimums (cumLo, cumHi: each sum stays exact, below 2^63, for up to 2^31 nodes, and their
- * combination saturates). An appender computes them from the tail it CASes, so a lock-free
- * append publishes the node and its counts in one step. The lock holder keeps the same three
- * sums for the nodes removed since the queue was last empty (removedCount, removedLo,
- * removedHi). Then length = lastNode().seq - removedCount (I7). A node removed from the head or
+ * was last empty up to and including it (seq) and the sum of the low 32 bits of their minimums
+ * (cumLo: exact, below 2^63, for up to 2^31 nodes). An appender computes them from the tail it
+ * CASes, so a lock-free append publishes the node and its counts in one step. The lock holder
+ * keeps the same two sums for the nodes removed since the queue was last empty (removedCount,
+ * removedLo). Then length = lastNode().seq - removedCount (I7). A node removed from the head or
  * the middle is added to the removed sums; the last node removed moves the tail back to its
  * predecessor p, and the nodes counted between p and it (all removed already) are taken out of
- * the removed sums first; emptying the queue resets them. Under the lock the counters are exact
- * and O(1). A lock-free appender of a bounded semaphore reads the tail and then the removed sums
- * (acquire loads; the lock holder writes them with release stores, before it moves the tail
- * back): they only grow until the tail moves (which fails its CAS), so the length it computes is
- * never below the true one when its CAS succeeds, and a bound it finds exceeded is decided again
- * under the lock. The queue length and weight observers read the tail and the counters between
- * two equal stamps of the lock (see "Observers" in CoreLock), which makes a reading consistent with the
- * word and the node states without taking it (the Lincheck tests check them against the rest).
+ * the removed sums first; emptying the queue resets them. The high 32 bits of the minimums are
+ * not summed per node (that would cost every node 8 bytes for weights few use): the lock holder
+ * keeps their sum over the queued nodes (queuedHi), and a node of 2^32 permits or more, the only
+ * kind with high bits, is appended under the lock only. The queued weight is then
+ * queuedHi * 2^32 + lastNode().cumLo - removedLo, saturated at Long.MAX_VALUE. Under the lock the
+ * counters are exact and O(1). A lock-free appender of a bounded semaphore reads the tail and
+ * then the counters (acquire loads; the lock holder writes them with release stores, before it
+ * publishes a heavy node and before it moves the tail back): the removed sums only grow until
+ * the tail moves, and queuedHi grows only by an append that moves the tail (both fail its CAS),
+ * so the length and weight it computes are never below the true ones when its CAS succeeds, and a
+ * bound it finds exceeded is decided again under the lock. The queue length and weight observers
+ * read the tail and the counters between two equal stamps of the lock (see "Observers" in
+ * CoreLock), which makes a reading consistent with the word and the node states without taking it
+ * (the Lincheck tests check them against the rest).
  * </pre>
  */
 abstract class WaitQueue extends StateWord {
@@ -82,10 +87,10 @@ abstract class WaitQueue extends StateWord {
     static final long APPEND_PARK_NANOS = 50_000L;
 
     /**
-     * The queue counters of the nodes removed (see "Queue counters" above): how many, and
-     * the sums of the low and high 32 bits of their minimums. Written under the lock (release
-     * stores); read under it, and by lock-free appenders of a bounded semaphore (acquire loads,
-     * after their read of the tail).
+     * The queue counters (see "Queue counters" above): how many nodes were removed, the sum of the
+     * low 32 bits of their minimums, and the sum of the high 32 bits of the minimums of the nodes
+     * queued now. Written under the lock (release stores); read under it, and by lock-free
+     * appenders of a bounded semaphore (acquire loads, after their read of the tail).
      */
     @GuardedBy("lock")
     int removedCount;
@@ -94,7 +99,7 @@ abstract class WaitQueue extends StateWord {
     long removedLo;
 
     @GuardedBy("lock")
-    long removedHi;
+    long queuedHi;
 
     /** Shedding bounds: the most weight, and the most nodes, that may wait. */
     final long maxQueuedPermits;
@@ -164,7 +169,7 @@ abstract class WaitQueue extends StateWord {
         if (t == null) {
             return 0L;
         }
-        long hi = t.cumHi - removedHi;
+        long hi = queuedHi;
         long lo = t.cumLo - removedLo;
         return hi < 0 || lo < 0 ? 0L : saturatedSum(hi, lo); // (negative only if read while a section runs)
     }
@@ -214,7 +219,10 @@ abstract class WaitQueue extends StateWord {
         }
     };
 
-    /** What {@link #tryAppend} returns when it could not append: the queue is empty or sealed, or the node too heavy. */
+    /**
+     * What {@link #tryAppend} returns when it could not append: the queue is empty or sealed, or
+     * the node too heavy (for the capacity, or 2^32 permits or more: see "Queue counters").
+     */
     static final int APPEND_NONE = -1;
 
     /** What {@link #tryAppend} returns when the node would exceed a queue bound (exact under the lock). */
@@ -235,11 +243,9 @@ abstract class WaitQueue extends StateWord {
         if (t == null) {
             a.seq = 1;
             a.cumLo = w & LOW_32;
-            a.cumHi = w >>> 32;
         } else {
             a.seq = t.seq + 1;
             a.cumLo = t.cumLo + (w & LOW_32);
-            a.cumHi = t.cumHi + (w >>> 32);
         }
     }
 
@@ -255,7 +261,7 @@ abstract class WaitQueue extends StateWord {
     int appendLocked(Acquisition a, long min) {
         Acquisition t = tail;
         if (t != SEALED && t != null) {
-            int ahead = tryAppend(a, min); // exact here: the removed-node counters are stable
+            int ahead = casAppend(a, min, min >>> 32); // exact here: the counters are stable
             if (ahead == APPEND_NONE) {
                 throw new AssertionError("the tail vanished under the lock"); // only lock holders empty or seal it
             }
@@ -264,9 +270,11 @@ abstract class WaitQueue extends StateWord {
         Acquisition last = t == SEALED ? sealedTail : null;
         countBehind(a, last);
         int ahead = last == null ? 0 : last.seq - removedCount;
-        if (exceedsBounds(a, ahead, removedHi, removedLo)) {
+        long hi = queuedHi + (min >>> 32);
+        if (exceedsBounds(a, ahead, hi, removedLo)) {
             return APPEND_FULL;
         }
+        setQueuedHi(hi);
         if (listener != null) {
             a.watch(ahead);
         }
@@ -282,11 +290,12 @@ abstract class WaitQueue extends StateWord {
         return ahead;
     }
 
-    /** Whether {@code a}, counted behind {@code ahead} nodes, would exceed a queue bound. */
-    boolean exceedsBounds(Acquisition a, int ahead, long removedHi, long removedLo) {
-        return bounded
-                && (ahead >= maxQueueLength
-                        || saturatedSum(a.cumHi - removedHi, a.cumLo - removedLo) > maxQueuedPermits);
+    /**
+     * Whether {@code a}, counted behind {@code ahead} nodes, would exceed a queue bound, with
+     * {@code hi} the high parts' sum of the queue it would make.
+     */
+    boolean exceedsBounds(Acquisition a, int ahead, long hi, long removedLo) {
+        return bounded && (ahead >= maxQueueLength || saturatedSum(hi, a.cumLo - removedLo) > maxQueuedPermits);
     }
 
     /**
@@ -302,6 +311,15 @@ abstract class WaitQueue extends StateWord {
      * while the tail is elsewhere waits for that write (awaitNext).
      */
     int tryAppend(Acquisition a, long min) {
+        return min >>> 32 == 0 ? casAppend(a, min, 0L) : APPEND_NONE; // a heavy node: under the lock
+    }
+
+    /**
+     * {@link #tryAppend}'s CAS loop, for a node whose minimum has the high part {@code hi}, which
+     * is 0 unless the caller holds the lock (then it is added to queuedHi before the node is
+     * published, see "Queue counters").
+     */
+    private int casAppend(Acquisition a, long min, long hi) {
         Acquisition t;
         while ((t = tail) != null && t != SEALED) {
             if (min > capacity) {
@@ -310,18 +328,23 @@ abstract class WaitQueue extends StateWord {
             PREV.setRelease(a, t); // withdraw may be watching a started subclass node (awaitAppended)
             countBehind(a, t);
             int ahead = Math.max(0, t.seq - (int) REMOVED_COUNT.getAcquire(this));
-            if (bounded
-                    && exceedsBounds(
-                            a, ahead, (long) REMOVED_HI.getAcquire(this), (long) REMOVED_LO.getAcquire(this))) {
+            long hiNow = (long) QUEUED_HI.getAcquire(this);
+            if (bounded && exceedsBounds(a, ahead, hiNow + hi, (long) REMOVED_LO.getAcquire(this))) {
                 PREV.setRelease(a, null);
                 return APPEND_FULL;
             }
             if (listener != null) {
                 a.watch(ahead);
             }
+            if (hi != 0) {
+                setQueuedHi(hiNow + hi); // before the node is published (a reader of the tail sees it)
+            }
             if (TAIL.compareAndSet(this, t, a)) {
                 NEXT.setRelease(t, a);
                 return ahead;
+            }
+            if (hi != 0) {
+                setQueuedHi(hiNow); // a lock-free appender got in first: retry behind it
             }
         }
         PREV.setRelease(a, null);
@@ -434,21 +457,21 @@ abstract class WaitQueue extends StateWord {
             // tail and then the counters never counts the queue shorter than it is.
             int count = 0;
             long lo = 0;
-            long hi = 0;
             if (p != null) {
                 count = a.seq - p.seq - 1;
                 lo = a.cumLo - (w & LOW_32) - p.cumLo;
-                hi = a.cumHi - (w >>> 32) - p.cumHi;
-                addRemoved(-count, -lo, -hi);
+                addRemoved(-count, -lo);
             }
             if (casTail(a, p)) {
                 if (p == null) {
-                    setRemoved(0, 0L, 0L); // empty: the next first node counts from zero
+                    clearCounters(); // empty: the next first node counts from zero
+                } else {
+                    leaveQueuedHi(w);
                 }
                 a.prev = null;
                 return;
             }
-            addRemoved(count, lo, hi); // an appender got in behind a: undo, and unlink a from the middle
+            addRemoved(count, lo); // an appender got in behind a: undo, and unlink a from the middle
             if (p == null) {
                 head = a;
             } else {
@@ -462,21 +485,38 @@ abstract class WaitQueue extends StateWord {
             p.next = n;
         }
         n.prev = p;
-        addRemoved(1, w & LOW_32, w >>> 32);
+        addRemoved(1, w & LOW_32);
+        leaveQueuedHi(w);
         a.prev = null;
         a.next = null;
     }
 
     /** Adds to the removed-node counters (release stores: see tryAppend). */
     @GuardedBy("lock")
-    void addRemoved(int count, long lo, long hi) {
-        setRemoved(removedCount + count, removedLo + lo, removedHi + hi);
+    private void addRemoved(int count, long lo) {
+        REMOVED_COUNT.setRelease(this, removedCount + count);
+        REMOVED_LO.setRelease(this, removedLo + lo);
     }
 
-    void setRemoved(int count, long lo, long hi) {
-        REMOVED_COUNT.setRelease(this, count);
-        REMOVED_LO.setRelease(this, lo);
-        REMOVED_HI.setRelease(this, hi);
+    /** Takes the high part of a removed node's minimum {@code w} out of queuedHi. */
+    @GuardedBy("lock")
+    private void leaveQueuedHi(long w) {
+        if (w >>> 32 != 0) {
+            setQueuedHi(queuedHi - (w >>> 32));
+        }
+    }
+
+    @GuardedBy("lock")
+    private void setQueuedHi(long hi) {
+        QUEUED_HI.setRelease(this, hi);
+    }
+
+    /** The queue is empty: every counter back to zero, so the next first node counts from there. */
+    @GuardedBy("lock")
+    void clearCounters() {
+        REMOVED_COUNT.setRelease(this, 0);
+        REMOVED_LO.setRelease(this, 0L);
+        QUEUED_HI.setRelease(this, 0L);
     }
 
     /**
@@ -600,7 +640,7 @@ abstract class WaitQueue extends StateWord {
 
     private static final VarHandle REMOVED_COUNT;
     private static final VarHandle REMOVED_LO;
-    private static final VarHandle REMOVED_HI;
+    private static final VarHandle QUEUED_HI;
     private static final VarHandle TAIL;
     private static final VarHandle NEXT;
     private static final VarHandle PREV;
@@ -610,7 +650,7 @@ abstract class WaitQueue extends StateWord {
             MethodHandles.Lookup l = MethodHandles.lookup();
             REMOVED_COUNT = l.findVarHandle(WaitQueue.class, "removedCount", int.class);
             REMOVED_LO = l.findVarHandle(WaitQueue.class, "removedLo", long.class);
-            REMOVED_HI = l.findVarHandle(WaitQueue.class, "removedHi", long.class);
+            QUEUED_HI = l.findVarHandle(WaitQueue.class, "queuedHi", long.class);
             TAIL = l.findVarHandle(WaitQueue.class, "tail", Acquisition.class);
             NEXT = l.findVarHandle(Acquisition.class, "next", Acquisition.class);
             PREV = l.findVarHandle(Acquisition.class, "prev", Acquisition.class);

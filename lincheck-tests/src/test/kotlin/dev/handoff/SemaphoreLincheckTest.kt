@@ -109,7 +109,7 @@ abstract class SemaphoreOperations(
 
     @Operation
     fun tryAcquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean =
-        semaphore.tryAcquire(n.toLong())
+        semaphore.tryAcquire(weight(n))
 
     /**
      * `release(n)` by whichever thread runs it, held or not: `false` if the semaphore refuses it as
@@ -117,7 +117,7 @@ abstract class SemaphoreOperations(
      */
     @Operation
     fun release(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean = accepted {
-        semaphore.release(n.toLong())
+        semaphore.release(weight(n))
     }
 
     @Operation fun close() = semaphore.close()
@@ -131,11 +131,11 @@ abstract class SemaphoreOperations(
     /** Capacities 0..3: shrinking below what is held (debt) and below a waiter (it fails). */
     @Operation
     fun setCapacity(@Param(gen = IntGen::class, conf = "0:3") n: Int) =
-        semaphore.setCapacity(n.toLong())
+        semaphore.setCapacity(weight(n))
 
     @Operation
     fun tryAcquireUpTo(@Param(gen = IntGen::class, conf = WEIGHTS) max: Int): Long =
-        semaphore.tryAcquireUpTo(max.toLong())
+        semaphore.tryAcquireUpTo(weight(max))
 
     /**
      * The all-or-nothing form: at least [min] or nothing (bounds out of order or above the capacity
@@ -145,9 +145,12 @@ abstract class SemaphoreOperations(
     fun tryAcquireRange(
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
-    ): Long = semaphore.tryAcquireUpTo(min.toLong(), max.toLong())
+    ): Long = semaphore.tryAcquireUpTo(weight(min), weight(max))
 
     override fun <O : Options<O, *>> O.customize(): O = sequentialSpecification(specification.java)
+
+    /** The weight a parameter stands for (see SequentialWeightedSemaphore's `weight`). */
+    protected open fun weight(n: Int): Long = n.toLong()
 
     /**
      * Runs a release; `false` if it threw IllegalStateException (an over-release), `true`
@@ -181,7 +184,7 @@ abstract class SemaphoreLincheckTest(semaphore: Semaphore, private val specifica
 
     @Operation(cancellableOnSuspension = true, promptCancellation = true)
     suspend fun acquire(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int) =
-        acquirePermits(n.toLong())
+        acquirePermits(weight(n))
 
     /**
      * The Kotlin `acquireUpTo(min, max)`: one FIFO request, its own queue node, cancelled as
@@ -191,7 +194,7 @@ abstract class SemaphoreLincheckTest(semaphore: Semaphore, private val specifica
     suspend fun acquireUpTo(
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
-    ): Long = semaphore.acquireUpToSuspending(min.toLong(), max.toLong())
+    ): Long = semaphore.acquireUpToSuspending(weight(min), weight(max))
 
     /**
      * The suspending acquire under test; a broken variant overrides it (see BrokenVariantsTest).
@@ -658,7 +661,7 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
         val waker = CountingWaker(Thread.currentThread())
         val acquisition =
             try {
-                semaphore.acquireThen(n.toLong(), waker)
+                semaphore.acquireThen(weight(n), waker)
             } catch (shed: SemaphoreRejectedException) {
                 return rejected(thread, waker)
             }
@@ -684,7 +687,7 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
         val waker = CountingWaker(Thread.currentThread(), declines = true)
         val acquisition =
             try {
-                semaphore.acquireThen(n.toLong(), waker)
+                semaphore.acquireThen(weight(n), waker)
             } catch (shed: SemaphoreRejectedException) {
                 return rejected(thread, waker)
             }
@@ -717,7 +720,7 @@ abstract class SemaphoreCallbackLincheckTest(semaphore: Semaphore, specification
     @Operation
     fun releaseWakingLater(@Param(gen = IntGen::class, conf = WEIGHTS) n: Int): Boolean =
         wakingLater { executor ->
-            accepted { semaphore.release(n.toLong(), executor) }
+            accepted { semaphore.release(weight(n), executor) }
         }
 
     /** `cancel(executor)`, its wake-ups run afterwards as in [releaseWakingLater]. */
@@ -924,7 +927,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
         @Param(gen = ThreadIdGen::class) thread: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) n: Int,
     ) {
-        startInto(thread) { semaphore.acquireAsync(n.toLong()) }
+        startInto(thread) { semaphore.acquireAsync(weight(n)) }
     }
 
     /**
@@ -937,7 +940,7 @@ abstract class SemaphoreFutureLincheckTest(capacity: Long, specification: KClass
         @Param(gen = IntGen::class, conf = WEIGHTS) min: Int,
         @Param(gen = IntGen::class, conf = WEIGHTS) max: Int,
     ) {
-        startInto(thread) { semaphore.acquireUpToAsync(min.toLong(), max.toLong()) }
+        startInto(thread) { semaphore.acquireUpToAsync(weight(min), weight(max)) }
     }
 
     @Operation

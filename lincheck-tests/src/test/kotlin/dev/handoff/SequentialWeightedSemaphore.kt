@@ -89,7 +89,7 @@ open class SequentialWeightedSemaphore(
      * be served.
      */
     fun setCapacity(n: Int) {
-        val c = n.toLong()
+        val c = weight(n)
         if (c < 0) throw IllegalArgumentException("setCapacity($n)")
         capacity = c
         val tooHeavy = queue.filter { it.weight > c }
@@ -102,7 +102,7 @@ open class SequentialWeightedSemaphore(
     fun tryAcquireUpTo(max: Int): Long {
         if (max < 0) throw IllegalArgumentException("tryAcquireUpTo($max)")
         if (closed || queue.isNotEmpty()) return 0
-        val take = minOf(max.toLong(), maxOf(pool, 0L))
+        val take = minOf(weight(max), maxOf(pool, 0L))
         held += take
         return take
     }
@@ -114,13 +114,19 @@ open class SequentialWeightedSemaphore(
      */
     fun tryAcquireRange(min: Int, max: Int): Long {
         if (min < 1 || min > max) throw IllegalArgumentException("tryAcquireUpTo($min, $max)")
-        if (closed || queue.isNotEmpty() || pool < min) return 0
-        val take = minOf(max.toLong(), pool)
+        if (closed || queue.isNotEmpty() || pool < weight(min)) return 0
+        val take = minOf(weight(max), pool)
         held += take
         return take
     }
 
     fun queueLength(): Int = queue.size
+
+    /**
+     * The weight an operation's parameter stands for: itself, unless a subclass maps the small
+     * parameters Lincheck generates onto weights that need the semaphore's wide layout.
+     */
+    protected open fun weight(n: Int): Long = n.toLong()
 
     // ------------------------------------------------------------------ non-blocking
 
@@ -128,7 +134,7 @@ open class SequentialWeightedSemaphore(
      * Grants iff `Q` is empty, not closed and the pool covers `n`; checks in the contract's order.
      */
     fun tryAcquire(n: Int): Boolean {
-        val w = n.toLong()
+        val w = weight(n)
         if (w < 0) throw IllegalArgumentException("tryAcquire($n)")
         if (closed) return false
         if (w == 0L) return true
@@ -143,8 +149,11 @@ open class SequentialWeightedSemaphore(
      * nothing, if `n` exceeds what is held (the real release throws IllegalStateException).
      */
     fun release(n: Int): Boolean {
-        val w = n.toLong()
-        if (w < 0) throw IllegalArgumentException("release($n)")
+        if (n < 0) throw IllegalArgumentException("release($n)")
+        return release(weight(n))
+    }
+
+    private fun release(w: Long): Boolean {
         if (w > held) return false
         held -= w
         grantHeads()
@@ -175,7 +184,7 @@ open class SequentialWeightedSemaphore(
      * `Cancelled` and its permits stay held, by nobody, here as in the real run.
      */
     suspend fun acquire(n: Int) {
-        val w = n.toLong()
+        val w = weight(n)
         if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n)")
         if (closed) throw SemaphoreClosedException("acquire($n)")
         if (w == 0L || (queue.isEmpty() && pool >= w)) {
@@ -197,17 +206,17 @@ open class SequentialWeightedSemaphore(
      * and setCapacity as for [acquire].
      */
     suspend fun acquireUpTo(min: Int, max: Int): Long {
-        if (min < 1 || min > max || min > capacity)
+        if (min < 1 || min > max || weight(min) > capacity)
             throw IllegalArgumentException("acquireUpTo($min, $max)")
         if (closed) throw SemaphoreClosedException("acquireUpTo($min, $max)")
-        if (queue.isEmpty() && pool >= min) {
-            val take = minOf(max.toLong(), pool)
+        if (queue.isEmpty() && pool >= weight(min)) {
+            val take = minOf(weight(max), pool)
             held += take
             return take
         }
-        if (shed(min.toLong())) throw SemaphoreRejectedException("acquireUpTo($min, $max)")
+        if (shed(weight(min))) throw SemaphoreRejectedException("acquireUpTo($min, $max)")
         return suspendCancellableCoroutine { continuation ->
-            val waiter = SuspendedUpTo(min.toLong(), max.toLong(), continuation)
+            val waiter = SuspendedUpTo(weight(min), weight(max), continuation)
             queue.addLast(waiter)
             continuation.invokeOnCancellation { withdraw(waiter) }
         }
@@ -221,7 +230,7 @@ open class SequentialWeightedSemaphore(
      * bound refused it ([shed]; nothing changes, and [thread] has no acquisition to cancel).
      */
     fun start(thread: Int, n: Int): String {
-        val w = n.toLong()
+        val w = weight(n)
         if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n, waker)")
         val handle = Handle(thread, w)
         handles[thread] = handle
@@ -247,7 +256,7 @@ open class SequentialWeightedSemaphore(
      * heads. A close fails it like any waiter (`"closed"`; a close does not ask the claim).
      */
     fun startDeclining(thread: Int, n: Int): String {
-        val w = n.toLong()
+        val w = weight(n)
         if (w < 0 || w > capacity) throw IllegalArgumentException("acquire($n, decliningWaker)")
         val handle = Handle(thread, w, declines = true)
         handles[thread] = handle
@@ -291,18 +300,18 @@ open class SequentialWeightedSemaphore(
      * above `N` are refused; a closed semaphore fails the future.
      */
     fun startAsyncUpTo(thread: Int, min: Int, max: Int) {
-        if (min < 1 || min > max || min > capacity)
+        if (min < 1 || min > max || weight(min) > capacity)
             throw IllegalArgumentException("acquireUpToAsync($min, $max)")
-        val handle = Handle(thread, min.toLong(), maximum = max.toLong())
+        val handle = Handle(thread, weight(min), maximum = weight(max))
         handles[thread] = handle
         when {
             closed -> handle.state = CLOSED
-            queue.isEmpty() && pool >= min -> {
-                handle.taken = minOf(pool, max.toLong())
+            queue.isEmpty() && pool >= weight(min) -> {
+                handle.taken = minOf(pool, weight(max))
                 held += handle.taken
                 handle.state = GRANTED
             }
-            shed(min.toLong()) -> rejected(thread)
+            shed(weight(min)) -> rejected(thread)
             else -> queue.addLast(handle)
         }
     }
@@ -324,7 +333,7 @@ open class SequentialWeightedSemaphore(
         if (handle == null || handle.state != GRANTED) return NO_HANDLE
         if (handle.released) return ALREADY_RELEASED
         handle.released = true
-        return if (release(handle.taken.toInt())) RELEASED else OVER_RELEASE
+        return if (release(handle.taken)) RELEASED else OVER_RELEASE
     }
 
     // ------------------------------------------------------------------ the queue

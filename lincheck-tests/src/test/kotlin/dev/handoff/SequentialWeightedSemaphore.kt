@@ -252,8 +252,9 @@ open class SequentialWeightedSemaphore(
      * is gone). A declined grant is, for everyone else, as if the acquisition had never asked: if
      * it could be granted at once it settles as `"cancelled"` and nothing changes (no permit is
      * ever seen in transit); if it must wait it joins `Q` like any other, and when the queue
-     * reaches it with enough permits it leaves `Q` without taking them, so they go on to the next
-     * heads. A close fails it like any waiter (`"closed"`; a close does not ask the claim).
+     * reaches it with enough permits it leaves `Q`, and the permits go on to the next heads once
+     * the pass that granted it is done (see [grantHeads]). A close fails it like any waiter
+     * (`"closed"`; a close does not ask the claim).
      */
     fun startDeclining(thread: Int, n: Int): String {
         val w = weight(n)
@@ -354,13 +355,31 @@ open class SequentialWeightedSemaphore(
         return REJECTED
     }
 
+    /**
+     * Grants the heads of `Q` in order while they fit. A waker's `claim()` is asked once the grants
+     * are made, not during them: a head whose claim declines is granted like any other, its permits
+     * in transit (not in the pool) while the heads behind it are served, and then given back, one
+     * declined grant after the other in FIFO order, each going on to the heads behind as a release
+     * of them would. So an up-to request served in the same pass as a declining head ahead of it
+     * takes what the pool held without the declined permits (which may then become free).
+     */
     private fun grantHeads() {
-        while (queue.isNotEmpty() && queue.first().weight <= pool) {
-            val head = queue.removeFirst()
-            val take =
-                minOf(pool, head.maximum) // exactly its weight, unless it is an up-to request
-            if (head.grant(take)) held += take // a declining head takes nothing
-        }
+        val declined = ArrayDeque<Long>()
+        var transit = 0L
+        do {
+            if (declined.isNotEmpty()) transit -= declined.removeFirst() // back, for the next heads
+            while (queue.isNotEmpty() && queue.first().weight <= pool - transit) {
+                val head = queue.removeFirst()
+                val take =
+                    minOf(pool - transit, head.maximum) // its weight, unless an up-to request
+                if (head.grant(take)) {
+                    held += take
+                } else {
+                    transit += take
+                    declined.addLast(take)
+                }
+            }
+        } while (declined.isNotEmpty())
     }
 
     private fun withdraw(waiter: Waiter) {

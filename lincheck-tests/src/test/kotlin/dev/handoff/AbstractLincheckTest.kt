@@ -105,3 +105,15 @@ internal fun cancelledOnSuspension(
         cancelOnSuspension = true,
         promptCancellation = prompt,
     )
+
+/**
+ * Runs a release or an unlock; `false` if it threw IllegalStateException (an over-release, or an
+ * unlock the caller may not make: refused, nothing changed), `true` otherwise.
+ */
+internal inline fun accepted(call: () -> Unit): Boolean =
+    try {
+        call()
+        true
+    } catch (refused: IllegalStateException) {
+        false
+    }

@@ -174,13 +174,7 @@ abstract class FairShareLincheckTest(
     fun release(
         @Param(gen = IntGen::class, conf = "0:2") key: Int,
         @Param(gen = IntGen::class, conf = FAIR_WEIGHTS) n: Int,
-    ): Boolean =
-        try {
-            fair.release(key.coerceIn(keyRange()), n.toLong())
-            true
-        } catch (overRelease: IllegalStateException) {
-            false
-        }
+    ): Boolean = accepted { fair.release(key.coerceIn(keyRange()), n.toLong()) }
 
     @Operation fun close() = fair.close()
 
@@ -541,13 +535,7 @@ class FairShareSuspendingLincheckTest : AbstractLincheckTest() {
     fun release(
         @Param(gen = IntGen::class, conf = "0:1") key: Int,
         @Param(gen = IntGen::class, conf = "1:3") n: Int,
-    ): Boolean =
-        try {
-            fair.release(key, n.toLong())
-            true
-        } catch (overRelease: IllegalStateException) {
-            false
-        }
+    ): Boolean = accepted { fair.release(key, n.toLong()) }
 
     @Operation
     fun heldPermits(@Param(gen = IntGen::class, conf = "0:1") key: Int): Long =

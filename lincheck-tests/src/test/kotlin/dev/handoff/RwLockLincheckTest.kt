@@ -138,18 +138,6 @@ abstract class RwLockLincheckTest(maxReaders: Int, private val specification: KC
             }
     }
 
-    /**
-     * Runs an unlock; `false` if it threw IllegalStateException (misuse, nothing changed), `true`
-     * otherwise.
-     */
-    private inline fun accepted(unlock: () -> Unit): Boolean =
-        try {
-            unlock()
-            true
-        } catch (misuse: IllegalStateException) {
-            false
-        }
-
     override fun <O : Options<O, *>> O.customize(): O = configuration(specification)
 
     /** Lincheck runs no post part after suspending operations. */

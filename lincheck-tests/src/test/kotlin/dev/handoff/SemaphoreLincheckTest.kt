@@ -151,18 +151,6 @@ abstract class SemaphoreOperations(
 
     /** The weight a parameter stands for (see SequentialWeightedSemaphore's `weight`). */
     protected open fun weight(n: Int): Long = n.toLong()
-
-    /**
-     * Runs a release; `false` if it threw IllegalStateException (an over-release), `true`
-     * otherwise.
-     */
-    protected inline fun accepted(release: () -> Unit): Boolean =
-        try {
-            release()
-            true
-        } catch (overRelease: IllegalStateException) {
-            false
-        }
 }
 
 /**

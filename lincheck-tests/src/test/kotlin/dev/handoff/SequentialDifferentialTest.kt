@@ -81,7 +81,7 @@ class SequentialDifferentialTest {
     private fun runOnce(run: Run, seed: Long) {
         val random = SplittableRandom(seed)
         val weights = run.table.size
-        var steps =
+        val steps =
             List(250) { n ->
                 Step(
                     random.nextInt(if (n < 240) 12 else 13),
@@ -90,22 +90,30 @@ class SequentialDifferentialTest {
                     random.nextInt(SLOTS),
                 )
             } // a close (op 12) near the end only
-        var failure = replay(run, steps) ?: return
+        val failure = shortestFailure(steps) { replay(run, it) } ?: return
+        fail<Unit>("${run.name}, seed $seed, shortest failing history: $failure")
+    }
+
+    /**
+     * What [replay] reports for [steps], or null if they pass; for a failure, what it reports for
+     * the shortest history found by dropping one step at a time while it still fails.
+     */
+    private fun shortestFailure(steps: List<Step>, replay: (List<Step>) -> String?): String? {
+        var failure = replay(steps) ?: return null
+        var failing = steps
         var dropped = true
         while (dropped) {
             dropped = false
-            for (k in steps.indices.reversed()) {
-                val shorter = steps.filterIndexed { n, _ -> n != k }
-                val f = replay(run, shorter)
-                if (f != null) {
-                    steps = shorter
-                    failure = f
-                    dropped = true
-                    break
-                }
+            for (k in failing.indices.reversed()) {
+                val shorter = failing.filterIndexed { n, _ -> n != k }
+                val f = replay(shorter) ?: continue
+                failing = shorter
+                failure = f
+                dropped = true
+                break
             }
         }
-        fail<Unit>("${run.name}, seed $seed, shortest failing history: $failure")
+        return failure
     }
 
     /** Replays [steps] on a new semaphore and specification: the first difference, or null. */
@@ -268,15 +276,6 @@ class SequentialDifferentialTest {
         }
     }
 
-    /** A release by count: false if refused as an over-release (IllegalStateException). */
-    private inline fun accepted(release: () -> Unit): Boolean =
-        try {
-            release()
-            true
-        } catch (overRelease: IllegalStateException) {
-            false
-        }
-
     /**
      * A fair share's run: capacity, the share of each key (keys 0 until shares.size), the cap, and
      * whether wakers that decline are started. Not with a cap: the fair share asks a user's claim
@@ -322,22 +321,7 @@ class SequentialDifferentialTest {
                             random.nextInt(SLOTS),
                         )
                     }
-                var failing = steps
-                var failure = replayFair(run, failing) ?: continue
-                var dropped = true
-                while (dropped) {
-                    dropped = false
-                    for (k in failing.indices.reversed()) {
-                        val shorter = failing.filterIndexed { n, _ -> n != k }
-                        val f = replayFair(run, shorter)
-                        if (f != null) {
-                            failing = shorter
-                            failure = f
-                            dropped = true
-                            break
-                        }
-                    }
-                }
+                val failure = shortestFailure(steps) { replayFair(run, it) } ?: continue
                 fail<Unit>(
                     "capacity ${run.capacity}, shares ${run.shares.toList()}, cap ${run.cap}, seed $seed, " +
                         "shortest failing history: $failure"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package dev.handoff
 
+import java.math.BigInteger
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.suspendCancellableCoroutine
 
@@ -48,15 +49,16 @@ open class SequentialFairShare(
         var state = WAITING
     }
 
-    private class Key(val share: Long, var finish: Long) {
+    private class Key(val share: Long, var finish: BigInteger) {
         var held = 0L
         val queue = ArrayDeque<Request>()
-        var tag: Long? = null
+        var tag: BigInteger? = null
     }
 
     private val keys = HashMap<Int, Key>()
     private val handles = arrayOfNulls<Request>(MAX_THREADS)
-    private var v = 0L
+    /** Virtual time, unbounded (the fair share keeps it in a long and rebases it now and then). */
+    private var v = BigInteger.ZERO
     private var arrivals = 0L
     private var pool = capacity
     private var served: Request? = null
@@ -66,7 +68,15 @@ open class SequentialFairShare(
     /** Keys are generated as 0..2 and folded into this configuration's keys, as the test does. */
     private fun fold(key: Int): Int = key.coerceIn(0, shares.lastIndex)
 
-    private fun advance(n: Long, w: Long): Long = (n * SCALE + w - 1) / w
+    private fun advance(n: Long, w: Long): BigInteger =
+        (BigInteger.valueOf(n) * BigInteger.valueOf(SCALE) + BigInteger.valueOf(w - 1)) /
+            BigInteger.valueOf(w)
+
+    /**
+     * The weight an operation's parameter stands for: itself, unless a subclass maps the small
+     * parameters onto weights that need the wide layout of the state word.
+     */
+    protected open fun weight(n: Int): Long = n.toLong()
 
     private fun key(k: Int): Key = keys.getOrPut(k) { Key(shares[k], v) }
 
@@ -130,11 +140,11 @@ open class SequentialFairShare(
             // A suspended acquire resumes; a grant that loses to a prompt cancellation is given
             // back (never a throw: if others released the permits meanwhile, nothing changes).
             // Lincheck 3.7 runs this undo on neither side (see SemaphoreLincheckTest.kt).
-            r.continuation?.resume(Unit) { _, _, _ -> release(r.key, r.n.toInt()) }
+            r.continuation?.resume(Unit) { _, _, _ -> releaseWeight(r.key, r.n) }
         }
     }
 
-    private var servedTag = 0L
+    private var servedTag = BigInteger.ZERO
 
     private fun nothingServable(): Boolean = served == null && keys.values.none { servable(it) }
 
@@ -151,24 +161,26 @@ open class SequentialFairShare(
 
     fun tryAcquire(key: Int, n: Int): Boolean {
         val k = fold(key)
+        val w = weight(n)
         if (closed) return false
-        if (n.toLong() > capacity || n.toLong() > cap || !fitsAtOnce(k, n.toLong())) return false
-        pool -= n
-        grantAtOnce(k, n.toLong())
+        if (w > capacity || w > cap || !fitsAtOnce(k, w)) return false
+        pool -= w
+        grantAtOnce(k, w)
         return true
     }
 
     fun start(thread: Int, key: Int, n: Int): String {
         val k = fold(key)
-        val r = Request(thread, k, n.toLong(), arrivals)
+        val w = weight(n)
+        val r = Request(thread, k, w, arrivals)
         handles[thread] = r
         if (closed) {
             r.state = CLOSED
             return CLOSED
         }
-        if (fitsAtOnce(k, n.toLong())) {
-            pool -= n
-            grantAtOnce(k, n.toLong())
+        if (fitsAtOnce(k, w)) {
+            pool -= w
+            grantAtOnce(k, w)
             r.state = GRANTED
             return GRANTED
         }
@@ -186,13 +198,14 @@ open class SequentialFairShare(
      */
     fun startDeclining(thread: Int, key: Int, n: Int): String {
         val k = fold(key)
-        val r = Request(thread, k, n.toLong(), arrivals, declines = true)
+        val w = weight(n)
+        val r = Request(thread, k, w, arrivals, declines = true)
         handles[thread] = r
         if (closed) {
             r.state = CLOSED
             return CLOSED
         }
-        if (n == 0 || fitsAtOnce(k, n.toLong())) {
+        if (w == 0L || fitsAtOnce(k, w)) {
             r.state = CANCELLED
             return CANCELLED
         }
@@ -214,7 +227,7 @@ open class SequentialFairShare(
      */
     suspend fun acquire(key: Int, n: Int) {
         val k = fold(key)
-        val w = n.toLong()
+        val w = weight(n)
         if (closed) throw SemaphoreClosedException("acquire($k, $n)")
         if (w == 0L) return
         if (fitsAtOnce(k, w)) {
@@ -248,8 +261,9 @@ open class SequentialFairShare(
 
     fun state(thread: Int): String = handles[thread]?.state ?: NONE
 
-    fun release(key: Int, n: Int): Boolean {
-        val k = fold(key)
+    fun release(key: Int, n: Int): Boolean = releaseWeight(fold(key), weight(n))
+
+    private fun releaseWeight(k: Int, n: Long): Boolean {
         val s = keys[k]
         if (s == null || s.held < n) return false
         s.held -= n

@@ -61,7 +61,12 @@ final class FairShareClaims<K> {
         scheduler.core.pace(-1);
     }
 
-    private static final int MAX_CLAIM_WAITS = 4;
+    /**
+     * How many times a call waits for claims that come out one after the other (each wait within
+     * the short bound) before it answers with one out: observers, grants at once and the
+     * queueing faces alike, so that a stream of claims cannot hold a call up.
+     */
+    static final int MAX_CLAIM_WAITS = 4;
 
     /**
      * An observer's read of the scheduler's guarded fields: between two equal stamps of its lock

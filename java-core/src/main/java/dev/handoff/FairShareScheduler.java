@@ -250,7 +250,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 return s; // granted, or not now: the caller refuses or queues (and decides again under the lock)
             }
         }
-        for (boolean waited = false; ; waited = true) {
+        for (int waits = 0; ; waits++) {
             KeyState<K> k = null;
             boolean claimOut;
             lockFront();
@@ -261,7 +261,8 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 unlockFront(k);
             }
             // refused while a claim was out, whose decline would give them back: see its answer
-            if (!claimOut || waited || !claims.await()) {
+            // (and the next one's, if another claim went out meanwhile: a few at most)
+            if (!claimOut || waits == FairShareClaims.MAX_CLAIM_WAITS || !claims.await()) {
                 return k;
             }
         }
@@ -323,7 +324,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         SemaphoreRejectedException shed = null;
         int ahead = -1;
         KeyState<K> k = null;
-        boolean waitedForClaims = false;
+        int claimWaits = 0;
         for (boolean again = true; again; ) {
             again = false;
             lockFront();
@@ -348,7 +349,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                     boolean first = !anyServable() && k.waiting == 0; // nothing ahead of it
                     if (first && k.held + k.transit + n <= maxPermitsPerKey && core.tryAcquireByFront(n)) {
                         settleAtOnceLocked(t, k, n);
-                    } else if (first && claims.out() && !waitedForClaims) {
+                    } else if (first && claims.out() && claimWaits < FairShareClaims.MAX_CLAIM_WAITS) {
                         // too few free or the cap reached while a claim is out (its decline would
                         // give them back): wait for it (see FairShareClaims), decide again
                         again = true;
@@ -386,9 +387,8 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             } finally {
                 unlockAndWake(null, k);
             }
-            if (again) {
-                waitedForClaims = true;
-                claims.await();
+            if (again) { // decide again once answered; if the bound ended the wait, queue
+                claimWaits = claims.await() ? claimWaits + 1 : FairShareClaims.MAX_CLAIM_WAITS;
             }
         }
         if (shed != null) {

@@ -279,11 +279,7 @@ class SequentialDifferentialTest {
     }
 
     /**
-     * A fair share's run: capacity, the share of each key (keys 0 until shares.size), the cap, and
-     * whether wakers that decline are started. Not with a cap: the fair share asks a user's claim
-     * after its lock, and while a declined grant's permits are in transit they count against its
-     * key's cap, so for that pass the key may be skipped where the specification (which declines at
-     * once) would serve its next request: a difference in order, not in permits, not modelled.
+     * A fair share's run: capacity, the share of each key (keys 0 until shares.size), the cap.
      * [table], if given, maps the weight parameters 1 until its size to weights (see
      * [TableSpecification]), else they are the weights 1 to the capacity (or the cap).
      */
@@ -291,7 +287,6 @@ class SequentialDifferentialTest {
         val capacity: Long,
         val shares: LongArray,
         val cap: Long = Long.MAX_VALUE,
-        val declines: Boolean = true,
         val table: LongArray? = null,
     ) {
         /** How many weight parameters there are, from 1. */
@@ -310,8 +305,7 @@ class SequentialDifferentialTest {
         listOf(
             FairRun(2, longArrayOf(1, 2)),
             FairRun(3, longArrayOf(1, 2, 3)),
-            // (declining wakers left out with a cap: see FairRun.declines)
-            FairRun(3, longArrayOf(1, 2, 3), cap = 2, declines = false),
+            FairRun(3, longArrayOf(1, 2, 3), cap = 2),
             FairRun(4, longArrayOf(1, 1, 5)),
             // the wide state word; grants of 2^40 at share 1 move virtual time by about 2^59.5, so
             // the fair share rebases its tags (past 2^61) every few grants
@@ -335,9 +329,7 @@ class SequentialDifferentialTest {
                 val steps =
                     List(250) { n ->
                         Step(
-                            random.nextInt(if (n < 240) 8 else 9).let {
-                                if (it == 5 && !run.declines) 3 else it
-                            },
+                            random.nextInt(if (n < 240) 8 else 9),
                             random.nextInt(run.shares.size),
                             1 + random.nextInt(run.weights),
                             random.nextInt(SLOTS),

@@ -51,6 +51,11 @@ open class SequentialFairShare(
 
     private class Key(val share: Long, var finish: BigInteger) {
         var held = 0L
+        /**
+         * Granted to a declining claim that is asked after the pass (see [settle]); 0 between
+         * calls.
+         */
+        var transit = 0L
         val queue = ArrayDeque<Request>()
         var tag: BigInteger? = null
     }
@@ -82,17 +87,38 @@ open class SequentialFairShare(
 
     private fun forgetIfIdle(k: Int) {
         val s = keys[k] ?: return
-        if (s.held == 0L && s.queue.isEmpty() && served?.key != k) keys.remove(k)
+        if (s.held == 0L && s.transit == 0L && s.queue.isEmpty() && served?.key != k) keys.remove(k)
     }
 
     private fun servable(k: Key): Boolean {
         val first = k.queue.firstOrNull() ?: return false
-        return served?.let { keys[it.key] } !== k && k.held + first.n <= cap
+        return served?.let { keys[it.key] } !== k && k.held + k.transit + first.n <= cap
     }
 
-    /** Recomputes who is served after a change: tags, picks, hands the pool out. */
+    /** Requests granted in this pass whose claims decline, in the order their claims are asked. */
+    private val declined = ArrayDeque<Request>()
+
+    /**
+     * Recomputes who is served after a change: tags, picks, hands the pool out. A waker's claim is
+     * asked after the pass of grants, not during it: a request whose claim declines is granted like
+     * any other (its key charged for the turn), its permits in transit (counting against its key's
+     * cap) while the pass goes on; then, one declined request after the other, its permits come
+     * back and go on to the next requests in order, as a release of them would.
+     */
     private fun settle() {
         if (closed) return
+        while (true) {
+            pass()
+            val r = declined.removeFirstOrNull() ?: return
+            keys[r.key]!!.transit -= r.n
+            pool += r.n
+            forgetIfIdle(r.key)
+            if (closed) return
+        }
+    }
+
+    /** One pass of grants: until nothing can be served, or the served request waits for more. */
+    private fun pass() {
         while (true) {
             for (k in keys.values) {
                 if (servable(k)) {
@@ -126,12 +152,12 @@ open class SequentialFairShare(
             assigned = 0
             val k = keys[r.key]!!
             if (r.declines) {
-                // Its turn was taken (its key charged as for a grant), and its claim turns the
-                // permits down: they go on to the next requests, in order.
+                // Its turn was taken (its key charged as for a grant); its claim, asked after the
+                // pass, turns the permits down (see settle)
                 k.finish = servedTag + advance(r.n, k.share)
-                pool += r.n
+                k.transit += r.n
                 r.state = CANCELLED
-                forgetIfIdle(r.key)
+                declined.addLast(r)
                 continue
             }
             r.state = GRANTED
@@ -194,7 +220,8 @@ open class SequentialFairShare(
      * `acquireThen(key, n, waker)` with a waker whose `claim()` declines (its party is gone by the
      * grant): if it could be granted at once it settles as `"cancelled"` and nothing changes;
      * otherwise it waits like any request, and when its turn comes it takes nothing (its key
-     * charged for the turn) and the permits go on. A close fails it like any waiter.
+     * charged for the turn) and the permits go on once the pass that granted it is done (see
+     * [settle]). A close fails it like any waiter.
      */
     fun startDeclining(thread: Int, key: Int, n: Int): String {
         val k = fold(key)

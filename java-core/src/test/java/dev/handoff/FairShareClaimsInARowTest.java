@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +24,17 @@ import org.junit.jupiter.api.Test;
 class FairShareClaimsInARowTest {
 
     private static final long HANG_SECONDS = 30;
+
+    /** The calls these tests watch wait for the claims until the test answers, however loaded the machine. */
+    @BeforeEach
+    void waitForTheTestsAnswers() {
+        ProvisionalGrants.transitWaitNanos = TimeUnit.SECONDS.toNanos(HANG_SECONDS);
+    }
+
+    @AfterEach
+    void restoreTheBound() {
+        ProvisionalGrants.transitWaitNanos = ProvisionalGrants.TRANSIT_WAIT_NANOS;
+    }
 
     /** Declines every grant, after {@code open}; tells when its claim is being asked. */
     private static final class SlowDecline implements Waker {

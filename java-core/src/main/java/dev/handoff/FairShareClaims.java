@@ -84,12 +84,21 @@ final class FairShareClaims<K> {
             long v = read.getAsLong();
             boolean claimOut = out > 0; // in the same snapshot: an answer may change v
             if (lock.answered(stamp, attempt)) {
-                if (!claimOut || ++waits > MAX_CLAIM_WAITS || !await()) {
+                if (!claimOut || !awaitAnother(waits++)) {
                     return v;
                 }
                 attempt = -1;
             }
         }
+    }
+
+    /**
+     * For a call that already waited {@code waited} times for claims: waits while a claim is out
+     * (see {@link #await}) unless that was {@link #MAX_CLAIM_WAITS} times. Whether it waited until
+     * none was out (then the caller decides again).
+     */
+    boolean awaitAnother(int waited) {
+        return waited < MAX_CLAIM_WAITS && await();
     }
 
     /**

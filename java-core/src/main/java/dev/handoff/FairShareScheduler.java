@@ -262,7 +262,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             }
             // refused while a claim was out, whose decline would give them back: see its answer
             // (and the next one's, if another claim went out meanwhile: a few at most)
-            if (!claimOut || waits == FairShareClaims.MAX_CLAIM_WAITS || !claims.await()) {
+            if (!claimOut || !claims.awaitAnother(waits)) {
                 return k;
             }
         }
@@ -388,7 +388,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
                 unlockAndWake(null, k);
             }
             if (again) { // decide again once answered; if the bound ended the wait, queue
-                claimWaits = claims.await() ? claimWaits + 1 : FairShareClaims.MAX_CLAIM_WAITS;
+                claimWaits = claims.awaitAnother(claimWaits) ? claimWaits + 1 : FairShareClaims.MAX_CLAIM_WAITS;
             }
         }
         if (shed != null) {

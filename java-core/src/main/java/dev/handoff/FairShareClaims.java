@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  */
 
 /** The users' claims of a {@link FairShareScheduler}, asked after its lock (see the notes above). */
-final class FairShareClaims<K> {
+final class FairShareClaims<K> implements ClaimChains.Settler {
     private final FairShareScheduler<K> scheduler;
 
     /** CLAIMING tickets whose party's claim is not answered yet. Written under the lock; read anywhere. */
@@ -130,34 +130,17 @@ final class FairShareClaims<K> {
      */
     @Nullable
     FairShareTicket<K> settle(@Nullable FairShareTicket<K> chain) {
-        FairShareTicket<K> a = chain;
-        while (a != null && a.state != Acquisition.CLAIMING) {
-            a = next(a);
-        }
-        if (a == null) {
+        if (!ClaimChains.anyClaiming(chain)) {
             return chain; // the common case: nothing to ask
         }
-        FairShareTicket<K> first = null;
-        FairShareTicket<K> last = null;
-        FairShareTicket<K> todo = chain;
-        while (todo != null) {
-            FairShareTicket<K> t = todo;
-            todo = next(t);
-            t.next = null;
-            if (t.state == Acquisition.CLAIMING) {
-                FairShareTicket<K> more = scheduler.settleClaimed(t, ask(t));
-                if (more != null) { // settled by a declined claim's permits: after the rest
-                    todo = append(todo, more);
-                }
-            }
-            if (last == null) {
-                first = t;
-            } else {
-                last.next = t;
-            }
-            last = t;
-        }
-        return first;
+        return FairShareTicket.of(ClaimChains.settleInOrder(chain, this));
+    }
+
+    /** Asks one CLAIMING ticket's party and settles it (see ClaimChains). */
+    @Override
+    public @Nullable Acquisition settleClaim(Acquisition claiming) {
+        FairShareTicket<K> t = FairShareTicket.of(claiming);
+        return scheduler.settleClaimed(t, ask(t));
     }
 
     /** The party's claim, without the lock; a throw fails the ticket. */
@@ -173,21 +156,5 @@ final class FairShareClaims<K> {
         } finally {
             run.claiming = outer;
         }
-    }
-
-    private static <K> @Nullable FairShareTicket<K> next(FairShareTicket<K> t) {
-        return t.next == null ? null : FairShareTicket.of(t.next);
-    }
-
-    private static <K> FairShareTicket<K> append(@Nullable FairShareTicket<K> chain, FairShareTicket<K> more) {
-        if (chain == null) {
-            return more;
-        }
-        Acquisition a = chain;
-        while (a.next != null) {
-            a = a.next;
-        }
-        a.next = more;
-        return chain;
     }
 }

@@ -52,7 +52,7 @@ import org.jspecify.annotations.Nullable;
  * Grants made at once inside enqueue are never provisional: the caller's own thread has them.
  * </pre>
  */
-abstract class ProvisionalGrants extends WaitQueue {
+abstract class ProvisionalGrants extends WaitQueue implements ClaimChains.Settler {
 
     /**
      * Permits granted provisionally and not yet confirmed or undone (see "Provisional grants"):
@@ -334,66 +334,21 @@ abstract class ProvisionalGrants extends WaitQueue {
      * so a run of declines is a loop, not a recursion). Returns the chain with every node settled.
      */
     final Acquisition settleClaims(Acquisition chain) {
-        if (front != null) {
-            return chain; // a front's nodes: their claims are the front's (see Acquisition.claimsInFront)
+        if (front != null || !ClaimChains.anyClaiming(chain)) {
+            return chain; // the common case: nothing to ask (a front's nodes: their claims are the
+            // front's, see Acquisition.claimsInFront)
         }
-        Acquisition a = chain;
-        while (a != null && a.state != Acquisition.CLAIMING) {
-            a = a.next;
-        }
-        if (a == null) {
-            return chain; // the common case: nothing to ask
-        }
-        Acquisition first = null;
-        Acquisition last = null;
-        Acquisition todo = chain;
-        Acquisition todoLast = lastOf(chain);
-        boolean gaveBack = false;
-        while (todo != null) {
-            a = todo;
-            todo = a.next;
-            a.next = null;
-            if (todo == null) {
-                todoLast = null;
-            }
-            if (a.state == Acquisition.CLAIMING) {
-                Acquisition more = settleClaim(a);
-                gaveBack |= a.state != Acquisition.GRANTED;
-                if (more != null) { // granted after a: settled after the rest of the chain
-                    if (todo == null) {
-                        todo = more;
-                    } else {
-                        todoLast.next = more;
-                    }
-                    todoLast = lastOf(more);
-                }
-            }
-            if (last == null) {
-                first = a;
-            } else {
-                last.next = a;
-            }
-            last = a;
-        }
-        if (gaveBack) {
-            checkDrained();
-        }
-        return first;
-    }
-
-    private static Acquisition lastOf(Acquisition chain) {
-        Acquisition a = chain;
-        while (a.next != null) {
-            a = a.next;
-        }
-        return a;
+        Acquisition settled = ClaimChains.settleInOrder(chain, this);
+        checkDrained(); // a declined claim gave permits back: close's future may be due
+        return settled;
     }
 
     /**
      * Asks the claim of one CLAIMING node, without the lock, and settles it. Returns the chain
      * of nodes that an undone grant's permits settled (null if none).
      */
-    private Acquisition settleClaim(Acquisition a) {
+    @Override
+    public final @Nullable Acquisition settleClaim(Acquisition a) {
         Runnable hook = a.grantHook(); // before a failing claim packs its exception with it
         boolean taken;
         WakeRun run = WakeRun.current();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmarks module and runs the whole suite: JMH, handoff against java.util.concurrent,
-# kotlinx.coroutines and a Go-style monitor, in one run. About 15 minutes on 2 cores. Prints the
+# kotlinx.coroutines and a Go-style monitor, in one run. About 15 minutes on 2 cores, up to an hour
+# when measurements taken while the cores were far apart are measured again (see below). Prints the
 # table of ratios (ours / peer, with error bars) and writes docs/benchmarks/{results.md,
 # results.tsv, jmh-results.json, benchmarks.png}.
 #

@@ -233,7 +233,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             unlockFront(k);
         }
         if (afterClose) {
-            giveToCore(n, false); // may complete closeAsync's future: not under the lock
+            checkGivenToCore(core.release(n)); // after close, not locked: closeAsync may complete
         }
         return more;
     }
@@ -447,7 +447,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             t.state = Acquisition.GRANTED;
         } else {
             if (n > 0) {
-                giveToCore(n, true); // nothing is in the core's queue: they become free (or pay debt)
+                checkGivenToCore(core.releaseByFront(n)); // the core queues nothing: free (or debt)
             }
             t.state = t.failureCause() != null ? Acquisition.FAILED : Acquisition.CANCELLED;
         }
@@ -457,9 +457,9 @@ final class FairShareScheduler<K> implements FifoCore.Front {
         settled.addLocked(t); // woken if granted or failed
     }
 
-    /** Returns permits to the core: under the lock ({@code locked}), or after close without it. */
-    private void giveToCore(long n, boolean locked) {
-        if ((locked ? core.releaseByFront(n) : core.release(n)) >= 0) {
+    /** Checks the answer of a release of the keys' permits to the core (-1: done, as always). */
+    private void checkGivenToCore(long verdict) {
+        if (verdict >= 0) {
             throw new AssertionError("the core holds fewer permits than the keys: " + face);
         }
     }
@@ -590,7 +590,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             }
             if (!inTransit) {
                 if (afterClose) {
-                    giveToCore(n, false); // may complete closeAsync's future: not under the lock
+                    checkGivenToCore(core.release(n)); // after close, not locked: closeAsync may complete
                 }
                 return;
             }
@@ -612,7 +612,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
     private boolean giveBackLocked(KeyState<K> k, long n) {
         boolean afterClose = closed;
         if (!afterClose) {
-            giveToCore(n, true);
+            checkGivenToCore(core.releaseByFront(n));
             settleDispatchedLocked();
         }
         refreshLocked(k); // it may have room under its cap again, or be idle now
@@ -702,7 +702,7 @@ final class FairShareScheduler<K> implements FifoCore.Front {
             unlockAndWake(wakes, k);
         }
         if (afterClose) {
-            giveToCore(n, false); // may complete closeAsync's future: not under the lock
+            checkGivenToCore(core.release(n)); // after close, not locked: closeAsync may complete
         }
         return true;
     }

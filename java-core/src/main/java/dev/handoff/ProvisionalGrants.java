@@ -334,12 +334,14 @@ abstract class ProvisionalGrants extends WaitQueue implements ClaimChains.Settle
      * so a run of declines is a loop, not a recursion). Returns the chain with every node settled.
      */
     final Acquisition settleClaims(Acquisition chain) {
-        if (front != null || !ClaimChains.anyClaiming(chain)) {
-            return chain; // the common case: nothing to ask (a front's nodes: their claims are the
-            // front's, see Acquisition.claimsInFront)
+        if (front != null) {
+            return chain; // a front's nodes: their claims are the front's (see Acquisition.claimsInFront)
+        }
+        if (!ClaimChains.anyClaiming(chain)) {
+            return chain; // the common case: nothing to ask
         }
         Acquisition settled = ClaimChains.settleInOrder(chain, this);
-        checkDrained(); // a declined claim gave permits back: close's future may be due
+        checkDrained(); // permits a claim declined came back: close's future may be due (else a read)
         return settled;
     }
 

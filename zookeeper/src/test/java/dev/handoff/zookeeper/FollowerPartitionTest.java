@@ -3,6 +3,7 @@ package dev.handoff.zookeeper;
 
 import static dev.handoff.zookeeper.Clients.await;
 import static dev.handoff.zookeeper.Clients.children;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -28,8 +29,7 @@ class FollowerPartitionTest {
     void aFollowerCutFromTheLeaderCannotKeepALeaseValid() throws Exception {
         try (ProxiedEnsemble ensemble = new ProxiedEnsemble(3, 1_000, 20)) {
             ensemble.start();
-            await("a leader", () -> ensemble.leader() >= 0, 60_000);
-            int leader = ensemble.leader();
+            int leader = ensemble.settledLeader(60_000);
             int follower = (leader + 1) % 3;
             int other = (leader + 2) % 3;
             try (Clients clients = new Clients(ensemble.cluster.getConnectString())) {
@@ -42,6 +42,8 @@ class FollowerPartitionTest {
                 CompletableFuture<Lease> waiting = waiterSide.acquireAsync(1);
                 await("queued", () -> children(waiterClient, PATH).size() == 2);
 
+                // the premise: the holder's only server is a follower (a re-election would break it)
+                assertEquals(leader, ensemble.leader(), () -> "the leader moved: " + ensemble.modes());
                 ensemble.isolate(follower);
 
                 Lease granted = waiting.get(60, TimeUnit.SECONDS); // the leader expired the holder's session

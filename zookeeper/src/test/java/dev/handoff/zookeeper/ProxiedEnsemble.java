@@ -94,6 +94,42 @@ final class ProxiedEnsemble implements AutoCloseable {
         return l == null ? -1 : specs.indexOf(l);
     }
 
+    /**
+     * The index of the leader once the ensemble has settled: one leader and every other server
+     * following it, seen in three reads in a row, 200 ms apart. On a slow machine a first leader can
+     * lose its followers' sync and another be elected, so a leader seen once is not yet the one a
+     * test can place its clients around.
+     */
+    int settledLeader(long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + millis * 1_000_000L;
+        int seen = -1;
+        int inARow = 0;
+        while (inARow < 3) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        "the ensemble did not settle on one leader within " + millis + " ms; last read: " + modes());
+            }
+            int l = leader();
+            boolean followed = l >= 0;
+            for (int i = 0; followed && i < specs.size(); i++) {
+                followed = i == l || Clients.mode(specs.get(i)).contains("follower");
+            }
+            inARow = followed && l == seen ? inARow + 1 : followed ? 1 : 0;
+            seen = l;
+            Thread.sleep(200);
+        }
+        return seen;
+    }
+
+    /** Each server's mode, for messages. */
+    String modes() {
+        List<String> modes = new ArrayList<>();
+        for (InstanceSpec spec : specs) {
+            modes.add(Clients.mode(spec));
+        }
+        return modes.toString();
+    }
+
     String connectString(int... servers) {
         StringBuilder b = new StringBuilder();
         for (int i : servers) {

@@ -27,7 +27,9 @@ import org.junit.jupiter.api.Timeout
  *
  * The window is held open by a dispatcher that runs nothing until the test says so.
  */
-@Timeout(60) // a guard against hangs, not a speed check
+// A guard against hangs, not a speed check. In the thread that made the instance: the tests read
+// what that thread's uncaught-exception handler was given.
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SAME_THREAD)
 class FairShareConfirmedGrantTest {
 
     /** Queues the coroutine's tasks; the test runs them. */

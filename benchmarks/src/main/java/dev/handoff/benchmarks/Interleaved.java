@@ -12,7 +12,7 @@ import java.util.Map;
  * The coroutine workload (3) for several peers in <b>one JVM, in alternating blocks</b>: a
  * cross-check of JMH's ratio that a noisy host cannot skew. JMH measures one peer after the
  * other, so a minute in which the VM's cores are far apart and every such workload runs 2-3 times
- * slower (see {@link CrossCoreProbe} and README, "Run it") lands on one peer only and moves the ratio. Here each block
+ * slower (see {@link CrossCoreProbe} and docs/performance.md, "Method") lands on one peer only and moves the ratio. Here each block
  * times every peer for a fraction of a second, in an order that rotates from block to block, and
  * divides each peer's time by the baseline's time <em>of the same block</em>; the median of those
  * per-block ratios over many blocks hardly moves when a few blocks fall into a slow minute.

@@ -191,7 +191,7 @@ public record Report(
                     Locale.ROOT,
                     "!!! BENCHMARK RUN REJECTED: %s %s is unsteady, its slowest measured "
                             + "iteration is %.2fx its fastest (limit %.1fx): part of the run was slowed by something the "
-                            + "load guard cannot see (see README, Run it).%n",
+                            + "load guard cannot see (see docs/performance.md, Method).%n",
                     m.benchmark(),
                     m.peer(),
                     m.spread(),
@@ -202,7 +202,7 @@ public record Report(
                     Locale.ROOT,
                     "!!! BENCHMARK RUN REJECTED: %s %s ran while a cache line took %.0f ns "
                             + "to go between the cores and back (limit %.0f; close cores: 50-100): the host had placed the "
-                            + "virtual CPUs far apart (400-500 ns), or a core was busy (microseconds); see README, Run it.%n",
+                            + "virtual CPUs far apart (400-500 ns), or a core was busy (microseconds); see docs/performance.md, Method.%n",
                     m.benchmark(),
                     m.peer(),
                     m.crossCore(),

@@ -104,30 +104,42 @@ final class ProxiedEnsemble implements AutoCloseable {
         long deadline = System.nanoTime() + millis * 1_000_000L;
         int seen = -1;
         int inARow = 0;
-        while (inARow < 3) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "the ensemble did not settle on one leader within " + millis + " ms; last read: " + modes());
+        while (true) {
+            List<String> modes = modeList(); // one read of every server: leader and followers agree
+            int l = -1;
+            boolean followed = true;
+            for (int i = 0; i < modes.size(); i++) {
+                if (l < 0 && modes.get(i).contains("leader")) {
+                    l = i;
+                } else if (!modes.get(i).contains("follower")) {
+                    followed = false;
+                }
             }
-            int l = leader();
-            boolean followed = l >= 0;
-            for (int i = 0; followed && i < specs.size(); i++) {
-                followed = i == l || Clients.mode(specs.get(i)).contains("follower");
-            }
+            followed &= l >= 0;
             inARow = followed && l == seen ? inARow + 1 : followed ? 1 : 0;
             seen = l;
+            if (inARow == 3) {
+                return seen;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        "the ensemble did not settle on one leader within " + millis + " ms; last read: " + modes);
+            }
             Thread.sleep(200);
         }
-        return seen;
     }
 
     /** Each server's mode, for messages. */
     String modes() {
+        return modeList().toString();
+    }
+
+    private List<String> modeList() {
         List<String> modes = new ArrayList<>();
         for (InstanceSpec spec : specs) {
             modes.add(Clients.mode(spec));
         }
-        return modes.toString();
+        return modes;
     }
 
     String connectString(int... servers) {
